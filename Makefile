@@ -1,0 +1,28 @@
+# Everything starts here. Each target installs the system packages it needs.
+SHELL := /bin/bash
+SWIFT ?= swift
+
+.PHONY: all deps build release test demo clean
+
+all: build
+
+deps:
+	@scripts/ensure-deps.sh --python
+
+build: deps
+	$(SWIFT) build
+
+release: deps
+	$(SWIFT) build -c release
+
+## The whole test suite.
+test: deps
+	$(SWIFT) build --build-tests
+	$(SWIFT) test --skip-build
+
+## The main job: an embedded, all-in-one demo.
+demo: release
+	$(SWIFT) run -c release --skip-build reactor-node demo
+
+clean:
+	rm -rf .build

@@ -1,0 +1,56 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "ReactorBus",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "ReactorCore", targets: ["ReactorCore"]),
+        .library(name: "ReactorBus", targets: ["ReactorBus"]),
+        .library(name: "MessagePack", targets: ["MessagePack"]),
+        .executable(name: "reactor-node", targets: ["reactor-node"]),
+    ],
+    targets: [
+        // C libraries, seen through module maps only.
+        .systemLibrary(
+            name: "CZMQ",
+            pkgConfig: "libzmq",
+            providers: [.apt(["libzmq3-dev"])]
+        ),
+        .systemLibrary(
+            name: "CMsgPack",
+            pkgConfig: "msgpack",
+            providers: [.apt(["libmsgpack-dev"])]
+        ),
+
+        // Pure reactor semantics: no I/O, no threads, no ZeroMQ.
+        .target(name: "ReactorCore"),
+
+        // Codable <-> MessagePack over msgpack-c.
+        .target(name: "MessagePack", dependencies: ["CMsgPack"]),
+
+        // Small utilities of our own (no outside packages can be fetched).
+        .target(name: "ReactorLog"),
+        .target(name: "ArgumentParsing"),
+
+        // Transport, wire protocol, nodes, journal.
+        .target(
+            name: "ReactorBus",
+            dependencies: ["CZMQ", "ReactorCore", "MessagePack", "ReactorLog"]
+        ),
+
+        // Example applications shipped with the CLI (and used by tests and benchmarks).
+        .target(name: "ReactorApps", dependencies: ["ReactorCore"]),
+
+        .executableTarget(
+            name: "reactor-node",
+            dependencies: ["ReactorBus", "ReactorCore", "ReactorApps", "MessagePack", "ReactorLog", "ArgumentParsing"]
+        ),
+
+        .testTarget(name: "ReactorCoreTests", dependencies: ["ReactorCore", "ReactorApps"]),
+        .testTarget(name: "MessagePackTests", dependencies: ["MessagePack", "CMsgPack"], resources: [.copy("Fixtures")]),
+        .testTarget(name: "ReactorBusTests", dependencies: ["ReactorBus", "ReactorApps", "MessagePack", "CZMQ"]),
+        .testTarget(name: "ArgumentParsingTests", dependencies: ["ArgumentParsing"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

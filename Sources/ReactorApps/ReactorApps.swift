@@ -1,0 +1,1 @@
+// ReactorApps module

@@ -1,0 +1,1 @@
+// ReactorLog module

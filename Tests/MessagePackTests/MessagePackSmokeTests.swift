@@ -1,0 +1,6 @@
+import Testing
+@testable import MessagePack
+
+@Test func MessagePackModuleLoads() {
+    #expect(1 + 1 == 2)
+}
