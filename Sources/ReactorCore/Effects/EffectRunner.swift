@@ -1,0 +1,81 @@
+/// How one run of an effect ended, after retries.
+public enum EffectOutcome: Sendable, Hashable {
+    /// The effect returned; `emitCount` mutations were emitted by the last attempt.
+    case done(emitCount: UInt32)
+    /// Every attempt failed.
+    case failed(EffectFailure)
+}
+
+/// Runs effects with a ``RetryPolicy``: per-attempt timeout, retries with backoff.
+///
+/// Shared by the local store and the worker node so that both treat effects alike. Each attempt
+/// numbers its emits from 0 again; the sequencer drops indices it has already applied, which is
+/// what makes re-running an effect safe.
+public struct EffectRunner<Handler: EffectHandler>: Sendable {
+    /// The handler that does the work.
+    public let handler: Handler
+    /// Attempts, backoff and timeout.
+    public let policy: RetryPolicy
+
+    /// Creates a runner.
+    public init(handler: Handler, policy: RetryPolicy = .standard) {
+        self.handler = handler
+        self.policy = policy
+    }
+
+    /// Runs `effect` until it succeeds or the policy gives up, passing every emit to `sink`.
+    ///
+    /// Cancellation of the calling task stops the run and reports a failure.
+    public func run(
+        _ effect: Handler.Effect,
+        sink: @escaping @Sendable (_ emitIndex: UInt32, _ mutation: Handler.Mutation) async -> Void
+    ) async -> EffectOutcome {
+        var lastError = "never ran"
+        for attempt in 1...policy.maxAttempts {
+            if attempt > 1 {
+                do {
+                    try await Task.sleep(for: policy.backoff(beforeAttempt: attempt))
+                } catch {
+                    return .failed(EffectFailure(message: "cancelled", attempts: attempt - 1))
+                }
+            }
+            let emitter = Emitter<Handler.Mutation>(sink: sink)
+            do {
+                try await runAttempt(effect, emitter: emitter)
+                return .done(emitCount: emitter.count)
+            } catch {
+                lastError = String(describing: error)
+                if Task.isCancelled {
+                    return .failed(EffectFailure(message: "cancelled", attempts: attempt))
+                }
+            }
+        }
+        return .failed(EffectFailure(message: lastError, attempts: policy.maxAttempts))
+    }
+
+    private func runAttempt(_ effect: Handler.Effect, emitter: Emitter<Handler.Mutation>) async throws {
+        guard let timeout = policy.timeout else {
+            try await handler.run(effect, emit: emitter)
+            return
+        }
+        let handler = self.handler
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await handler.run(effect, emit: emitter) }
+            group.addTask {
+                try await Task.sleep(for: timeout)
+                throw EffectTimeout(timeout: timeout)
+            }
+            defer { group.cancelAll() }
+            // The first task to finish decides: the handler's result or the timeout.
+            try await group.next()
+        }
+    }
+}
+
+/// Thrown into an attempt that ran longer than its policy allows.
+public struct EffectTimeout: Error, CustomStringConvertible, Sendable {
+    /// The limit that was exceeded.
+    public let timeout: Duration
+
+    public var description: String { "timed out after \(timeout)" }
+}

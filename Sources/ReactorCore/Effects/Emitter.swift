@@ -1,0 +1,43 @@
+import Synchronization
+
+/// Hands the mutations of one running effect to the runtime, numbering them in emit order.
+///
+/// Every call gets the next emit index (0, 1, 2, ...). The runtime applies a job's mutations in
+/// index order, each exactly once, whatever order they arrive in.
+public struct Emitter<Mutation: Sendable>: Sendable {
+    private let counter: Counter
+    private let sink: @Sendable (UInt32, Mutation) async -> Void
+
+    /// Creates an emitter that passes each mutation with its index to `sink`.
+    public init(sink: @escaping @Sendable (_ emitIndex: UInt32, _ mutation: Mutation) async -> Void) {
+        self.counter = Counter()
+        self.sink = sink
+    }
+
+    /// Emits one mutation.
+    public func emit(_ mutation: Mutation) async {
+        let index = counter.next()
+        await sink(index, mutation)
+    }
+
+    /// Emits one mutation: `await emit(.increase)`.
+    public func callAsFunction(_ mutation: Mutation) async {
+        await emit(mutation)
+    }
+
+    /// How many mutations were emitted so far.
+    public var count: UInt32 { counter.value }
+
+    private final class Counter: Sendable {
+        private let storage = Mutex<UInt32>(0)
+
+        func next() -> UInt32 {
+            storage.withLock { value in
+                defer { value &+= 1 }
+                return value
+            }
+        }
+
+        var value: UInt32 { storage.withLock { $0 } }
+    }
+}

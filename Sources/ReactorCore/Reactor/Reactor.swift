@@ -1,0 +1,53 @@
+/// A state machine in the ReactorKit/Redux style whose parts can cross a process boundary.
+///
+/// An app author describes *what* happens; a runtime (the local ``Store`` or the distributed
+/// authority) decides *where*. `mutate` turns an action into mutations that are applied at once
+/// (`sync`) and effects that run elsewhere (`async`); `reduce` applies one mutation. Both must be
+/// pure and deterministic: the authority replays them after a restart and expects the same result.
+///
+/// Every associated type is `Codable & Sendable` because actions travel from clients, effects to
+/// workers, mutations back, and the state out to observers, all as MessagePack.
+public protocol Reactor: Sendable {
+    /// What a client asks for.
+    associatedtype Action: Codable & Sendable
+    /// One change to the state; applied by `reduce`, in order, exactly once.
+    associatedtype Mutation: Codable & Sendable
+    /// A serialisable description of slow work that a worker runs and that emits mutations.
+    associatedtype Effect: Codable & Sendable
+    /// The whole state. Published as snapshots.
+    associatedtype State: Codable & Sendable
+
+    /// The state before the first action.
+    var initialState: State { get }
+
+    /// Turns an action into the mutations to apply now and the effects to run elsewhere.
+    func mutate(state: State, action: Action) -> Mutations<Mutation, Effect>
+
+    /// Applies one mutation. Must not have side effects.
+    func reduce(state: inout State, mutation: Mutation)
+
+    /// Mutations to apply when an effect has failed for good (after the runtime's retries).
+    ///
+    /// The default applies nothing.
+    func failed(effect: Effect, error: EffectFailure) -> [Mutation]
+
+    /// The ordered lane of an effect, or `nil` when its results may interleave freely.
+    ///
+    /// Results of effects that share a lane are applied in the order of their actions
+    /// (`actionSeq`), however the workers finish. The default puts no effect in a lane.
+    func lane(for effect: Effect) -> String?
+
+    /// The kind of an effect: what a worker announces it can run.
+    ///
+    /// The default is the enum case name of the effect (`slowIncrease` for
+    /// `.slowIncrease` or `.slowIncrease(by: 2)`).
+    func kind(of effect: Effect) -> String
+}
+
+extension Reactor {
+    public func failed(effect: Effect, error: EffectFailure) -> [Mutation] { [] }
+
+    public func lane(for effect: Effect) -> String? { nil }
+
+    public func kind(of effect: Effect) -> String { EffectKind.caseName(of: effect) }
+}

@@ -1,0 +1,46 @@
+/// Identifies one effect of one action: the `effectIndex`-th effect returned for `actionSeq`.
+///
+/// Job identities are assigned by the authority and never reused, which is what makes
+/// duplicates recognisable after retries, re-dispatches and restarts.
+public struct JobID: Hashable, Comparable, Codable, Sendable, CustomStringConvertible {
+    /// The sequence number of the action whose `mutate` returned the effect.
+    public var actionSeq: UInt64
+    /// The position of the effect in that action's `async` list.
+    public var effectIndex: UInt32
+
+    /// Creates a job identity.
+    public init(actionSeq: UInt64, effectIndex: UInt32) {
+        self.actionSeq = actionSeq
+        self.effectIndex = effectIndex
+    }
+
+    public static func < (lhs: JobID, rhs: JobID) -> Bool {
+        (lhs.actionSeq, lhs.effectIndex) < (rhs.actionSeq, rhs.effectIndex)
+    }
+
+    public var description: String { "\(actionSeq).\(effectIndex)" }
+}
+
+/// One effect to run, as handed to a worker.
+public struct Job<Effect> {
+    /// Who the job is.
+    public var id: JobID
+    /// What to run.
+    public var effect: Effect
+    /// The effect's kind (see `Reactor.kind(of:)`), used to pick a worker that serves it.
+    public var kind: String
+    /// The effect's ordered lane, if any.
+    public var lane: String?
+
+    /// Creates a job.
+    public init(id: JobID, effect: Effect, kind: String, lane: String?) {
+        self.id = id
+        self.effect = effect
+        self.kind = kind
+        self.lane = lane
+    }
+}
+
+extension Job: Sendable where Effect: Sendable {}
+extension Job: Equatable where Effect: Equatable {}
+extension Job: Codable where Effect: Codable {}

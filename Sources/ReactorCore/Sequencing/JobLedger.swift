@@ -1,0 +1,71 @@
+/// The sequencer's bookkeeping of unfinished jobs: what each has applied, what waits, and which
+/// job identities are already spent. Codable so that a checkpoint restores dedup exactly.
+///
+/// Memory stays bounded by the number of *open* jobs: a finished job leaves no trace. An identity
+/// that is not open counts as spent when its action was issued and (if that action still has
+/// open jobs) its index is within the action's effects; everything else was never issued.
+struct JobLedger<Effect: Codable, Mutation: Codable>: Codable {
+    /// One job that has not ended yet.
+    struct OpenJob: Codable {
+        var effect: Effect
+        var lane: String?
+        /// Every emit below this index is applied.
+        var nextEmit: UInt32 = 0
+        /// Emits that arrived early (gap before them) or while the lane was blocked.
+        var buffered: [UInt32: Mutation] = [:]
+        /// The emit count a DONE declared; the job ends once that many emits are applied.
+        var declaredCount: UInt32?
+        /// A FAILED that waits for the job's turn in its lane.
+        var failure: EffectFailure?
+
+        /// Whether the worker has reported an end (DONE or FAILED).
+        var isReported: Bool { declaredCount != nil || failure != nil }
+    }
+
+    /// Open jobs of one action.
+    struct ActionJobs: Codable {
+        var effectCount: UInt32
+        var remaining: UInt32
+    }
+
+    var open: [JobID: OpenJob] = [:]
+    var actions: [UInt64: ActionJobs] = [:]
+    var lanes: [String: [JobID]] = [:]
+
+    /// Whether the job may apply results now: it is in no lane, or first in its lane.
+    func isReady(_ id: JobID, lane: String?) -> Bool {
+        guard let lane else { return true }
+        return lanes[lane]?.first == id
+    }
+
+    /// Records the jobs of a newly accepted action.
+    mutating func open(actionSeq: UInt64, jobs: [(effect: Effect, lane: String?)]) {
+        guard !jobs.isEmpty else { return }
+        for (index, job) in jobs.enumerated() {
+            let id = JobID(actionSeq: actionSeq, effectIndex: UInt32(index))
+            open[id] = OpenJob(effect: job.effect, lane: job.lane)
+            if let lane = job.lane { lanes[lane, default: []].append(id) }
+        }
+        actions[actionSeq] = ActionJobs(effectCount: UInt32(jobs.count), remaining: UInt32(jobs.count))
+    }
+
+    /// Forgets a job that ended; returns the job now first in its lane, if any.
+    mutating func close(_ id: JobID) -> JobID? {
+        guard let job = open.removeValue(forKey: id) else { return nil }
+        if var action = actions[id.actionSeq] {
+            action.remaining -= 1
+            actions[id.actionSeq] = action.remaining == 0 ? nil : action
+        }
+        guard let lane = job.lane, var queue = lanes[lane] else { return nil }
+        queue.removeAll { $0 == id }
+        lanes[lane] = queue.isEmpty ? nil : queue
+        return queue.first
+    }
+
+    /// Whether an identity that is not open was issued and has ended, or was never issued.
+    func isSpent(_ id: JobID, lastActionSeq: UInt64) -> Bool {
+        guard id.actionSeq >= 1, id.actionSeq <= lastActionSeq else { return false }
+        if let action = actions[id.actionSeq] { return id.effectIndex < action.effectCount }
+        return true
+    }
+}

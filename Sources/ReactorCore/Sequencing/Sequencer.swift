@@ -1,0 +1,172 @@
+/// The authority's state machine: owns the state and puts every mutation in its one right place.
+///
+/// A pure value: events in (`accept`, `apply`, `complete`, `fail`), applied mutations and jobs
+/// out. No I/O, no clocks, no threads, so the same type drives the local ``Store``, the
+/// distributed authority and journal replay, and is tested with plain values.
+///
+/// Guarantees:
+/// - every applied mutation bumps `version` by one; every accepted action bumps `actionSeq`;
+/// - an action's sync mutations are applied at once, in order, before anything else;
+/// - a job's emitted mutations are applied in emit-index order, each exactly once: duplicates are
+///   dropped, early emits wait for the gap before them to fill;
+/// - results of jobs in the same lane are applied in `actionSeq` order: a later job's results
+///   wait until every earlier job of the lane has ended.
+public struct Sequencer<R: Reactor> {
+    /// The app.
+    public let reactor: R
+    /// The current state.
+    public private(set) var state: R.State
+    /// The number of mutations applied so far.
+    public private(set) var version: UInt64
+    /// The sequence number of the last accepted action (0 before the first).
+    public private(set) var actionSeq: UInt64
+    /// Observers of every applied mutation.
+    public var middlewares: [any Middleware<R>]
+    /// How far ahead of the applied emits of a job an emit may arrive and still be buffered.
+    public let emitWindow: UInt32
+
+    var ledger: JobLedger<R.Effect, R.Mutation>
+
+    /// Creates a sequencer at the reactor's initial state, version 0.
+    public init(reactor: R, middlewares: [any Middleware<R>] = [], emitWindow: UInt32 = 65_536) {
+        self.reactor = reactor
+        self.state = reactor.initialState
+        self.version = 0
+        self.actionSeq = 0
+        self.middlewares = middlewares
+        self.emitWindow = emitWindow
+        self.ledger = JobLedger()
+    }
+
+    /// The number of jobs that have not ended.
+    public var openJobCount: Int { ledger.open.count }
+
+    // MARK: Events
+
+    /// Accepts an action: gives it the next `actionSeq`, applies its sync mutations and returns
+    /// the jobs to run.
+    public mutating func accept(_ action: R.Action) -> Acceptance<R.Mutation, R.Effect> {
+        actionSeq += 1
+        let seq = actionSeq
+        let mutations = reactor.mutate(state: state, action: action)
+        var applied: [AppliedMutation<R.Mutation>] = []
+        applied.reserveCapacity(mutations.sync.count)
+        for (index, mutation) in mutations.sync.enumerated() {
+            applied.append(reduce(mutation, actionSeq: seq, origin: .sync(index: UInt32(index))))
+        }
+        var jobs: [Job<R.Effect>] = []
+        if !mutations.async.isEmpty {
+            jobs.reserveCapacity(mutations.async.count)
+            for (index, effect) in mutations.async.enumerated() {
+                let id = JobID(actionSeq: seq, effectIndex: UInt32(index))
+                jobs.append(Job(id: id, effect: effect, kind: reactor.kind(of: effect), lane: reactor.lane(for: effect)))
+            }
+            ledger.open(actionSeq: seq, jobs: jobs.map { ($0.effect, $0.lane) })
+        }
+        return Acceptance(actionSeq: seq, version: version, applied: applied, jobs: jobs)
+    }
+
+    /// Applies the `emitIndex`-th mutation emitted by `job`, exactly once and in emit order.
+    ///
+    /// - Throws: ``SequencerError/unknownJob(_:)`` for a job that was never issued,
+    ///   ``SequencerError/emitOutOfWindow(job:emitIndex:window:)`` for an index too far ahead.
+    ///   A refused event changes nothing.
+    public mutating func apply(job id: JobID, emitIndex: UInt32, mutation: R.Mutation) throws(SequencerError) -> Progress<R.Mutation> {
+        guard var job = ledger.open[id] else { return try spent(id) }
+        if emitIndex < job.nextEmit || job.buffered[emitIndex] != nil {
+            return Progress(.duplicate)
+        }
+        guard emitIndex - job.nextEmit < emitWindow else {
+            throw .emitOutOfWindow(job: id, emitIndex: emitIndex, window: emitWindow)
+        }
+        let isNext = emitIndex == job.nextEmit && ledger.isReady(id, lane: job.lane)
+        job.buffered[emitIndex] = mutation
+        ledger.open[id] = job
+        guard isNext else { return Progress(.buffered) }
+        var progress = Progress<R.Mutation>(.applied)
+        settle(id, into: &progress)
+        return progress
+    }
+
+    /// Ends a job whose effect returned after emitting `emitCount` mutations.
+    ///
+    /// The job ends once all `emitCount` mutations are applied and, in a lane, every earlier job
+    /// has ended; until then the DONE is held (disposition `.buffered`).
+    public mutating func complete(job id: JobID, emitCount: UInt32) throws(SequencerError) -> Progress<R.Mutation> {
+        guard var job = ledger.open[id] else { return try spent(id) }
+        guard !job.isReported else { return Progress(.duplicate) }
+        job.declaredCount = emitCount
+        ledger.open[id] = job
+        return settleIfReady(id, job: job)
+    }
+
+    /// Ends a job whose effect failed for good: applies its contiguous emitted mutations, then
+    /// the reactor's `failed(effect:error:)` mutations.
+    public mutating func fail(job id: JobID, error: EffectFailure) throws(SequencerError) -> Progress<R.Mutation> {
+        guard var job = ledger.open[id] else { return try spent(id) }
+        guard !job.isReported else { return Progress(.duplicate) }
+        job.failure = error
+        ledger.open[id] = job
+        return settleIfReady(id, job: job)
+    }
+
+    // MARK: Queries
+
+    /// The open job with this identity, if any.
+    public func job(_ id: JobID) -> Job<R.Effect>? {
+        guard let job = ledger.open[id] else { return nil }
+        return Job(id: id, effect: job.effect, kind: reactor.kind(of: job.effect), lane: job.lane)
+    }
+
+    /// Open jobs whose worker has not reported an end yet, in job order: what must (still, or
+    /// again) run somewhere.
+    public var unreportedJobs: [Job<R.Effect>] {
+        ledger.open.filter { !$0.value.isReported }.keys.sorted().compactMap { job($0) }
+    }
+
+    // MARK: Internals
+
+    private func spent(_ id: JobID) throws(SequencerError) -> Progress<R.Mutation> {
+        guard ledger.isSpent(id, lastActionSeq: actionSeq) else { throw .unknownJob(id) }
+        return Progress(.duplicate)
+    }
+
+    private mutating func settleIfReady(_ id: JobID, job: JobLedger<R.Effect, R.Mutation>.OpenJob) -> Progress<R.Mutation> {
+        guard ledger.isReady(id, lane: job.lane) else { return Progress(.buffered) }
+        var progress = Progress<R.Mutation>(.applied)
+        settle(id, into: &progress)
+        if progress.finished.isEmpty { progress.disposition = .buffered }
+        return progress
+    }
+
+    /// Applies what a ready job can apply; ends it when it is complete, then gives the next job
+    /// of its lane its turn, and so on down the lane.
+    private mutating func settle(_ first: JobID, into progress: inout Progress<R.Mutation>) {
+        var next: JobID? = first
+        while let id = next, var job = ledger.open[id] {
+            next = nil
+            while let mutation = job.buffered.removeValue(forKey: job.nextEmit) {
+                progress.applied.append(reduce(mutation, actionSeq: id.actionSeq, origin: .async(job: id, emitIndex: job.nextEmit)))
+                job.nextEmit += 1
+            }
+            if let failure = job.failure {
+                for (index, mutation) in reactor.failed(effect: job.effect, error: failure).enumerated() {
+                    progress.applied.append(reduce(mutation, actionSeq: id.actionSeq, origin: .failure(job: id, index: UInt32(index))))
+                }
+            } else if job.declaredCount.map({ job.nextEmit < $0 }) ?? true {
+                ledger.open[id] = job
+                return
+            }
+            progress.finished.append(id)
+            next = ledger.close(id)
+        }
+    }
+
+    private mutating func reduce(_ mutation: R.Mutation, actionSeq: UInt64, origin: MutationOrigin) -> AppliedMutation<R.Mutation> {
+        reactor.reduce(state: &state, mutation: mutation)
+        version += 1
+        let applied = AppliedMutation(version: version, actionSeq: actionSeq, origin: origin, mutation: mutation)
+        for middleware in middlewares { middleware.didApply(applied, state: state) }
+        return applied
+    }
+}

@@ -1,0 +1,42 @@
+/// What `Sequencer.accept(_:)` did with an action.
+public struct Acceptance<Mutation, Effect> {
+    /// The sequence number given to the action (the first action gets 1).
+    public var actionSeq: UInt64
+    /// The state version after the action's sync mutations.
+    public var version: UInt64
+    /// The sync mutations, as applied.
+    public var applied: [AppliedMutation<Mutation>]
+    /// One job per effect, to run elsewhere.
+    public var jobs: [Job<Effect>]
+}
+
+extension Acceptance: Sendable where Mutation: Sendable, Effect: Sendable {}
+
+/// What happened to one async event (an emitted mutation, a DONE or a FAILED).
+public enum Disposition: Hashable, Sendable {
+    /// It took effect now (and possibly released buffered results).
+    case applied
+    /// It is held until earlier emits arrive or an earlier job of its lane finishes.
+    case buffered
+    /// It was seen before and was dropped; nothing changed.
+    case duplicate
+}
+
+/// The result of one async event: its disposition and everything it caused to be applied.
+public struct Progress<Mutation> {
+    /// What happened to the event itself.
+    public var disposition: Disposition
+    /// Every mutation applied as a consequence, in application order. May include results of
+    /// other jobs that were waiting in the same lane.
+    public var applied: [AppliedMutation<Mutation>]
+    /// Jobs that ended during this call (all their results applied), in the order they ended.
+    public var finished: [JobID]
+
+    init(_ disposition: Disposition, applied: [AppliedMutation<Mutation>] = [], finished: [JobID] = []) {
+        self.disposition = disposition
+        self.applied = applied
+        self.finished = finished
+    }
+}
+
+extension Progress: Sendable where Mutation: Sendable {}

@@ -1,0 +1,143 @@
+/// A reactor running in one process: the embedded default and the reference semantics.
+///
+/// The store drives a ``Sequencer`` and runs each effect as a task with an ``EffectRunner``, so a
+/// program gets exactly what the distributed runtime gives (ordering, exactly-once application,
+/// retries, the failure hook), without sockets. Subscribers get an `AsyncStream` of snapshots
+/// that starts with the current one.
+public actor Store<R: Reactor, Handler: EffectHandler> where Handler.Effect == R.Effect, Handler.Mutation == R.Mutation {
+    private var sequencer: Sequencer<R>
+    private let runner: EffectRunner<Handler>
+    private var running: [JobID: Task<Void, Never>] = [:]
+    private var subscribers: [Int: AsyncStream<Snapshot<R.State>>.Continuation] = [:]
+    private var nextSubscriber = 0
+    private var idleWaiters: [CheckedContinuation<Void, Never>] = []
+    private var isShutDown = false
+
+    /// Events the sequencer refused (an emit for an unknown job): zero unless a handler misbehaves.
+    public private(set) var refusedEvents = 0
+
+    /// Creates a store at the reactor's initial state.
+    /// - Parameters:
+    ///   - reactor: the app.
+    ///   - effects: runs the app's effects.
+    ///   - retry: attempts, backoff and timeout for each effect.
+    ///   - middlewares: see every applied mutation.
+    public init(reactor: R, effects: Handler, retry: RetryPolicy = .standard, middlewares: [any Middleware<R>] = []) {
+        self.sequencer = Sequencer(reactor: reactor, middlewares: middlewares)
+        self.runner = EffectRunner(handler: effects, policy: retry)
+    }
+
+    /// The current state.
+    public var state: R.State { sequencer.state }
+
+    /// The number of mutations applied so far.
+    public var version: UInt64 { sequencer.version }
+
+    /// The current state and version.
+    public var snapshot: Snapshot<R.State> { Snapshot(version: sequencer.version, state: sequencer.state) }
+
+    /// Sends an action: applies its sync mutations now and starts its effects.
+    @discardableResult
+    public func send(_ action: R.Action) -> Receipt<R.State> {
+        let before = sequencer.version
+        let acceptance = sequencer.accept(action)
+        if sequencer.version != before { publish() }
+        if !isShutDown {
+            for job in acceptance.jobs { start(job) }
+        }
+        return Receipt(actionSeq: acceptance.actionSeq, version: acceptance.version, state: sequencer.state, jobs: acceptance.jobs.map(\.id))
+    }
+
+    /// Snapshots from now on, starting with the current one.
+    ///
+    /// - Parameter bufferingPolicy: what to keep for a subscriber that reads slower than the
+    ///   store changes. `.unbounded` (the default) delivers every version; `.bufferingNewest(1)`
+    ///   keeps only the latest.
+    public func updates(
+        bufferingPolicy: AsyncStream<Snapshot<R.State>>.Continuation.BufferingPolicy = .unbounded
+    ) -> AsyncStream<Snapshot<R.State>> {
+        let (stream, continuation) = AsyncStream.makeStream(of: Snapshot<R.State>.self, bufferingPolicy: bufferingPolicy)
+        continuation.yield(snapshot)
+        if isShutDown {
+            continuation.finish()
+            return stream
+        }
+        let id = nextSubscriber
+        nextSubscriber += 1
+        subscribers[id] = continuation
+        continuation.onTermination = { [weak self] _ in
+            Task { await self?.unsubscribe(id) }
+        }
+        return stream
+    }
+
+    /// The number of live subscriptions.
+    public var subscriberCount: Int { subscribers.count }
+
+    /// Returns once no effect is running or waiting to be applied.
+    public func waitUntilIdle() async {
+        if isIdle { return }
+        await withCheckedContinuation { idleWaiters.append($0) }
+    }
+
+    /// Cancels running effects and ends every subscription. Idempotent.
+    public func shutdown() {
+        guard !isShutDown else { return }
+        isShutDown = true
+        for task in running.values { task.cancel() }
+        for continuation in subscribers.values { continuation.finish() }
+        subscribers.removeAll()
+    }
+
+    // MARK: Effects
+
+    private var isIdle: Bool { running.isEmpty && sequencer.openJobCount == 0 }
+
+    private func start(_ job: Job<R.Effect>) {
+        let runner = self.runner
+        let id = job.id
+        running[id] = Task {
+            let outcome = await runner.run(job.effect) { [weak self] emitIndex, mutation in
+                await self?.receive(id, emitIndex: emitIndex, mutation: mutation)
+            }
+            self.finish(id, outcome: outcome)
+        }
+    }
+
+    private func receive(_ job: JobID, emitIndex: UInt32, mutation: R.Mutation) {
+        record { sequencer in try sequencer.apply(job: job, emitIndex: emitIndex, mutation: mutation) }
+    }
+
+    private func finish(_ job: JobID, outcome: EffectOutcome) {
+        running[job] = nil
+        switch outcome {
+        case .done(let count):
+            record { sequencer in try sequencer.complete(job: job, emitCount: count) }
+        case .failed(let failure):
+            record { sequencer in try sequencer.fail(job: job, error: failure) }
+        }
+        if isIdle {
+            let waiters = idleWaiters
+            idleWaiters.removeAll()
+            for waiter in waiters { waiter.resume() }
+        }
+    }
+
+    private func record(_ event: (inout Sequencer<R>) throws -> Progress<R.Mutation>) {
+        do {
+            let progress = try event(&sequencer)
+            if !progress.applied.isEmpty { publish() }
+        } catch {
+            refusedEvents += 1
+        }
+    }
+
+    private func publish() {
+        let current = snapshot
+        for continuation in subscribers.values { continuation.yield(current) }
+    }
+
+    private func unsubscribe(_ id: Int) {
+        subscribers[id] = nil
+    }
+}
