@@ -201,3 +201,31 @@ final class Recorder: Middleware {
         entries.withLock { $0.append(Entry(version: applied.version, mutation: applied.mutation, log: state.log)) }
     }
 }
+
+@Suite struct SequencerCheckpointTests {
+    @Test func aRestoredSequencerContinuesExactlyWhereTheOriginalWas() throws {
+        var original = Sequencer(reactor: LogReactor())
+        _ = original.accept(.act(sync: ["s1"], effects: [.init("A", lane: "L"), .init("B")]))
+        _ = original.accept(.act(sync: [], effects: [.init("C", lane: "L")]))
+        let a = JobID(actionSeq: 1, effectIndex: 0)
+        let c = JobID(actionSeq: 2, effectIndex: 0)
+        _ = try original.apply(job: a, emitIndex: 0, mutation: .log("A0"))
+        _ = try original.apply(job: a, emitIndex: 2, mutation: .log("A2"))
+        _ = try original.apply(job: c, emitIndex: 0, mutation: .log("C0"))
+        _ = try original.complete(job: c, emitCount: 1)
+
+        var restored = Sequencer(reactor: LogReactor(), restoring: original.checkpoint())
+        #expect(restored.state == original.state)
+        #expect(restored.version == original.version)
+        #expect(restored.actionSeq == original.actionSeq)
+        // A late duplicate is still a duplicate after the restore.
+        #expect(try restored.apply(job: a, emitIndex: 0, mutation: .log("A0")).disposition == .duplicate)
+        // Buffered results and the lane order survive too.
+        let progress = try restored.apply(job: a, emitIndex: 1, mutation: .log("A1"))
+        #expect(progress.applied.map(\.mutation) == [.log("A1"), .log("A2")])
+        let end = try restored.complete(job: a, emitCount: 3)
+        #expect(end.finished == [a, JobID(actionSeq: 2, effectIndex: 0)])
+        #expect(restored.state.log == ["s1", "A0", "A1", "A2", "C0"])
+        #expect(restored.unreportedJobs.map(\.id) == [JobID(actionSeq: 1, effectIndex: 1)])
+    }
+}

@@ -69,3 +69,6 @@ struct JobLedger<Effect: Codable, Mutation: Codable>: Codable {
         return true
     }
 }
+
+extension JobLedger: Sendable where Effect: Sendable, Mutation: Sendable {}
+extension JobLedger.OpenJob: Sendable where Effect: Sendable, Mutation: Sendable {}

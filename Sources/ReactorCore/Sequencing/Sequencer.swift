@@ -15,11 +15,11 @@ public struct Sequencer<R: Reactor> {
     /// The app.
     public let reactor: R
     /// The current state.
-    public private(set) var state: R.State
+    public internal(set) var state: R.State
     /// The number of mutations applied so far.
-    public private(set) var version: UInt64
+    public internal(set) var version: UInt64
     /// The sequence number of the last accepted action (0 before the first).
-    public private(set) var actionSeq: UInt64
+    public internal(set) var actionSeq: UInt64
     /// Observers of every applied mutation.
     public var middlewares: [any Middleware<R>]
     /// How far ahead of the applied emits of a job an emit may arrive and still be buffered.

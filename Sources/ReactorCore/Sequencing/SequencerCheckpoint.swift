@@ -1,0 +1,31 @@
+/// Everything a ``Sequencer`` knows, as a value that can be written to disk and restored.
+///
+/// Besides state, version and `actionSeq`, a checkpoint keeps the bookkeeping of open jobs
+/// (which emits were applied, which wait in buffers or lanes), so that after a restart a worker's
+/// late duplicate is still recognised and dropped.
+public struct SequencerCheckpoint<R: Reactor>: Codable, Sendable {
+    /// The state at `version`.
+    public var state: R.State
+    /// The number of mutations applied.
+    public var version: UInt64
+    /// The last accepted action's sequence number.
+    public var actionSeq: UInt64
+    var ledger: JobLedger<R.Effect, R.Mutation>
+}
+
+
+extension Sequencer {
+    /// The sequencer's complete state, for a durable snapshot.
+    public func checkpoint() -> SequencerCheckpoint<R> {
+        SequencerCheckpoint(state: state, version: version, actionSeq: actionSeq, ledger: ledger)
+    }
+
+    /// Restores a sequencer exactly as it was when `checkpoint` was taken.
+    public init(reactor: R, restoring checkpoint: SequencerCheckpoint<R>, middlewares: [any Middleware<R>] = [], emitWindow: UInt32 = 65_536) {
+        self.init(reactor: reactor, middlewares: middlewares, emitWindow: emitWindow)
+        self.state = checkpoint.state
+        self.version = checkpoint.version
+        self.actionSeq = checkpoint.actionSeq
+        self.ledger = checkpoint.ledger
+    }
+}
