@@ -1,0 +1,50 @@
+/// The options and arguments of one command line, with typed accessors that explain bad values.
+public struct ParsedArguments: Sendable, Equatable {
+    /// The command they belong to (for messages).
+    public var command: String
+    /// Option values by name (from the command line, the environment or defaults).
+    public var values: [String: String]
+    /// Flags that were given.
+    public var flags: Set<String>
+    /// Positional arguments in order.
+    public var positionals: [String]
+
+    /// The value of an option, if any.
+    public func string(_ name: String) -> String? { values[name] }
+
+    /// The value of an option that must be present (required or defaulted).
+    public func required(_ name: String) throws(UsageError) -> String {
+        guard let value = values[name] else { throw UsageError("\(command): missing '--\(name)'") }
+        return value
+    }
+
+    /// Whether a flag was given.
+    public func flag(_ name: String) -> Bool { flags.contains(name) }
+
+    /// An integer option within `range`.
+    public func int(_ name: String, in range: ClosedRange<Int> = Int.min...Int.max) throws(UsageError) -> Int? {
+        guard let raw = values[name] else { return nil }
+        guard let value = Int(raw), range.contains(value) else {
+            throw UsageError("\(command): '--\(name) \(raw)' must be a whole number in \(range.lowerBound)...\(range.upperBound)")
+        }
+        return value
+    }
+
+    /// A number-of-seconds option (fractions allowed) that must be positive.
+    public func seconds(_ name: String) throws(UsageError) -> Duration? {
+        guard let raw = values[name] else { return nil }
+        guard let value = Double(raw), value > 0, value.isFinite else {
+            throw UsageError("\(command): '--\(name) \(raw)' must be a positive number of seconds")
+        }
+        return .milliseconds(Int64(value * 1000))
+    }
+
+    /// An option that must be one of `choices`.
+    public func choice(_ name: String, of choices: [String]) throws(UsageError) -> String? {
+        guard let raw = values[name] else { return nil }
+        guard choices.contains(raw) else {
+            throw UsageError("\(command): '--\(name) \(raw)' must be one of \(choices.joined(separator: ", "))")
+        }
+        return raw
+    }
+}

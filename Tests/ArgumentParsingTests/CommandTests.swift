@@ -1,0 +1,62 @@
+import ArgumentParsing
+import Testing
+
+@Suite struct CommandTests {
+    let command = Command(
+        name: "worker",
+        summary: "runs effects",
+        options: [
+            .value("app", "NAME", help: "the app", required: true),
+            .value("concurrency", "N", help: "effects at once", default: "4"),
+            .value("log-level", "LEVEL", help: "stderr detail", default: "info"),
+            .flag("json", help: "print JSON"),
+        ],
+        positionalName: "ACTION"
+    )
+
+    @Test func valuesComeFromTheCommandLineThenTheEnvironmentThenDefaults() throws {
+        let parsed = try #require(try command.parse(
+            ["--app", "counter", "--log-level=debug", "x", "y"],
+            environment: ["REACTOR_CONCURRENCY": "8", "REACTOR_LOG_LEVEL": "error", "REACTOR_JSON": "1"]
+        ))
+        #expect(parsed.values == ["app": "counter", "concurrency": "8", "log-level": "debug"])
+        #expect(parsed.flags == ["json"])
+        #expect(parsed.positionals == ["x", "y"])
+        #expect(try parsed.int("concurrency", in: 1...64) == 8)
+    }
+
+    @Test func defaultsApplyWhenNothingElseSetsAnOption() throws {
+        let parsed = try #require(try command.parse(["--app", "primes"]))
+        #expect(parsed.values == ["app": "primes", "concurrency": "4", "log-level": "info"])
+        #expect(parsed.flags.isEmpty)
+    }
+
+    @Test func mistakesAreOneLineUsageErrors() {
+        #expect(throws: UsageError("worker: unknown option '--colour'; see 'reactor-node worker --help'")) {
+            try command.parse(["--app", "x", "--colour", "red"])
+        }
+        #expect(throws: UsageError("worker: '--app' needs a value (NAME)")) {
+            try command.parse(["--app"])
+        }
+        #expect(throws: UsageError("worker: missing '--app NAME' (or REACTOR_APP); see 'reactor-node worker --help'")) {
+            try command.parse([])
+        }
+        #expect(throws: UsageError("worker: '--json' takes no value")) {
+            try command.parse(["--app", "x", "--json=yes"])
+        }
+        #expect(throws: UsageError("worker: '--concurrency zero' must be a whole number in 1...64")) {
+            try command.parse(["--app", "x", "--concurrency", "zero"])?.int("concurrency", in: 1...64)
+        }
+        #expect(UsageError.exitCode == 64)
+    }
+
+    @Test func helpIsAskedForNotAnError() throws {
+        #expect(try command.parse(["--app", "x", "--help"]) == nil)
+        #expect(command.help.contains("--concurrency N"))
+        #expect(command.help.contains("env REACTOR_LOG_LEVEL"))
+    }
+
+    @Test func environmentNamesFollowTheFlagNames() {
+        #expect(Option.value("curve-server-key", "FILE", help: "").environmentName == "REACTOR_CURVE_SERVER_KEY")
+    }
+}
