@@ -1,0 +1,82 @@
+import ReactorCore
+import Testing
+@testable import ReactorBus
+
+@Suite struct DispatcherTests {
+    let w1 = PeerID([1])
+    let w2 = PeerID([2])
+    private func job(_ seq: UInt64) -> JobID { JobID(actionSeq: seq, effectIndex: 0) }
+
+    @Test func jobsWaitForAWorkerAndRespectCapacity() {
+        var dispatcher = Dispatcher()
+        #expect(dispatcher.enqueue(job(1), kind: "k", now: 0) == nil)
+        #expect(dispatcher.enqueue(job(2), kind: "k", now: 0) == nil)
+        #expect(dispatcher.enqueue(job(3), kind: "k", now: 0) == nil)
+        let assigned = dispatcher.register(w1, name: "one", capacity: 2, kinds: [], now: 1)
+        #expect(assigned == [.init(job: job(1), worker: w1), .init(job: job(2), worker: w1)])
+        #expect(dispatcher.queuedCount == 1)
+        let freed = dispatcher.finished(job(1), by: w1, now: 2)
+        #expect(freed.owned)
+        #expect(freed.assignments == [.init(job: job(3), worker: w1)])
+        #expect(dispatcher.queuedCount == 0)
+    }
+
+    @Test func onlyWorkersServingAKindGetItsJobs() {
+        var dispatcher = Dispatcher()
+        _ = dispatcher.register(w1, name: "one", capacity: 4, kinds: ["a"], now: 0)
+        #expect(dispatcher.enqueue(job(1), kind: "b", now: 0) == nil)
+        #expect(dispatcher.enqueue(job(2), kind: "a", now: 0) == .init(job: job(2), worker: w1))
+        let assigned = dispatcher.register(w2, name: "two", capacity: 4, kinds: ["b"], now: 0)
+        #expect(assigned == [.init(job: job(1), worker: w2)])
+    }
+
+    @Test func theLeastBusyWorkerGetsTheNextJob() {
+        var dispatcher = Dispatcher()
+        _ = dispatcher.register(w1, name: "one", capacity: 4, kinds: [], now: 0)
+        _ = dispatcher.register(w2, name: "two", capacity: 4, kinds: [], now: 0)
+        let first = dispatcher.enqueue(job(1), kind: "k", now: 0)
+        let second = dispatcher.enqueue(job(2), kind: "k", now: 0)
+        #expect(Set([first?.worker, second?.worker]) == Set([w1, w2]))
+    }
+
+    @Test func aSilentWorkerIsDeadAndItsJobsGoElsewhere() {
+        var dispatcher = Dispatcher(deadAfterMilliseconds: 3_000)
+        _ = dispatcher.register(w1, name: "one", capacity: 1, kinds: [], now: 0)
+        _ = dispatcher.enqueue(job(1), kind: "k", now: 0)
+        _ = dispatcher.register(w2, name: "two", capacity: 1, kinds: [], now: 0)
+        dispatcher.heard(from: w2, now: 2_500)
+        #expect(dispatcher.tick(now: 2_999) == Dispatcher.Expiry())
+        let expiry = dispatcher.tick(now: 3_000)
+        #expect(expiry.deadWorkers == [w1])
+        #expect(expiry.requeued == [job(1)])
+        #expect(expiry.assignments == [.init(job: job(1), worker: w2)])
+        #expect(!dispatcher.knows(w1))
+        // The dead worker's late DONE is not its to report any more.
+        #expect(dispatcher.finished(job(1), by: w1, now: 3_001).owned == false)
+        #expect(dispatcher.isOwner(w2, of: job(1)))
+    }
+
+    @Test func aJobThatRunsTooLongGoesToAnotherWorkerAndTheSlowSlotStaysTaken() {
+        var dispatcher = Dispatcher(deadAfterMilliseconds: 100_000, jobTimeoutMilliseconds: 1_000)
+        _ = dispatcher.register(w1, name: "one", capacity: 1, kinds: [], now: 0)
+        _ = dispatcher.enqueue(job(1), kind: "k", now: 0)
+        _ = dispatcher.register(w2, name: "two", capacity: 1, kinds: [], now: 10)
+        let expiry = dispatcher.tick(now: 1_000)
+        #expect(expiry.requeued == [job(1)])
+        #expect(expiry.assignments == [.init(job: job(1), worker: w2)])
+        // w1 still runs the hung effect: no new job for it until it reports.
+        #expect(dispatcher.enqueue(job(2), kind: "k", now: 1_001) == nil)
+        let late = dispatcher.finished(job(1), by: w1, now: 1_002)
+        #expect(late.owned == false)
+        #expect(late.assignments == [.init(job: job(2), worker: w1)])
+    }
+
+    @Test func aWorkerThatAnnouncesItselfAgainGetsItsJobsBackFresh() {
+        var dispatcher = Dispatcher()
+        _ = dispatcher.register(w1, name: "one", capacity: 2, kinds: [], now: 0)
+        _ = dispatcher.enqueue(job(1), kind: "k", now: 0)
+        let again = dispatcher.register(w1, name: "one", capacity: 2, kinds: [], now: 5)
+        #expect(again == [.init(job: job(1), worker: w1)])
+        #expect(dispatcher.isOwner(w1, of: job(1)))
+    }
+}
