@@ -14,7 +14,7 @@ extension ZMQSocket {
 
     /// Sends a frame straight from caller memory, blocking; libzmq copies it once into its message.
     ///
-    /// The buffer only has to stay valid for the duration of the call. Same errors as ``send(_:more:)-([UInt8],_)``.
+    /// The buffer only has to stay valid for the duration of the call. Same errors as the array form of `send(_:more:)`.
     @inline(__always)
     public func send(_ buffer: UnsafeRawBufferPointer, more: Bool = false) throws(ZMQError) {
         if try !sendFrame(buffer, flags: more ? ZMQ_SNDMORE : 0) {
@@ -24,7 +24,10 @@ extension ZMQSocket {
 
     /// Sends all frames as one multipart message, blocking. An empty array sends nothing.
     ///
-    /// - Throws: ``ZMQError`` as for ``send(_:more:)-([UInt8],_)``.
+    /// Once libzmq has queued the first frame, the pipe takes the rest (its high-water mark
+    /// counts whole messages), so a failure part-way is in practice only `ETERM`/`ENOTSOCK`,
+    /// after which the incomplete message is never delivered.
+    /// - Throws: ``ZMQError`` as for `send(_:more:)`.
     public func send(_ frames: [[UInt8]]) throws(ZMQError) {
         let last = frames.count - 1
         for (index, frame) in frames.enumerated() {
@@ -75,7 +78,7 @@ extension ZMQSocket {
         } != nil
     }
 
-    /// ``sendFrame(_:flags:)-(UnsafeRawBufferPointer,_)`` over an array's contiguous storage.
+    /// The raw-buffer `sendFrame(_:flags:)` over an array's contiguous storage.
     @inline(__always)
     func sendFrame(_ frame: [UInt8], flags: Int32) throws(ZMQError) -> Bool {
         // `withUnsafeBytes` is untyped-rethrows; carry the typed error out through a Result.

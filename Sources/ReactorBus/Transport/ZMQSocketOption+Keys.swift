@@ -31,7 +31,7 @@ extension ZMQSocketOption where Value == Bool {
     public static var conflate: Self { Self(ZMQ_CONFLATE, "conflate", .bool) }
     /// Queue messages only to completed connections (`ZMQ_IMMEDIATE`).
     public static var immediate: Self { Self(ZMQ_IMMEDIATE, "immediate", .bool) }
-    /// Act as the CURVE server; requires ``curveSecretKey-swift.type.property`` (`ZMQ_CURVE_SERVER`).
+    /// Act as the CURVE server; requires `curveSecretKey` to be set too (`ZMQ_CURVE_SERVER`).
     public static var curveServer: Self { Self(ZMQ_CURVE_SERVER, "curveServer", .bool) }
 }
 
