@@ -1,0 +1,161 @@
+import CMsgPack
+
+/// Protects msgpack-c from hostile container headers before it unpacks.
+///
+/// Why: msgpack-c's C unpacker (`template_callback_array` / `_map` in
+/// `unpack.c`) allocates `count × sizeof(msgpack_object)` from its zone the
+/// moment it reads an array or map header, before any element is present.
+/// A five-byte `array32` header claiming 4 294 967 295 elements would request
+/// ~100 GB; a handful of nested `map32` headers could request gigabytes each.
+/// The C API has no hook to cap zone growth, so the check has to happen first.
+///
+/// What: every element takes at least one byte, so the elements still owed
+/// by all open containers can never exceed the bytes left in the input.
+/// When that holds, msgpack-c's container allocations total at most
+/// `24 bytes × input length` (plus 32 open `fix` containers), so a tiny
+/// buffer can never make us allocate more than a small multiple of itself.
+///
+/// How (two stages, no format parsing where msgpack-c can do it):
+/// 1. `isPlainlySafe` is a conservative byte scan: it sums the counts of
+///    every byte that *could* be an `array16/32` or `map16/32` header
+///    (`0xdc…0xdf`). If that sum fits in the input, so does any real
+///    header's count. Valid snapshots pass this in one linear pass.
+/// 2. Otherwise `validate` walks the structure exactly. It reads only the
+///    array/map header forms (the allocation-relevant ones) and lets
+///    msgpack-c's own `msgpack_unpack_next` parse and measure every other
+///    element (scalars, str, bin, ext: these never allocate by size, they
+///    are referenced in place). It also reproduces msgpack-c's nesting limit
+///    so that too-deep input gets a precise error.
+enum InputGuard {
+    /// Errors found in the raw input, with the byte offset where they occur.
+    enum Failure: Error, Equatable {
+        case empty
+        case truncated(offset: Int)
+        case invalidByte(offset: Int, byte: UInt8)
+        case declaredSizeExceedsInput(offset: Int, declared: Int, available: Int)
+        case tooDeep(offset: Int)
+        case trailingBytes(offset: Int, count: Int)
+        case outOfMemory
+
+        var message: String {
+            switch self {
+            case .empty:
+                return "Empty input: expected one MessagePack value."
+            case .truncated(let offset):
+                return "Truncated input: the value starting at byte \(offset) needs more bytes."
+            case .invalidByte(let offset, let byte):
+                return "Invalid MessagePack type byte 0x\(String(byte, radix: 16)) at byte \(offset)."
+            case .declaredSizeExceedsInput(let offset, let declared, let available):
+                return "Container at byte \(offset) declares \(declared) elements but only "
+                    + "\(available) bytes remain for everything still expected."
+            case .tooDeep(let offset):
+                return "Nesting deeper than \(MessagePack.maximumNestingDepth) containers "
+                    + "(msgpack-c's unpack stack limit) at byte \(offset)."
+            case .trailingBytes(let offset, let count):
+                return "\(count) trailing bytes after the value, starting at byte \(offset)."
+            case .outOfMemory:
+                return "msgpack-c could not allocate memory while unpacking."
+            }
+        }
+    }
+
+    /// Stage 1: a fast, conservative byte scan. `true` means no container
+    /// header in the input can declare more elements than the input holds.
+    static func isPlainlySafe(_ input: UnsafeRawBufferPointer) -> Bool {
+        let count = input.count
+        var claimed = 0
+        var index = 0
+        while index < count {
+            let byte = input[index]
+            if byte & 0xfc == 0xdc {
+                let wide = byte & 0x01 == 1
+                let headerLength = wide ? 5 : 3
+                if index + headerLength > count { return false }
+                var declared = Int(input[index + 1]) << 8 | Int(input[index + 2])
+                if wide {
+                    declared = declared << 16 | Int(input[index + 3]) << 8 | Int(input[index + 4])
+                }
+                claimed += byte >= 0xde ? declared * 2 : declared
+                if claimed > count { return false }
+            }
+            index += 1
+        }
+        return true
+    }
+
+    /// The element count and header length of an array/map header starting
+    /// with `byte`, or `nil` if `byte` does not start one.
+    private static func containerHeader(
+        _ input: UnsafeRawBufferPointer, at offset: Int
+    ) throws(Failure) -> (elements: Int, headerLength: Int)? {
+        let byte = input[offset]
+        switch byte {
+        case 0x90...0x9f: return (Int(byte & 0x0f), 1)
+        case 0x80...0x8f: return (Int(byte & 0x0f) * 2, 1)
+        case 0xdc...0xdf:
+            let wide = byte & 0x01 == 1
+            let headerLength = wide ? 5 : 3
+            guard offset + headerLength <= input.count else { throw .truncated(offset: offset) }
+            var declared = 0
+            for position in offset + 1 ..< offset + headerLength {
+                declared = declared << 8 | Int(input[position])
+            }
+            return (byte >= 0xde ? declared * 2 : declared, headerLength)
+        default:
+            return nil
+        }
+    }
+
+    /// Stage 2: exact structural validation of one value at the start of
+    /// `input`. Returns the number of bytes the value occupies.
+    @discardableResult
+    static func validate(_ input: UnsafeRawBufferPointer) throws(Failure) -> Int {
+        guard let base = input.baseAddress, input.count > 0 else { throw .empty }
+        let total = input.count
+        var offset = 0
+        // Elements still owed, per open container; entry 0 is the top-level value.
+        var owed: [Int] = [1]
+        owed.reserveCapacity(MessagePack.maximumNestingDepth + 1)
+        var owedTotal = 1
+        var unpacked = msgpack_unpacked()
+        msgpack_unpacked_init(&unpacked)
+        defer { msgpack_unpacked_destroy(&unpacked) }
+
+        while true {
+            while let last = owed.last, last == 0 { owed.removeLast() }
+            if owed.isEmpty { return offset }
+            owed[owed.count - 1] -= 1
+            owedTotal -= 1
+            guard offset < total else { throw .truncated(offset: offset) }
+
+            if let header = try containerHeader(input, at: offset) {
+                if owed.count - 1 >= MessagePack.maximumNestingDepth { throw .tooDeep(offset: offset) }
+                let available = total - offset - header.headerLength
+                if owedTotal + header.elements > available {
+                    throw .declaredSizeExceedsInput(
+                        offset: offset, declared: header.elements, available: available - owedTotal)
+                }
+                offset += header.headerLength
+                if header.elements > 0 {
+                    owed.append(header.elements)
+                    owedTotal += header.elements
+                }
+                continue
+            }
+
+            var consumed = 0
+            let start = (base + offset).assumingMemoryBound(to: CChar.self)
+            let status = msgpack_unpack_next(&unpacked, start, total - offset, &consumed)
+            switch status {
+            case MSGPACK_UNPACK_SUCCESS, MSGPACK_UNPACK_EXTRA_BYTES:
+                offset += consumed
+            case MSGPACK_UNPACK_CONTINUE:
+                throw .truncated(offset: offset)
+            case MSGPACK_UNPACK_NOMEM_ERROR:
+                throw .outOfMemory
+            default:
+                throw .invalidByte(offset: offset, byte: input[offset])
+            }
+        }
+    }
+}

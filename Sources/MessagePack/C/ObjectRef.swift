@@ -1,0 +1,112 @@
+import CMsgPack
+
+/// A read-only view of one `msgpack_object` inside an unpacked tree.
+///
+/// The tree lives in the zone owned by a ``MessagePackReader``; strings,
+/// binaries and extension payloads point into the input buffer (msgpack-c
+/// unpacks them by reference). An `ObjectRef` is therefore only valid while
+/// both the reader's zone and the input buffer are alive, which the decoder
+/// guarantees by scoping all use inside `MessagePackReader.withRoot`.
+struct ObjectRef {
+    let pointer: UnsafePointer<msgpack_object>
+
+    @inline(__always) init(_ pointer: UnsafePointer<msgpack_object>) { self.pointer = pointer }
+
+    @inline(__always) var type: msgpack_object_type { pointer.pointee.type }
+    @inline(__always) var isNil: Bool { type == MSGPACK_OBJECT_NIL }
+    @inline(__always) var isString: Bool { type == MSGPACK_OBJECT_STR }
+    @inline(__always) var isMap: Bool { type == MSGPACK_OBJECT_MAP }
+    @inline(__always) var isArray: Bool { type == MSGPACK_OBJECT_ARRAY }
+
+    @inline(__always) var boolean: Bool { pointer.pointee.via.boolean }
+    @inline(__always) var unsigned: UInt64 { pointer.pointee.via.u64 }
+    @inline(__always) var signed: Int64 { pointer.pointee.via.i64 }
+    @inline(__always) var double: Double { pointer.pointee.via.f64 }
+
+    // MARK: Arrays
+
+    @inline(__always) var arrayCount: Int { Int(pointer.pointee.via.array.size) }
+
+    @inline(__always) func element(_ index: Int) -> ObjectRef {
+        ObjectRef(UnsafePointer(pointer.pointee.via.array.ptr + index))
+    }
+
+    // MARK: Maps
+
+    @inline(__always) var mapCount: Int { Int(pointer.pointee.via.map.size) }
+
+    @inline(__always) func key(_ index: Int) -> ObjectRef {
+        let entry = pointer.pointee.via.map.ptr + index
+        return ObjectRef(UnsafeRawPointer(entry).assumingMemoryBound(to: msgpack_object.self))
+    }
+
+    @inline(__always) func value(_ index: Int) -> ObjectRef {
+        // msgpack_object_kv is { msgpack_object key; msgpack_object val; }:
+        // the value is the object right after the key.
+        let entry = pointer.pointee.via.map.ptr + index
+        return ObjectRef(UnsafeRawPointer(entry).assumingMemoryBound(to: msgpack_object.self) + 1)
+    }
+
+    // MARK: Raw payloads (by reference into the input)
+
+    /// The UTF-8 bytes of a `str` object (not validated).
+    @inline(__always) var stringBytes: UnsafeRawBufferPointer {
+        let str = pointer.pointee.via.str
+        return UnsafeRawBufferPointer(start: str.ptr, count: Int(str.size))
+    }
+
+    /// The payload of a `bin` object.
+    @inline(__always) var binaryBytes: UnsafeRawBufferPointer {
+        let bin = pointer.pointee.via.bin
+        return UnsafeRawBufferPointer(start: bin.ptr, count: Int(bin.size))
+    }
+
+    @inline(__always) var extensionType: Int8 { pointer.pointee.via.ext.type }
+
+    @inline(__always) var extensionBytes: UnsafeRawBufferPointer {
+        let ext = pointer.pointee.via.ext
+        return UnsafeRawBufferPointer(start: ext.ptr, count: Int(ext.size))
+    }
+
+    /// The timestamp this object holds, if it is a well-formed extension -1
+    /// (timestamp32/64/96), decoded by msgpack-c's `msgpack_object_to_timestamp`.
+    var timestamp: msgpack_timestamp? {
+        var result = msgpack_timestamp()
+        guard msgpack_object_to_timestamp(pointer, &result) else { return nil }
+        return result
+    }
+
+    // MARK: Comparison helpers
+
+    /// Whether this is a `str` whose bytes equal `utf8`.
+    @inline(__always) func stringEquals(_ utf8: UnsafeRawBufferPointer) -> Bool {
+        guard type == MSGPACK_OBJECT_STR else { return false }
+        let str = pointer.pointee.via.str
+        guard Int(str.size) == utf8.count else { return false }
+        guard utf8.count > 0, let lhs = str.ptr, let rhs = utf8.baseAddress else { return true }
+        return memcmp(lhs, rhs, utf8.count) == 0
+    }
+
+    /// The string value, validated as UTF-8; `nil` when the bytes are not valid UTF-8.
+    var validatedString: String? {
+        String(validating: stringBytes, as: UTF8.self)
+    }
+
+    /// A short human-readable name of the wire type, used in error messages.
+    var kindDescription: String {
+        switch type {
+        case MSGPACK_OBJECT_NIL: return "nil"
+        case MSGPACK_OBJECT_BOOLEAN: return "bool"
+        case MSGPACK_OBJECT_POSITIVE_INTEGER: return "unsigned integer \(unsigned)"
+        case MSGPACK_OBJECT_NEGATIVE_INTEGER: return "negative integer \(signed)"
+        case MSGPACK_OBJECT_FLOAT32: return "float32 \(Float(double))"
+        case MSGPACK_OBJECT_FLOAT64: return "float64 \(double)"
+        case MSGPACK_OBJECT_STR: return "string"
+        case MSGPACK_OBJECT_BIN: return "binary"
+        case MSGPACK_OBJECT_ARRAY: return "array"
+        case MSGPACK_OBJECT_MAP: return "map"
+        case MSGPACK_OBJECT_EXT: return "extension \(extensionType)"
+        default: return "unknown object type \(type.rawValue)"
+        }
+    }
+}

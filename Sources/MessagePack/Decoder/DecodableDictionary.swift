@@ -1,0 +1,57 @@
+import CMsgPack
+
+/// Lets the decoder read `[String: V]` and `[Int: V]` straight from a map in
+/// one pass (with duplicate-key detection), instead of Swift's
+/// `allKeys` + per-key lookup.
+protocol DecodableDictionary {
+    /// The decoded dictionary, or `nil` to let `init(from:)` handle this key type.
+    static func decodeMessagePackMap(from object: ObjectRef, context: DecodingContext, node: CodingPathNode?) throws -> Self?
+}
+
+extension Dictionary: DecodableDictionary where Key: Decodable, Value: Decodable {
+    static func decodeMessagePackMap(
+        from object: ObjectRef, context: DecodingContext, node: CodingPathNode?
+    ) throws -> Self? {
+        let isString = Key.self == String.self
+        guard isString || Key.self == Int.self else { return nil }
+        guard object.isMap else {
+            throw DecodingError.typeMismatch(Self.self, .init(
+                codingPath: CodingPathNode.path(node), debugDescription: "Expected a map, found \(object.kindDescription)."))
+        }
+        var result: [Key: Value] = [:]
+        result.reserveCapacity(object.mapCount)
+        for position in 0 ..< object.mapCount {
+            let keyObject = object.key(position)
+            let keyPath: ObjectRef.Path = { CodingPathNode.path(node, appending: MessagePackKey.index(position)) }
+            let key: Key
+            let codingKey: MessagePackKey
+            if isString {
+                let name = try keyObject.decodeString(keyPath)
+                key = unsafeBitCast(name, to: Key.self)
+                codingKey = .string(name)
+            } else {
+                let number = try integerKey(keyObject, keyPath)
+                key = unsafeBitCast(number, to: Key.self)
+                codingKey = .index(number)
+            }
+            let value = try context.decodeValue(Value.self, from: object.value(position), parent: node, key: codingKey)
+            guard result.updateValue(value, forKey: key) == nil else {
+                throw DecodingError.dataCorrupted(.init(
+                    codingPath: CodingPathNode.path(node), debugDescription: "Duplicate map key \(codingKey.stringValue)."))
+            }
+        }
+        return result
+    }
+
+    /// An integer key, or a string holding one (JSON objects only have string keys).
+    private static func integerKey(_ object: ObjectRef, _ path: ObjectRef.Path) throws -> Int {
+        if object.isString {
+            guard let number = Int(try object.decodeString(path)) else {
+                throw DecodingError.typeMismatch(Int.self, .init(
+                    codingPath: path(), debugDescription: "Map key is a string that is not an integer."))
+            }
+            return number
+        }
+        return try object.decodeInteger(Int.self, path)
+    }
+}

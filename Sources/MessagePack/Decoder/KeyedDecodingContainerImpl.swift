@@ -1,0 +1,158 @@
+import CMsgPack
+
+/// Reads a msgpack map as a struct-like keyed container.
+///
+/// Keys must be strings, or integers that `Key(intValue:)` accepts; duplicate
+/// keys are rejected when the container is created. Small maps (the common
+/// struct case) are searched linearly with `memcmp` on the UTF-8 bytes, which
+/// beats hashing for a handful of keys; larger maps get a hash index.
+struct KeyedDecodingContainerImpl<Key: CodingKey>: KeyedDecodingContainerProtocol {
+    let map: ObjectRef
+    let context: DecodingContext
+    let path: CodingPathNode?
+    private let index: MapKeyIndex?
+
+    /// Maps up to this many entries are searched linearly.
+    static var linearSearchLimit: Int { 16 }
+
+    init(map: ObjectRef, context: DecodingContext, path: CodingPathNode?) throws {
+        guard map.isMap else {
+            throw DecodingError.typeMismatch([String: Any].self, .init(
+                codingPath: CodingPathNode.path(path), debugDescription: "Expected a map, found \(map.kindDescription)."))
+        }
+        self.map = map
+        self.context = context
+        self.path = path
+        let count = map.mapCount
+        if count > Self.linearSearchLimit {
+            index = try MapKeyIndex(map: map, keyType: Key.self, path: path)
+        } else {
+            index = nil
+            try MapKeyIndex.validateSmall(map: map, keyType: Key.self, path: path)
+        }
+    }
+
+    var codingPath: [any CodingKey] { CodingPathNode.path(path) }
+
+    var allKeys: [Key] {
+        (0 ..< map.mapCount).compactMap { position in
+            let key = map.key(position)
+            if key.isString { return key.validatedString.flatMap { Key(stringValue: $0) } }
+            if key.type == MSGPACK_OBJECT_POSITIVE_INTEGER { return Int(exactly: key.unsigned).flatMap { Key(intValue: $0) } }
+            if key.type == MSGPACK_OBJECT_NEGATIVE_INTEGER { return Int(exactly: key.signed).flatMap { Key(intValue: $0) } }
+            return nil
+        }
+    }
+
+    // MARK: Lookup
+
+    @inline(__always)
+    private func find(_ key: Key) -> ObjectRef? {
+        if let index {
+            return index.position(of: key).map { map.value($0) }
+        }
+        var name = key.stringValue
+        if let found = name.withUTF8({ position(ofUTF8: UnsafeRawBufferPointer($0)) }) {
+            return map.value(found)
+        }
+        if let intValue = key.intValue {
+            for position in 0 ..< map.mapCount where MapKeyIndex.integerKey(map.key(position)) == intValue {
+                return map.value(position)
+            }
+        }
+        return nil
+    }
+
+    @inline(__always)
+    private func position(ofUTF8 bytes: UnsafeRawBufferPointer) -> Int? {
+        for position in 0 ..< map.mapCount where map.key(position).stringEquals(bytes) { return position }
+        return nil
+    }
+
+    @inline(__always)
+    private func require(_ key: Key) throws -> ObjectRef {
+        guard let object = find(key) else {
+            throw DecodingError.keyNotFound(key, .init(
+                codingPath: CodingPathNode.path(path), debugDescription: "No value for key \"\(key.stringValue)\"."))
+        }
+        return object
+    }
+
+    private func here(_ key: Key) -> ObjectRef.Path {
+        let path = self.path
+        return { CodingPathNode.path(path, appending: key) }
+    }
+
+    func contains(_ key: Key) -> Bool { find(key) != nil }
+
+    func decodeNil(forKey key: Key) throws -> Bool { try require(key).isNil }
+
+    func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try require(key).decodeBool(here(key)) }
+    func decode(_ type: String.Type, forKey key: Key) throws -> String { try require(key).decodeString(here(key)) }
+    func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try require(key).decodeDouble(here(key)) }
+    func decode(_ type: Float.Type, forKey key: Key) throws -> Float { try require(key).decodeFloat(here(key)) }
+    func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try require(key).decodeInteger(type, here(key)) }
+    func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try require(key).decodeInteger(type, here(key)) }
+    func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try require(key).decodeInteger(type, here(key)) }
+    func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 { try require(key).decodeInteger(type, here(key)) }
+    func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try require(key).decodeInteger(type, here(key)) }
+    func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt { try require(key).decodeInteger(type, here(key)) }
+    func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 { try require(key).decodeInteger(type, here(key)) }
+    func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 { try require(key).decodeInteger(type, here(key)) }
+    func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 { try require(key).decodeInteger(type, here(key)) }
+    func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try require(key).decodeInteger(type, here(key)) }
+
+    func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
+        try context.decodeValue(type, from: require(key), parent: path, key: key)
+    }
+
+    // One lookup instead of the default contains + decodeNil + decode.
+    func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
+        guard let object = find(key), !object.isNil else { return nil }
+        return try context.decodeValue(type, from: object, parent: path, key: key)
+    }
+
+    func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? {
+        guard let object = find(key), !object.isNil else { return nil }
+        return try object.decodeString(here(key))
+    }
+
+    func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? {
+        guard let object = find(key), !object.isNil else { return nil }
+        return try object.decodeInteger(type, here(key))
+    }
+
+    func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? {
+        guard let object = find(key), !object.isNil else { return nil }
+        return try object.decodeBool(here(key))
+    }
+
+    func decodeIfPresent(_ type: Double.Type, forKey key: Key) throws -> Double? {
+        guard let object = find(key), !object.isNil else { return nil }
+        return try object.decodeDouble(here(key))
+    }
+
+    // MARK: Nesting
+
+    func nestedContainer<NestedKey: CodingKey>(
+        keyedBy type: NestedKey.Type, forKey key: Key
+    ) throws -> KeyedDecodingContainer<NestedKey> {
+        let node = CodingPathNode(parent: path, key: key)
+        return KeyedDecodingContainer(
+            try KeyedDecodingContainerImpl<NestedKey>(map: require(key), context: context, path: node))
+    }
+
+    func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
+        try UnkeyedDecodingContainerImpl(array: require(key), context: context, path: CodingPathNode(parent: path, key: key))
+    }
+
+    func superDecoder() throws -> any Decoder {
+        let object = Key(stringValue: MessagePackKey.super.stringValue).flatMap(find) ?? ObjectRef(NilObject.pointer)
+        return DecoderImpl(object: object, context: context, path: CodingPathNode(parent: path, key: MessagePackKey.super))
+    }
+
+    func superDecoder(forKey key: Key) throws -> any Decoder {
+        DecoderImpl(object: find(key) ?? ObjectRef(NilObject.pointer), context: context,
+                    path: CodingPathNode(parent: path, key: key))
+    }
+}

@@ -1,0 +1,77 @@
+import CMsgPack
+
+/// Key checks and, for large maps, a hash index from key to entry position.
+///
+/// A map decoded through a keyed container must have unique keys that are
+/// strings, or integers the `CodingKey` type accepts via `init(intValue:)`.
+/// Anything else is ambiguous or meaningless for a struct and is rejected.
+struct MapKeyIndex {
+    private var strings: [String: Int] = [:]
+    private var integers: [Int: Int] = [:]
+
+    /// The integer value of an integer key that fits in `Int`.
+    static func integerKey(_ key: ObjectRef) -> Int? {
+        if key.type == MSGPACK_OBJECT_POSITIVE_INTEGER { return Int(exactly: key.unsigned) }
+        if key.type == MSGPACK_OBJECT_NEGATIVE_INTEGER { return Int(exactly: key.signed) }
+        return nil
+    }
+
+    private static func failure(_ message: String, _ path: CodingPathNode?) -> DecodingError {
+        .dataCorrupted(.init(codingPath: CodingPathNode.path(path), debugDescription: message))
+    }
+
+    private static func checkNonString<Key: CodingKey>(
+        _ key: ObjectRef, position: Int, keyType: Key.Type, path: CodingPathNode?
+    ) throws -> Int {
+        guard let value = integerKey(key), Key(intValue: value) != nil else {
+            throw failure("Map key #\(position) is \(key.kindDescription), not a string key of \(Key.self).", path)
+        }
+        return value
+    }
+
+    /// Validates a small map with pairwise comparison (no allocation).
+    static func validateSmall<Key: CodingKey>(map: ObjectRef, keyType: Key.Type, path: CodingPathNode?) throws {
+        let count = map.mapCount
+        for position in 0 ..< count {
+            let key = map.key(position)
+            if key.isString {
+                let bytes = key.stringBytes
+                for earlier in 0 ..< position where map.key(earlier).stringEquals(bytes) {
+                    throw failure("Duplicate map key \"\(String(decoding: bytes, as: UTF8.self))\".", path)
+                }
+            } else {
+                let value = try checkNonString(key, position: position, keyType: keyType, path: path)
+                for earlier in 0 ..< position where integerKey(map.key(earlier)) == value {
+                    throw failure("Duplicate map key \(value).", path)
+                }
+            }
+        }
+    }
+
+    /// Validates a large map and indexes its keys.
+    init<Key: CodingKey>(map: ObjectRef, keyType: Key.Type, path: CodingPathNode?) throws {
+        let count = map.mapCount
+        strings.reserveCapacity(count)
+        for position in 0 ..< count {
+            let key = map.key(position)
+            if key.isString {
+                guard let name = key.validatedString else {
+                    throw Self.failure("Map key #\(position) is not valid UTF-8.", path)
+                }
+                guard strings.updateValue(position, forKey: name) == nil else {
+                    throw Self.failure("Duplicate map key \"\(name)\".", path)
+                }
+            } else {
+                let value = try Self.checkNonString(key, position: position, keyType: keyType, path: path)
+                guard integers.updateValue(position, forKey: value) == nil else {
+                    throw Self.failure("Duplicate map key \(value).", path)
+                }
+            }
+        }
+    }
+
+    func position<Key: CodingKey>(of key: Key) -> Int? {
+        if let position = strings[key.stringValue] { return position }
+        return key.intValue.flatMap { integers[$0] }
+    }
+}

@@ -1,0 +1,51 @@
+import Foundation
+
+/// Decodes `Decodable` values from MessagePack, like Foundation's `JSONDecoder`.
+///
+/// msgpack-c unpacks the input into a `msgpack_object` tree (strings and
+/// binaries by reference into the input); values are decoded straight from
+/// that tree, without an intermediate Swift representation.
+///
+/// Accepted forms (see ``MessagePackEncoder`` for what is written):
+/// - integers of any wire width into any integer type that holds the value
+///   (otherwise `DecodingError.dataCorrupted`); into `Float`/`Double` when exact;
+/// - float32 and float64 into `Double`; into `Float` when exact (NaN and ±∞ included);
+/// - `String` from str, validated as UTF-8;
+/// - `[UInt8]`/`Data` from bin (or an array of integers 0…255);
+/// - `Date` from the timestamp extension -1 (timestamp32/64/96);
+/// - `UUID` from a 16-byte bin or its canonical string form;
+/// - structs from maps with string keys: duplicate keys, or keys that are not
+///   strings (integer keys only where the `CodingKey` type accepts them),
+///   are rejected; unknown string keys are ignored.
+///
+/// Malformed or hostile input (truncated, reserved byte 0xc1, declared sizes
+/// beyond the input, nesting deeper than ``MessagePack/maximumNestingDepth``,
+/// trailing bytes) throws `DecodingError.dataCorrupted`; nothing traps.
+public struct MessagePackDecoder: Sendable {
+    /// Values made available to `init(from:)` implementations through `Decoder.userInfo`.
+    public var userInfo: [CodingUserInfoKey: any Sendable]
+
+    /// Creates a decoder.
+    public init(userInfo: [CodingUserInfoKey: any Sendable] = [:]) {
+        self.userInfo = userInfo
+    }
+
+    /// Decodes a `T` from exactly the bytes of `buffer`, without copying them
+    /// (for example straight from a received ZeroMQ frame).
+    public func decode<T: Decodable>(_ type: T.Type, from buffer: UnsafeRawBufferPointer) throws -> T {
+        let context = DecodingContext(userInfo: userInfo)
+        return try MessagePackReader().withRoot(buffer) { root in
+            try context.decodeValue(T.self, from: root, parent: nil, key: nil)
+        }
+    }
+
+    /// Decodes a `T` from `bytes`.
+    public func decode<T: Decodable>(_ type: T.Type, from bytes: [UInt8]) throws -> T {
+        try bytes.withUnsafeBytes { try decode(type, from: $0) }
+    }
+
+    /// Decodes a `T` from `data`.
+    public func decode<T: Decodable>(_ type: T.Type, from data: Data) throws -> T {
+        try data.withUnsafeBytes { try decode(type, from: $0) }
+    }
+}

@@ -1,0 +1,89 @@
+/// Lets the encoder write dictionaries itself, so that keys keep their wire
+/// type (integer keys stay integers) and are sorted when `sortKeys` is set.
+protocol EncodableDictionary {
+    /// Writes the dictionary, or returns `false` to let `encode(to:)` handle it.
+    func encodeMessagePackMap(
+        session: EncodingSession, writer: MessagePackWriter, parent: EncoderNode?, key: (any CodingKey)?
+    ) throws -> Bool
+}
+
+extension Dictionary: EncodableDictionary where Key: Encodable, Value: Encodable {
+    func encodeMessagePackMap(
+        session: EncodingSession, writer: MessagePackWriter, parent: EncoderNode?, key: (any CodingKey)?
+    ) throws -> Bool {
+        if Key.self == String.self {
+            var entries = map { (key: unsafeBitCast($0.key, to: String.self), value: $0.value) }
+            if session.sortKeys { entries.sort { $0.key < $1.key } }
+            try Self.write(entries, session: session, writer: writer, parent: parent, key: key) { entryKey in
+                writer.packString(entryKey)
+                return MessagePackKey.string(entryKey)
+            }
+            return true
+        }
+        if Key.self == Int.self {
+            var entries = map { (key: unsafeBitCast($0.key, to: Int.self), value: $0.value) }
+            if session.sortKeys { entries.sort { $0.key < $1.key } }
+            try Self.write(entries, session: session, writer: writer, parent: parent, key: key) { entryKey in
+                writer.packInt(Int64(entryKey))
+                return MessagePackKey.index(entryKey)
+            }
+            return true
+        }
+        if let representable = Key.self as? any CodingKeyRepresentable.Type {
+            _ = representable
+            // Swift writes these through a keyed container using the key's
+            // `codingKey.stringValue`; do the same, sorted.
+            var entries: [(key: String, value: Value)] = []
+            entries.reserveCapacity(count)
+            for (entryKey, value) in self {
+                guard let codingKey = (entryKey as? any CodingKeyRepresentable)?.codingKey else { return false }
+                entries.append((codingKey.stringValue, value))
+            }
+            if session.sortKeys { entries.sort { $0.key < $1.key } }
+            try Self.write(entries, session: session, writer: writer, parent: parent, key: key) { entryKey in
+                writer.packString(entryKey)
+                return MessagePackKey.string(entryKey)
+            }
+            return true
+        }
+        guard session.sortKeys else { return false }
+        try writeSortedPairs(session: session, writer: writer, parent: parent, key: key)
+        return true
+    }
+
+    private static func write<K>(
+        _ entries: [(key: K, value: Value)], session: EncodingSession, writer: MessagePackWriter,
+        parent: EncoderNode?, key: (any CodingKey)?, packKey: (K) -> any CodingKey
+    ) throws {
+        var node = session.makeNode(parent: parent, key: key, target: nil)
+        writer.packMapHeader(entries.count)
+        for entry in entries {
+            let entryKey = packKey(entry.key)
+            try session.encodeValue(entry.value, into: writer, parent: node, key: entryKey)
+        }
+        session.recycle(&node)
+    }
+
+    /// Other key types: Swift's own format, a flat array `[k1, v1, k2, v2, …]`,
+    /// with pairs ordered by the encoded bytes of their keys.
+    private func writeSortedPairs(
+        session: EncodingSession, writer: MessagePackWriter, parent: EncoderNode?, key: (any CodingKey)?
+    ) throws {
+        var node = session.makeNode(parent: parent, key: key, target: nil)
+        let scratch = MessagePackWriter()
+        var pairs: [(keyBytes: [UInt8], value: Value)] = []
+        pairs.reserveCapacity(count)
+        for (index, entry) in enumerated() {
+            scratch.reset()
+            try session.encodeValue(entry.key, into: scratch, parent: node, key: MessagePackKey.index(index * 2))
+            pairs.append((scratch.bytes, entry.value))
+        }
+        pairs.sort { $0.keyBytes.lexicographicallyPrecedes($1.keyBytes) }
+        writer.packArrayHeader(pairs.count * 2)
+        for (index, pair) in pairs.enumerated() {
+            pair.keyBytes.withUnsafeBytes { writer.appendEncoded($0) }
+            try session.encodeValue(pair.value, into: writer, parent: node, key: MessagePackKey.index(index * 2 + 1))
+        }
+        session.recycle(&node)
+    }
+}

@@ -1,0 +1,127 @@
+import Foundation
+
+/// State shared by one `encode` call: options and pools of reusable buffers
+/// and encoder nodes, so that encoding a large tree allocates only a handful
+/// of objects however many values it contains.
+final class EncodingSession {
+    let sortKeys: Bool
+    private let sendableUserInfo: [CodingUserInfoKey: any Sendable]
+    private(set) lazy var userInfo: [CodingUserInfoKey: Any] = sendableUserInfo.mapValues { $0 }
+
+    private var freeWriters: [MessagePackWriter] = []
+    private var freeNodes: [EncoderNode] = []
+
+    init(sortKeys: Bool, userInfo: [CodingUserInfoKey: any Sendable]) {
+        self.sortKeys = sortKeys
+        self.sendableUserInfo = userInfo
+    }
+
+    /// Breaks the node → session reference cycle at the end of an encode call.
+    func tearDown() {
+        freeNodes.removeAll()
+        freeWriters.removeAll()
+    }
+
+    // MARK: Pools
+
+    func acquireWriter() -> MessagePackWriter {
+        if let writer = freeWriters.popLast() {
+            writer.reset()
+            return writer
+        }
+        return MessagePackWriter()
+    }
+
+    func releaseWriter(_ writer: MessagePackWriter) {
+        freeWriters.append(writer)
+    }
+
+    func makeNode(parent: EncoderNode?, key: (any CodingKey)?, target: MessagePackWriter?) -> EncoderNode {
+        let node = freeNodes.popLast() ?? EncoderNode(session: self)
+        node.prepare(parent: parent, key: key, target: target)
+        return node
+    }
+
+    /// Returns `node` to the pool unless some container still references it.
+    func recycle(_ node: inout EncoderNode) {
+        guard isKnownUniquelyReferenced(&node) else { return }
+        if let writer = node.clear() { releaseWriter(writer) }
+        freeNodes.append(node)
+    }
+
+    // MARK: Values
+
+    /// Appends `value` to `writer`. Primitives and the special Foundation
+    /// types are packed directly; everything else goes through `encode(to:)`.
+    func encodeValue<T: Encodable>(
+        _ value: T, into writer: MessagePackWriter, parent: EncoderNode?, key: (any CodingKey)?
+    ) throws {
+        if try encodeSpecial(value, into: writer, parent: parent, key: key) { return }
+        var node = makeNode(parent: parent, key: key, target: writer)
+        try value.encode(to: node)
+        try node.finish(into: writer)
+        recycle(&node)
+    }
+
+    /// Packs the types with a dedicated MessagePack form. Returns `false` for other types.
+    private func encodeSpecial<T: Encodable>(
+        _ value: T, into writer: MessagePackWriter, parent: EncoderNode?, key: (any CodingKey)?
+    ) throws -> Bool {
+        if T.self == String.self { writer.packString(unsafeBitCast(value, to: String.self)) }
+        else if T.self == Int.self { writer.packInt(Int64(unsafeBitCast(value, to: Int.self))) }
+        else if T.self == Bool.self { writer.packBool(unsafeBitCast(value, to: Bool.self)) }
+        else if T.self == Double.self { writer.packDouble(unsafeBitCast(value, to: Double.self)) }
+        else if T.self == Float.self { writer.packFloat(unsafeBitCast(value, to: Float.self)) }
+        else if T.self == Int64.self { writer.packInt(unsafeBitCast(value, to: Int64.self)) }
+        else if T.self == Int32.self { writer.packInt(Int64(unsafeBitCast(value, to: Int32.self))) }
+        else if T.self == Int16.self { writer.packInt(Int64(unsafeBitCast(value, to: Int16.self))) }
+        else if T.self == Int8.self { writer.packInt(Int64(unsafeBitCast(value, to: Int8.self))) }
+        else if T.self == UInt.self { writer.packUInt(UInt64(unsafeBitCast(value, to: UInt.self))) }
+        else if T.self == UInt64.self { writer.packUInt(unsafeBitCast(value, to: UInt64.self)) }
+        else if T.self == UInt32.self { writer.packUInt(UInt64(unsafeBitCast(value, to: UInt32.self))) }
+        else if T.self == UInt16.self { writer.packUInt(UInt64(unsafeBitCast(value, to: UInt16.self))) }
+        else if T.self == UInt8.self { writer.packUInt(UInt64(unsafeBitCast(value, to: UInt8.self))) }
+        else if T.self == [UInt8].self { writer.packBinary(unsafeBitCast(value, to: [UInt8].self)) }
+        else if T.self == Data.self { (value as? Data).map { data in data.withUnsafeBytes { writer.packBinary($0) } } }
+        else if T.self == Date.self {
+            guard let date = value as? Date else { return false }
+            try Self.packDate(date, into: writer, path: { self.path(parent, key) })
+        }
+        else if T.self == UUID.self {
+            guard let uuid = value as? UUID else { return false }
+            withUnsafeBytes(of: uuid.uuid) { writer.packBinary($0) }
+        }
+        else if T.self == MessagePackValue.self {
+            guard let packValue = value as? MessagePackValue else { return false }
+            packValue.pack(into: writer)
+        }
+        else if let dictionary = value as? any EncodableDictionary {
+            return try dictionary.encodeMessagePackMap(session: self, writer: writer, parent: parent, key: key)
+        }
+        else { return false }
+        return true
+    }
+
+    /// `Date` as a msgpack timestamp: whole seconds since 1970 (rounded
+    /// towards negative infinity) plus nanoseconds.
+    static func packDate(_ date: Date, into writer: MessagePackWriter, path: () -> [any CodingKey]) throws {
+        let interval = date.timeIntervalSince1970
+        let whole = interval.rounded(.down)
+        var nanoseconds = ((interval - whole) * 1e9).rounded()
+        var seconds = whole
+        if nanoseconds >= 1e9 {
+            nanoseconds -= 1e9
+            seconds += 1
+        }
+        guard let secondsValue = Int64(exactly: seconds), let nanosValue = UInt32(exactly: nanoseconds) else {
+            throw EncodingError.invalidValue(date, .init(
+                codingPath: path(), debugDescription: "Date \(interval) is outside the msgpack timestamp range."))
+        }
+        writer.packTimestamp(seconds: secondsValue, nanoseconds: nanosValue)
+    }
+
+    func path(_ parent: EncoderNode?, _ key: (any CodingKey)?) -> [any CodingKey] {
+        let base = parent?.codingPath ?? []
+        return key.map { base + [$0] } ?? base
+    }
+}

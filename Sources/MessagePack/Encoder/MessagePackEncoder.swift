@@ -1,0 +1,48 @@
+/// Encodes `Encodable` values as MessagePack, like Foundation's `JSONEncoder`.
+///
+/// Mapping:
+/// - `Bool`, every integer width (smallest wire form), `Float` (float32),
+///   `Double` (float64), `String` (str), `nil` (nil).
+/// - `[UInt8]` and `Data` as bin; `Date` as the timestamp extension (type -1,
+///   smallest of timestamp32/64/96); `UUID` as a 16-byte bin.
+/// - Structs and classes as maps with string keys in encode (declaration)
+///   order; arrays as arrays; enums as Swift synthesises them
+///   (`{"case": {…}}`).
+/// - `Dictionary` with `String` keys as maps with string keys, with `Int`
+///   keys as maps with integer keys. With ``sortKeys`` (the default) keys are
+///   written in ascending order so equal dictionaries encode to equal bytes.
+/// - ``MessagePackValue`` as exactly the value it holds.
+///
+/// The struct is a cheap, `Sendable` configuration value; each `encode` call
+/// uses its own private buffers.
+public struct MessagePackEncoder: Sendable {
+    /// Write dictionary keys in ascending order (String: by `<`, Int: numerically,
+    /// other key types: by their encoded bytes). Defaults to `true` so that
+    /// snapshots can be compared and checksummed byte for byte. Struct keys
+    /// always keep their encode order.
+    public var sortKeys: Bool
+
+    /// Values made available to `encode(to:)` implementations through `Encoder.userInfo`.
+    public var userInfo: [CodingUserInfoKey: any Sendable]
+
+    /// Creates an encoder.
+    public init(sortKeys: Bool = true, userInfo: [CodingUserInfoKey: any Sendable] = [:]) {
+        self.sortKeys = sortKeys
+        self.userInfo = userInfo
+    }
+
+    /// Encodes `value` and returns its MessagePack bytes.
+    public func encode<T: Encodable>(_ value: T) throws -> [UInt8] {
+        let writer = MessagePackWriter()
+        try encode(value, into: writer)
+        return writer.bytes
+    }
+
+    /// Appends the encoding of `value` to `writer`, so hot paths can reuse one
+    /// writer (and its buffer) for many messages.
+    public func encode<T: Encodable>(_ value: T, into writer: MessagePackWriter) throws {
+        let session = EncodingSession(sortKeys: sortKeys, userInfo: userInfo)
+        defer { session.tearDown() }
+        try session.encodeValue(value, into: writer, parent: nil, key: nil)
+    }
+}

@@ -1,0 +1,30 @@
+/// One link of a coding path, shared by all children of a container.
+///
+/// Coding paths are only materialised into `[CodingKey]` when asked for
+/// (errors, `codingPath` calls), so building them costs one small object
+/// per nested non-primitive value.
+final class CodingPathNode {
+    let parent: CodingPathNode?
+    let key: any CodingKey
+
+    init(parent: CodingPathNode?, key: any CodingKey) {
+        self.parent = parent
+        self.key = key
+    }
+
+    /// The path from the root to `node` (empty for the root).
+    static func path(_ node: CodingPathNode?) -> [any CodingKey] {
+        var keys: [any CodingKey] = []
+        var current = node
+        while let link = current {
+            keys.append(link.key)
+            current = link.parent
+        }
+        return keys.reversed()
+    }
+
+    /// The path from the root to `node`, followed by `key`.
+    static func path(_ node: CodingPathNode?, appending key: any CodingKey) -> [any CodingKey] {
+        path(node) + [key]
+    }
+}
