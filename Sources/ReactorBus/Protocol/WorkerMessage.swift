@@ -12,6 +12,8 @@ public enum WorkerMessage: Sendable, Equatable {
     case done(job: JobID, emitCount: UInt32)
     /// The job's effect failed for good.
     case failed(job: JobID, failure: EffectFailure)
+    /// The worker is stopping: any job it has not reported should go to another worker now.
+    case bye
 
     /// Decodes the frames after the routing id.
     public init(frames: [[UInt8]]) throws(ProtocolError) {
@@ -31,6 +33,9 @@ public enum WorkerMessage: Sendable, Equatable {
         case "heartbeat":
             try header.expect(fields: 0)
             self = .heartbeat
+        case "bye":
+            try header.expect(fields: 0)
+            self = .bye
         case "emit":
             try header.expect(fields: 3)
             self = .emit(job: try Self.job(header), emitIndex: try header.uint32(2, "emit_index"), payload: frames[1])
@@ -61,6 +66,8 @@ public enum WorkerMessage: Sendable, Equatable {
             }, count: 4)]
         case .heartbeat:
             [writer.header("heartbeat", count: 0)]
+        case .bye:
+            [writer.header("bye", count: 0)]
         case .emit(let job, let index, let payload):
             [writer.header("emit", { $0.packUInt(job.actionSeq); $0.packUInt(UInt64(job.effectIndex)); $0.packUInt(UInt64(index)) }, count: 3), payload]
         case .done(let job, let count):

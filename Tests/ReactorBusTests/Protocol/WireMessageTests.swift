@@ -41,6 +41,7 @@ import Testing
         let messages: [WorkerMessage] = [
             .ready(name: "w1", app: "counter", capacity: 8, kinds: ["a", "b"]),
             .heartbeat,
+            .bye,
             .emit(job: job, emitIndex: 3, payload: [0x01]),
             .done(job: job, emitCount: 4),
             .failed(job: job, failure: EffectFailure(message: "boom", attempts: 3)),
