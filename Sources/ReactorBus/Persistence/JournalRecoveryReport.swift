@@ -1,0 +1,27 @@
+/// What opening a ``Journal`` found: how much of the log is intact and whether anything was cut.
+///
+/// Log it at startup. A report with ``damage`` after a crash under the `always` or `batch`
+/// policy normally shows a torn tail of unacknowledged records; damage anywhere else (a checksum
+/// mismatch, segments moved aside) means the disk changed data after it was written.
+public struct JournalRecoveryReport: Hashable, Sendable, CustomStringConvertible {
+    /// Segment files read (including a damaged one, excluding ones moved aside).
+    public var segmentsScanned: Int
+    /// Valid records kept across all segments.
+    public var recordsKept: UInt64
+    /// LSN of the oldest record still on disk (or of the next one, if none is).
+    public var firstLSN: UInt64
+    /// LSN of the last valid record, 0 if there is none.
+    public var lastLSN: UInt64
+    /// The first damage found and repaired, `nil` if the log was intact.
+    public var damage: JournalDamage?
+
+    /// True when nothing had to be cut or moved aside.
+    public var isClean: Bool { damage == nil }
+
+    public var description: String {
+        let range = recordsKept == 0 ? "no records" : "\(recordsKept) records (LSN \(firstLSN)...\(lastLSN))"
+        let head = "journal: \(segmentsScanned) segments, \(range)"
+        guard let damage else { return head + ", clean" }
+        return head + ", repaired damage: \(damage)"
+    }
+}
