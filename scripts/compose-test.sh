@@ -267,7 +267,7 @@ test_batch() {
     ((rc == 0)) || { fail batch "send exited $rc"; return 1; }
     log "batch 1 acked in $((SECONDS - t0))s"
 
-    wait_for_count observe_quick "$PER_BATCH" 120 >/dev/null || { fail batch "state did not reach $PER_BATCH"; return 1; }
+    wait_for_count observe_quick "$PER_BATCH" 120 >/dev/null || { fail batch "state is not exactly $(state_json "$PER_BATCH")"; return 1; }
     sleep 2 # anything still in flight would overshoot now
     snap="$(observe_fresh)" || { fail batch "fresh observe failed"; return 1; }
     log "fresh observe --once: $snap"
@@ -311,7 +311,7 @@ test_worker_kill() {
     ((rc == 0)) || { fail worker-kill "send exited $rc"; return 1; }
     log "batch 2 acked in $((SECONDS - t0))s; running workers now: $(running_count worker)"
 
-    wait_for_count observe_quick "$want" 180 >/dev/null || { fail worker-kill "state did not reach $want"; return 1; }
+    wait_for_count observe_quick "$want" 180 >/dev/null || { fail worker-kill "state is not exactly $(state_json "$want")"; return 1; }
     sleep 2
     snap="$(observe_fresh)" || { fail worker-kill "fresh observe failed"; return 1; }
     log "fresh observe --once: $snap"

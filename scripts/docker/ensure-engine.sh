@@ -32,6 +32,20 @@ install_missing() {
     log "installed: $(dockerd --version 2>/dev/null | head -n1); $(docker-compose --version 2>/dev/null | head -n1)"
 }
 
+# The reason dockerd gave for not starting (its last error lines).
+show_startup_error() {
+    local errs
+    # Only the last attempt's section of the log (sections start with ===).
+    # shellcheck disable=SC2016  # sed's own $, not the shell's
+    errs="$(sed -n '/^=== /h; /^=== /!H; ${x; p}' "$ENGINE_LOG" \
+        | grep -E 'level=(error|fatal)|^failed to start' | tail -n 5)"
+    if [[ -n "$errs" ]]; then
+        printf '    %s\n' "${errs//$'\n'/$'\n'    }" >&2
+    else
+        tail -n 5 "$ENGINE_LOG" | sed 's/^/    /' >&2
+    fi
+}
+
 # Starts dockerd with the given flags, detached from our process group (so a
 # Ctrl-C of a test does not take the engine down before its cleanup ran).
 # Returns 0 once `docker info` answers, 1 if dockerd died or timed out (then
@@ -65,14 +79,14 @@ try_dockerd() {
             return 0
         fi
         if ! kill -0 "$launcher" 2>/dev/null; then
-            log "dockerd exited during startup; last log lines:"
-            tail -n 15 "$ENGINE_LOG" >&2 || true
+            log "dockerd exited during startup:"
+            show_startup_error
             return 1
         fi
         sleep 0.5
     done
     log "dockerd did not answer within ${wait_s}s; stopping it"
-    tail -n 15 "$ENGINE_LOG" >&2 || true
+    show_startup_error
     pid="$(cat /var/run/docker.pid 2>/dev/null || true)"
     [[ "$pid" =~ ^[0-9]+$ ]] && { kill -TERM "$pid" 2>/dev/null || true; }
     kill -TERM "$launcher" 2>/dev/null || true
@@ -107,7 +121,13 @@ main() {
     try_dockerd "${extra[@]}" && return 0
     # 2. no netfilter: sandboxes without iptables/nf_tables support. Containers
     #    on one bridge still reach each other; nothing is NATed outwards.
-    try_dockerd --iptables=false --ip6tables=false "${extra[@]}" && return 0
+    if try_dockerd --iptables=false --ip6tables=false "${extra[@]}"; then
+        if iptables -S FORWARD 2>/dev/null | grep -q '^-P FORWARD DROP'; then
+            log "WARNING: dockerd runs without iptables but the FORWARD policy is DROP;" \
+                "containers on one network may not reach each other"
+        fi
+        return 0
+    fi
     # 3. no overlayfs either (e.g. /var/lib/docker on an overlay itself).
     try_dockerd --iptables=false --ip6tables=false --storage-driver=vfs "${extra[@]}" && return 0
     die "could not start dockerd with any settings; see $ENGINE_LOG"
