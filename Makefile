@@ -26,3 +26,13 @@ demo: release
 
 clean:
 	rm -rf .build
+
+.PHONY: images compose-test
+
+## Container images, built here without any registry (docs/DEPLOYMENT.md).
+images: deps
+	scripts/docker/build-images.sh
+
+## The compose deployment's integration test; installs and starts Docker when needed.
+compose-test: deps
+	scripts/compose-test.sh
