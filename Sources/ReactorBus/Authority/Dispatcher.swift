@@ -119,6 +119,22 @@ public struct Dispatcher: Sendable {
         return (owned, assignQueued(now: now))
     }
 
+    /// Every known worker.
+    public var workerIDs: [PeerID] { Array(workers.keys) }
+
+    /// Forgets a worker that said goodbye; queues its jobs again at once.
+    public mutating func forget(_ peer: PeerID, now: UInt64) -> Expiry {
+        var expiry = Expiry()
+        guard let worker = workers.removeValue(forKey: peer) else { return expiry }
+        for job in worker.running.sorted() where owners[job]?.worker == peer {
+            owners[job] = nil
+            expiry.requeued.append(job)
+        }
+        queue.insert(contentsOf: expiry.requeued.map { Pending(job: $0, kind: kind(of: $0), avoid: peer) }, at: 0)
+        expiry.assignments = assignQueued(now: now)
+        return expiry
+    }
+
     /// Whether `peer` may send results for `job` now.
     public func isOwner(_ peer: PeerID, of job: JobID) -> Bool { owners[job]?.worker == peer }
 

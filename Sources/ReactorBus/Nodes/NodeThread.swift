@@ -34,14 +34,17 @@ public final class NodeThread: Sendable {
     /// Whether the body has returned.
     public var isFinished: Bool { status.withLock { $0.phase == .finished } }
 
-    /// Runs `body` on a new thread. Calling it twice does nothing the second time.
-    public func start(_ body: @escaping @Sendable () -> Void) {
+    /// Runs `body` on a new thread.
+    ///
+    /// - Returns: `false` (and runs nothing) when the thread was started before.
+    @discardableResult
+    public func start(_ body: @escaping @Sendable () -> Void) -> Bool {
         let starting = status.withLock { status -> Bool in
             guard status.phase == .idle else { return false }
             status.phase = .running
             return true
         }
-        guard starting else { return }
+        guard starting else { return false }
         let thread = Thread { [self] in
             body()
             let waiters = status.withLock { status -> [CheckedContinuation<Void, Never>] in
@@ -54,6 +57,7 @@ public final class NodeThread: Sendable {
         thread.name = name
         thread.stackSize = 4 << 20
         thread.start()
+        return true
     }
 
     /// Asks the loop to stop after the turn in hand. Idempotent; safe from any thread.

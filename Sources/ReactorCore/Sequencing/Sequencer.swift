@@ -118,6 +118,9 @@ public struct Sequencer<R: Reactor> {
         return Job(id: id, effect: job.effect, kind: reactor.kind(of: job.effect), lane: job.lane)
     }
 
+    /// Whether any job of action `actionSeq` is still open.
+    public func hasOpenJobs(actionSeq: UInt64) -> Bool { ledger.actions[actionSeq] != nil }
+
     /// Open jobs whose worker has not reported an end yet, in job order: what must (still, or
     /// again) run somewhere.
     public var unreportedJobs: [Job<R.Effect>] {

@@ -1,0 +1,56 @@
+/// Everything an authority node needs to know besides its app.
+public struct AuthorityConfiguration: Sendable {
+    /// The app's name: sent with snapshots, checked against workers' `ready` and stored files.
+    public var appName: String
+    /// Where clients send actions (ROUTER, bound).
+    public var actionsEndpoint: String
+    /// Where workers connect (ROUTER, bound).
+    public var workersEndpoint: String
+    /// Where snapshots and mutations are published (XPUB, bound; peers use SUB).
+    public var feedEndpoint: String
+    /// Heartbeat interval towards workers; a worker silent for `missedHeartbeats` of them is dead.
+    public var heartbeatInterval: Duration = .seconds(1)
+    /// How many heartbeat intervals of silence make a worker dead.
+    public var missedHeartbeats: Int = 3
+    /// A job that runs longer than this on one worker is given to another.
+    public var jobTimeout: Duration = .seconds(60)
+    /// Messages read from one socket per loop turn before the batch is flushed.
+    public var maxBatch: Int = 2_048
+    /// Largest message accepted on the actions and workers sockets; larger ones are dropped by
+    /// ZeroMQ and the sender's connection is reset.
+    public var maxMessageBytes: Int64 = 1 << 20
+    /// Actions of one client whose effects have not finished, beyond which it gets `busy`.
+    public var maxInFlightPerClient: Int = 10_000
+    /// Messages queued per feed subscriber before the feed drops for that subscriber.
+    public var feedHighWaterMark: Int = 10_000
+    /// An idle authority publishes a heartbeat with its version this often.
+    public var idleFeedInterval: Duration = .seconds(1)
+    /// Where and how to keep state across restarts; `nil` keeps it in memory only.
+    public var persistence: PersistenceConfiguration?
+
+    /// Creates a configuration with the defaults above.
+    public init(appName: String, actionsEndpoint: String, workersEndpoint: String, feedEndpoint: String) {
+        self.appName = appName
+        self.actionsEndpoint = actionsEndpoint
+        self.workersEndpoint = workersEndpoint
+        self.feedEndpoint = feedEndpoint
+    }
+}
+
+/// Durable state: a data directory with a journal and snapshots.
+public struct PersistenceConfiguration: Sendable {
+    /// The data directory (created if missing).
+    public var directory: String
+    /// When the journal is fsynced relative to acks.
+    public var fsync: FsyncPolicy = .batch
+    /// A snapshot is written after this many journal records ...
+    public var snapshotEveryRecords: UInt64 = 100_000
+    /// ... or this long after the last one, whichever comes first (if anything changed).
+    public var snapshotInterval: Duration = .seconds(60)
+
+    /// Creates a configuration with the defaults above.
+    public init(directory: String, fsync: FsyncPolicy = .batch) {
+        self.directory = directory
+        self.fsync = fsync
+    }
+}

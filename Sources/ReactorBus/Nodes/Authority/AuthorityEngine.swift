@@ -1,0 +1,391 @@
+import MessagePack
+import ReactorCore
+import ReactorLog
+
+/// The authority's logic without sockets: frames in, frames and journal records out.
+///
+/// The loop hands it each message as received (routing id first) and, after a batch, takes the
+/// replies, worker messages, applied mutations and journal records it produced. Keeping sockets
+/// out makes the message handling testable and fuzzable with plain byte arrays. Bad input is
+/// answered or dropped and counted; it never changes state.
+///
+/// Not thread-safe: owned by the authority's loop thread.
+final class AuthorityEngine<R: Reactor> {
+    /// Messages to send after the journal is committed.
+    struct Outbox {
+        /// Frames for the actions socket, routing envelope first.
+        var replies: [[[UInt8]]] = []
+        /// Frames for the workers socket, routing id first.
+        var toWorkers: [[[UInt8]]] = []
+        /// Applied mutations with the payload bytes when they arrived encoded (from a worker).
+        var applied: [(mutation: AppliedMutation<R.Mutation>, payload: [UInt8]?)] = []
+        /// Records to append to the journal before replies go out.
+        var records: [AuthorityRecord] = []
+
+        var isEmpty: Bool { replies.isEmpty && toWorkers.isEmpty && applied.isEmpty && records.isEmpty }
+    }
+
+    let configuration: AuthorityConfiguration
+    let logger: Logger
+    /// Whether journal records are collected (only with persistence).
+    let isJournaling: Bool
+    private(set) var sequencer: Sequencer<R>
+    private(set) var dispatcher: Dispatcher
+    private(set) var clients: ClientLedger
+    /// Client of each action that still has open jobs.
+    private(set) var actionClients: [UInt64: String] = [:]
+    private var inFlight: [String: Int] = [:]
+    var metrics = AuthorityMetrics()
+    var outbox = Outbox()
+
+    private let encoder = MessagePackEncoder()
+    private let decoder = MessagePackDecoder()
+    private let writer = HeaderWriter()
+    private let heartbeatMilliseconds: UInt64
+
+    init(reactor: R, configuration: AuthorityConfiguration, logger: Logger, journaling: Bool) {
+        self.configuration = configuration
+        self.logger = logger
+        self.isJournaling = journaling
+        self.sequencer = Sequencer(reactor: reactor)
+        self.heartbeatMilliseconds = max(1, configuration.heartbeatInterval.wholeMilliseconds)
+        self.dispatcher = Dispatcher(
+            deadAfterMilliseconds: heartbeatMilliseconds * UInt64(max(1, configuration.missedHeartbeats)),
+            jobTimeoutMilliseconds: max(1, configuration.jobTimeout.wholeMilliseconds)
+        )
+        self.clients = ClientLedger()
+    }
+
+    // MARK: Actions socket
+
+    /// Handles one message from the actions ROUTER (routing id first).
+    func handleClient(_ frames: [[UInt8]], now: UInt64) {
+        guard let (envelope, body) = Self.split(frames) else {
+            metrics[.malformed] += 1
+            return
+        }
+        let message: ClientMessage
+        do {
+            message = try ClientMessage(frames: body)
+        } catch {
+            count(error)
+            logger.debug("refused client message: \(error)")
+            reply(envelope, .error(ref: 0, code: error.code, message: error.message))
+            return
+        }
+        switch message {
+        case .action(let client, let seq, let payload):
+            handleAction(envelope, client: client, seq: seq, payload: payload, now: now)
+        case .snapshot(let id):
+            metrics[.snapshotRequests] += 1
+            if let state = try? encoder.encode(sequencer.state) {
+                reply(envelope, .snapshot(requestID: id, version: sequencer.version, actionSeq: sequencer.actionSeq, app: configuration.appName, payload: state))
+            }
+        case .ping(let id):
+            reply(envelope, .pong(requestID: id, version: sequencer.version))
+        case .stats(let id):
+            reply(envelope, .stats(requestID: id, counters: currentMetrics().dictionary))
+        }
+    }
+
+    private func handleAction(_ envelope: [[UInt8]], client: String, seq: UInt64, payload: [UInt8], now: UInt64) {
+        switch clients.verdict(client: client, seq: seq) {
+        case .duplicate(let ack):
+            metrics[.actionsDuplicate] += 1
+            reply(envelope, .ack(clientSeq: seq, actionSeq: ack.actionSeq, version: ack.version))
+            return
+        case .stale:
+            metrics[.actionsStale] += 1
+            reply(envelope, .error(ref: seq, code: .stale, message: "client_seq \(seq) is older than the last \(clients.window) remembered; it may or may not have been applied"))
+            return
+        case .new:
+            break
+        }
+        guard inFlight[client, default: 0] < configuration.maxInFlightPerClient else {
+            metrics[.actionsBusy] += 1
+            reply(envelope, .error(ref: seq, code: .busy, message: "\(configuration.maxInFlightPerClient) actions of this client still have effects running; retry later"))
+            return
+        }
+        let action: R.Action
+        do {
+            action = try decoder.decode(R.Action.self, from: payload)
+        } catch {
+            metrics[.badActions] += 1
+            reply(envelope, .error(ref: seq, code: .badAction, message: "the payload is not a \(configuration.appName) action: \(error)"))
+            return
+        }
+        let ack = accept(action, client: client, seq: seq, payload: payload, now: now, dispatch: true)
+        reply(envelope, .ack(clientSeq: seq, actionSeq: ack.actionSeq, version: ack.version))
+    }
+
+    /// Accepts a decoded action: sequencer, client ledger, in-flight bookkeeping, jobs.
+    @discardableResult
+    private func accept(_ action: R.Action, client: String, seq: UInt64, payload: [UInt8], now: UInt64, dispatch: Bool) -> ClientLedger.Ack {
+        let acceptance = sequencer.accept(action)
+        let ack = ClientLedger.Ack(actionSeq: acceptance.actionSeq, version: acceptance.version)
+        clients.record(client: client, seq: seq, ack: ack)
+        metrics[.actionsAccepted] += 1
+        metrics[.mutationsApplied] += UInt64(acceptance.applied.count)
+        for applied in acceptance.applied { outbox.applied.append((applied, nil)) }
+        if isJournaling { outbox.records.append(.accepted(client: client, clientSeq: seq, action: payload)) }
+        if !acceptance.jobs.isEmpty {
+            actionClients[acceptance.actionSeq] = client
+            inFlight[client, default: 0] += 1
+            if dispatch {
+                for job in acceptance.jobs {
+                    if let assignment = dispatcher.enqueue(job.id, kind: job.kind, now: now) { send(assignment) }
+                }
+            }
+        }
+        return ack
+    }
+
+    // MARK: Workers socket
+
+    /// Handles one message from the workers ROUTER (routing id first).
+    func handleWorker(_ frames: [[UInt8]], now: UInt64) {
+        guard frames.count >= 2 else {
+            metrics[.malformed] += 1
+            return
+        }
+        let peer = PeerID(frames[0])
+        let message: WorkerMessage
+        do {
+            message = try WorkerMessage(frames: Array(frames.dropFirst()))
+        } catch {
+            count(error)
+            logger.debug("refused worker message from \(peer): \(error)")
+            toWorker(peer, .error(ref: 0, code: error.code, message: error.message))
+            return
+        }
+        if case .ready(let name, let app, let capacity, let kinds) = message {
+            guard app == configuration.appName else {
+                metrics[.wrongApp] += 1
+                logger.warning("worker \(name) serves app '\(app)', not '\(configuration.appName)': refused")
+                toWorker(peer, .error(ref: 0, code: .wrongApp, message: "this authority runs '\(configuration.appName)', not '\(app)'"))
+                return
+            }
+            let known = dispatcher.knows(peer)
+            let assignments = dispatcher.register(peer, name: name, capacity: Int(clamping: capacity), kinds: kinds, now: now)
+            metrics[.workersRegistered] += 1
+            logger.info("worker \(name) \(known ? "re-registered" : "registered"): capacity \(capacity), kinds \(kinds.isEmpty ? "all" : kinds.joined(separator: ","))")
+            toWorker(peer, .welcome(heartbeatMilliseconds: heartbeatMilliseconds))
+            for assignment in assignments { send(assignment) }
+            return
+        }
+        guard dispatcher.knows(peer) else {
+            metrics[.unknownWorkerMessages] += 1
+            toWorker(peer, .error(ref: 0, code: .unknownWorker, message: "unknown worker: send ready first"))
+            return
+        }
+        dispatcher.heard(from: peer, now: now)
+        switch message {
+        case .ready, .heartbeat:
+            break
+        case .bye:
+            let requeued = dispatcher.forget(peer, now: now)
+            logger.info("worker \(dispatcherName(peer)) said bye; \(requeued.requeued.count) job(s) go elsewhere")
+            metrics[.jobsRedispatched] += UInt64(requeued.requeued.count)
+            for assignment in requeued.assignments { send(assignment) }
+        case .emit(let job, let index, let payload):
+            guard dispatcher.isOwner(peer, of: job) else {
+                metrics[.foreignReports] += 1
+                return
+            }
+            guard let mutation = try? decoder.decode(R.Mutation.self, from: payload) else {
+                metrics[.badMutations] += 1
+                toWorker(peer, .error(ref: job.actionSeq, code: .malformed, message: "emit \(index) of job \(job) is not a \(configuration.appName) mutation"))
+                return
+            }
+            record(.emitted(job: job, emitIndex: index, mutation: payload)) { sequencer throws(SequencerError) in
+                try sequencer.apply(job: job, emitIndex: index, mutation: mutation)
+            } payload: { payload }
+        case .done(let job, let count):
+            guard report(job, by: peer, now: now) else { return }
+            metrics[.jobsDone] += 1
+            record(.completed(job: job, emitCount: count)) { sequencer throws(SequencerError) in
+                try sequencer.complete(job: job, emitCount: count)
+            }
+        case .failed(let job, let failure):
+            guard report(job, by: peer, now: now) else { return }
+            metrics[.jobsFailed] += 1
+            logger.warning("job \(job) failed for good on \(dispatcherName(peer)): \(failure)")
+            record(.failed(job: job, failure: failure)) { sequencer throws(SequencerError) in
+                try sequencer.fail(job: job, error: failure)
+            }
+        }
+    }
+
+    /// Frees the worker's slot; whether the report is the owner's to make.
+    private func report(_ job: JobID, by peer: PeerID, now: UInt64) -> Bool {
+        let (owned, assignments) = dispatcher.finished(job, by: peer, now: now)
+        for assignment in assignments { send(assignment) }
+        if !owned { metrics[.foreignReports] += 1 }
+        return owned
+    }
+
+    /// Applies one async event through the sequencer and records its consequences.
+    private func record(_ event: AuthorityRecord, _ apply: (inout Sequencer<R>) throws(SequencerError) -> Progress<R.Mutation>, payload: () -> [UInt8]? = { nil }) {
+        let progress: Progress<R.Mutation>
+        do {
+            progress = try apply(&sequencer)
+        } catch {
+            metrics[.unknownJobs] += 1
+            logger.debug("refused async event: \(error)")
+            return
+        }
+        switch progress.disposition {
+        case .duplicate:
+            metrics[.emitsDuplicate] += 1
+            return
+        case .buffered:
+            metrics[.emitsBuffered] += 1
+        case .applied:
+            break
+        }
+        if isJournaling { outbox.records.append(event) }
+        absorb(progress, firstPayload: payload())
+    }
+
+    private func absorb(_ progress: Progress<R.Mutation>, firstPayload: [UInt8]?) {
+        metrics[.mutationsApplied] += UInt64(progress.applied.count)
+        for (offset, applied) in progress.applied.enumerated() {
+            // Only the event's own mutation arrived encoded; released buffered ones are re-encoded.
+            let isOwn = offset == 0 && progress.applied.count == 1
+            outbox.applied.append((applied, isOwn ? firstPayload : nil))
+        }
+        for job in progress.finished { finishAction(of: job) }
+    }
+
+    private func finishAction(of job: JobID) {
+        guard let client = actionClients[job.actionSeq], !sequencer.hasOpenJobs(actionSeq: job.actionSeq) else { return }
+        actionClients[job.actionSeq] = nil
+        let remaining = (inFlight[client] ?? 1) - 1
+        inFlight[client] = remaining > 0 ? remaining : nil
+    }
+
+    // MARK: Time
+
+    /// Heartbeats to workers, dead workers, job timeouts.
+    func tick(now: UInt64, sendHeartbeats: Bool) {
+        let expiry = dispatcher.tick(now: now)
+        for peer in expiry.deadWorkers {
+            metrics[.workersLost] += 1
+            logger.warning("worker \(peer) missed \(configuration.missedHeartbeats) heartbeats: considered dead")
+        }
+        if !expiry.requeued.isEmpty {
+            metrics[.jobsRedispatched] += UInt64(expiry.requeued.count)
+            logger.info("re-dispatching \(expiry.requeued.count) job(s)")
+        }
+        for assignment in expiry.assignments { send(assignment) }
+        if sendHeartbeats {
+            for peer in dispatcher.workerIDs { toWorker(peer, .heartbeat) }
+        }
+    }
+
+    // MARK: Recovery
+
+    /// Re-applies one journal record (no replies, no dispatch).
+    func replay(_ record: AuthorityRecord) throws {
+        switch record {
+        case .accepted(let client, let seq, let payload):
+            let action = try decoder.decode(R.Action.self, from: payload)
+            accept(action, client: client, seq: seq, payload: payload, now: 0, dispatch: false)
+        case .emitted(let job, let index, let payload):
+            let mutation = try decoder.decode(R.Mutation.self, from: payload)
+            absorb(try sequencer.apply(job: job, emitIndex: index, mutation: mutation), firstPayload: nil)
+        case .completed(let job, let count):
+            absorb(try sequencer.complete(job: job, emitCount: count), firstPayload: nil)
+        case .failed(let job, let failure):
+            absorb(try sequencer.fail(job: job, error: failure), firstPayload: nil)
+        }
+        outbox = Outbox()
+    }
+
+    /// The durable snapshot of everything this engine knows.
+    func checkpoint() -> AuthorityCheckpoint<R> {
+        AuthorityCheckpoint(app: configuration.appName, sequencer: sequencer.checkpoint(), clients: clients, actionClients: actionClients)
+    }
+
+    /// Restores from a durable snapshot.
+    func restore(_ checkpoint: AuthorityCheckpoint<R>) {
+        sequencer = Sequencer(reactor: sequencer.reactor, restoring: checkpoint.sequencer)
+        clients = checkpoint.clients
+        actionClients = checkpoint.actionClients
+        inFlight = [:]
+        for client in actionClients.values { inFlight[client, default: 0] += 1 }
+    }
+
+    /// Queues every job that has not been reported (after recovery).
+    func dispatchUnreportedJobs(now: UInt64) -> Int {
+        let jobs = sequencer.unreportedJobs
+        for job in jobs {
+            if let assignment = dispatcher.enqueue(job.id, kind: job.kind, now: now) { send(assignment) }
+        }
+        return jobs.count
+    }
+
+    // MARK: Output
+
+    /// Counters with current gauges.
+    func currentMetrics() -> AuthorityMetrics {
+        var snapshot = metrics
+        snapshot.version = sequencer.version
+        snapshot.actionSeq = sequencer.actionSeq
+        snapshot.openJobs = UInt64(sequencer.openJobCount)
+        snapshot.workers = UInt64(dispatcher.workerCount)
+        snapshot.queuedJobs = UInt64(dispatcher.queuedCount)
+        return snapshot
+    }
+
+    /// Takes what the batch produced.
+    func takeOutbox() -> Outbox {
+        defer { outbox = Outbox() }
+        return outbox
+    }
+
+    /// Encodes an app value for the wire; `nil` (and an error log) if the app's type cannot.
+    func encode<T: Encodable>(_ value: T) -> [UInt8]? {
+        do {
+            return try encoder.encode(value)
+        } catch {
+            logger.error("cannot encode \(T.self): \(error)")
+            return nil
+        }
+    }
+
+    private func send(_ assignment: Dispatcher.Assignment) {
+        guard let job = sequencer.job(assignment.job), let payload = encode(job.effect) else { return }
+        metrics[.jobsDispatched] += 1
+        toWorker(assignment.worker, .job(job.id, kind: job.kind, payload: payload))
+    }
+
+    private func reply(_ envelope: [[UInt8]], _ message: AuthorityReply) {
+        outbox.replies.append(envelope + message.frames(writer))
+    }
+
+    private func toWorker(_ peer: PeerID, _ message: AuthorityToWorker) {
+        outbox.toWorkers.append([peer.bytes] + message.frames(writer))
+    }
+
+    private func dispatcherName(_ peer: PeerID) -> String { dispatcher.name(of: peer) ?? peer.description }
+
+    private func count(_ error: ProtocolError) {
+        switch error.code {
+        case .unsupportedVersion: metrics[.unsupportedVersion] += 1
+        case .unknownKind: metrics[.unknownKind] += 1
+        default: metrics[.malformed] += 1
+        }
+    }
+
+    /// Splits a ROUTER message into its routing envelope (id, plus the empty delimiter a REQ
+    /// peer sends) and the body.
+    static func split(_ frames: [[UInt8]]) -> (envelope: [[UInt8]], body: [[UInt8]])? {
+        guard frames.count >= 2 else { return nil }
+        if frames[1].isEmpty {
+            guard frames.count >= 3 else { return nil }
+            return (Array(frames[0...1]), Array(frames[2...]))
+        }
+        return ([frames[0]], Array(frames[1...]))
+    }
+}

@@ -1,0 +1,158 @@
+import MessagePack
+import ReactorCore
+import ReactorLog
+
+/// The authority's socket loop: owns the three sockets, the journal and the snapshot store on
+/// the node's thread, and moves bytes between them and the ``AuthorityEngine``.
+///
+/// One turn: poll; read up to `maxBatch` messages from each ready socket into the engine; then
+/// flush — append the batch's records to the journal and commit it under the fsync policy, and
+/// only then send acks, jobs, the batch's mutations and one snapshot.
+final class AuthorityLoop<R: Reactor> {
+    private let engine: AuthorityEngine<R>
+    private let configuration: AuthorityConfiguration
+    private let logger: Logger
+    private let thread: NodeThread
+    private let publishMetrics: (AuthorityMetrics) -> Void
+    private let actions: ZMQSocket
+    private let workers: ZMQSocket
+    private let feed: FeedPublisher
+    private let feedSocket: ZMQSocket
+    private var durability: AuthorityDurability<R>?
+    private let heartbeatMilliseconds: UInt64
+    private let idleFeedMilliseconds: UInt64
+    private var nextHeartbeat: UInt64 = 0
+    private var nextTick: UInt64 = 0
+
+    /// The endpoints as bound (with real ports where `*` or `0` was asked for).
+    let endpoints: AuthorityNode<R>.Endpoints
+
+    init(reactor: R, configuration: AuthorityConfiguration, logger: Logger, context: ZMQContext, thread: NodeThread,
+         publishMetrics: @escaping (AuthorityMetrics) -> Void) throws {
+        self.configuration = configuration
+        self.logger = logger
+        self.thread = thread
+        self.publishMetrics = publishMetrics
+        self.heartbeatMilliseconds = max(1, configuration.heartbeatInterval.wholeMilliseconds)
+        self.idleFeedMilliseconds = max(1, configuration.idleFeedInterval.wholeMilliseconds)
+        engine = AuthorityEngine(reactor: reactor, configuration: configuration, logger: logger, journaling: configuration.persistence != nil)
+        if let persistence = configuration.persistence {
+            durability = try AuthorityDurability(configuration: persistence, app: configuration.appName, logger: logger)
+            try durability?.recover(into: engine)
+        } else {
+            logger.notice("no --data directory: state is kept in memory only and lost when the authority stops")
+        }
+        actions = try ZMQSocket(context: context, type: .router)
+        workers = try ZMQSocket(context: context, type: .router)
+        feedSocket = try ZMQSocket(context: context, type: .xpub)
+        for socket in [actions, workers] {
+            try socket.set(.maxMessageSize, configuration.maxMessageBytes)
+            try socket.set(.receiveHighWaterMark, 100_000)
+            try socket.set(.sendHighWaterMark, 100_000)
+        }
+        try feedSocket.set(.sendHighWaterMark, configuration.feedHighWaterMark)
+        try feedSocket.set(.maxMessageSize, 4_096)
+        try actions.bind(configuration.actionsEndpoint)
+        try workers.bind(configuration.workersEndpoint)
+        try feedSocket.bind(configuration.feedEndpoint)
+        endpoints = AuthorityNode<R>.Endpoints(
+            actions: try actions.get(.lastEndpoint),
+            workers: try workers.get(.lastEndpoint),
+            feed: try feedSocket.get(.lastEndpoint)
+        )
+        feed = FeedPublisher(socket: feedSocket)
+    }
+
+    /// Runs until the node thread is asked to stop; then flushes and closes everything.
+    func run() {
+        let now = MonotonicClock.milliseconds()
+        let recovered = engine.dispatchUnreportedJobs(now: now)
+        if recovered > 0 { logger.info("\(recovered) unfinished job(s) from before the restart will be dispatched again") }
+        nextHeartbeat = now + heartbeatMilliseconds
+        nextTick = now + 100
+        let poller = ZMQPoller()
+        do {
+            let actionsIndex = try poller.register(actions)
+            let workersIndex = try poller.register(workers)
+            let feedIndex = try poller.register(feedSocket)
+            let wakeIndex = poller.register(thread.wakeup)
+            logger.info("serving app \(configuration.appName): actions \(endpoints.actions), workers \(endpoints.workers), feed \(endpoints.feed)")
+            while !thread.isStopping {
+                let now = MonotonicClock.milliseconds()
+                let nextFeed = feed.lastPublished + idleFeedMilliseconds
+                let deadline = min(nextTick, nextFeed)
+                _ = try poller.poll(timeout: deadline > now ? Int(min(deadline - now, 1_000)) : 0)
+                if poller.isReadable(wakeIndex) { _ = thread.wakeup.drain() }
+                try turn(actionsReady: poller.isReadable(actionsIndex), workersReady: poller.isReadable(workersIndex),
+                         feedReady: poller.isReadable(feedIndex))
+            }
+            logger.info("stopping: finishing the batch in hand")
+            try turn(actionsReady: false, workersReady: false, feedReady: false)
+        } catch let error as ZMQError where error.isTerminated {
+            logger.info("context shut down: stopping")
+        } catch {
+            logger.error("authority stopped: \(error)")
+        }
+        durability?.close(engine: engine)
+        actions.close()
+        workers.close()
+        feedSocket.close()
+        publishMetrics(engine.currentMetrics())
+    }
+
+    private func turn(actionsReady: Bool, workersReady: Bool, feedReady: Bool) throws {
+        let now = MonotonicClock.milliseconds()
+        if feedReady { try feed.readSubscriptions() }
+        if actionsReady {
+            let flushEach = durability?.flushesEachAction == true
+            for _ in 0..<configuration.maxBatch {
+                guard let frames = try actions.tryReceiveMultipart() else { break }
+                engine.handleClient(frames, now: now)
+                if flushEach { try flush(now: now) }
+            }
+        }
+        if workersReady {
+            for _ in 0..<configuration.maxBatch {
+                guard let frames = try workers.tryReceiveMultipart() else { break }
+                engine.handleWorker(frames, now: now)
+            }
+        }
+        if now >= nextTick {
+            let heartbeat = now >= nextHeartbeat
+            if heartbeat { nextHeartbeat = now + heartbeatMilliseconds }
+            engine.tick(now: now, sendHeartbeats: heartbeat)
+            nextTick = now + 100
+        }
+        try flush(now: now)
+        publishMetrics(engine.currentMetrics())
+    }
+
+    /// Journal first, then everything that may only leave once the journal has it.
+    private func flush(now: UInt64) throws {
+        let outbox = engine.takeOutbox()
+        if let durability, !outbox.records.isEmpty {
+            // A journal that cannot be written ends the node before any ack of this batch leaves.
+            try durability.append(outbox.records, engine: engine)
+        }
+        for frames in outbox.replies { _ = try actions.trySend(frames) }
+        for frames in outbox.toWorkers { _ = try workers.trySend(frames) }
+        try publish(outbox.applied, now: now)
+        durability?.snapshotIfDue(engine: engine, now: now)
+    }
+
+    private func publish(_ applied: [(mutation: AppliedMutation<R.Mutation>, payload: [UInt8]?)], now: UInt64) throws(ZMQError) {
+        let sequencer = engine.sequencer
+        if !applied.isEmpty, feed.wants(FeedMessage.Topic.mutation) {
+            for (mutation, payload) in applied {
+                guard let bytes = payload ?? engine.encode(mutation.mutation) else { continue }
+                try feed.publish(.mutation(version: mutation.version, actionSeq: mutation.actionSeq, origin: mutation.origin, payload: bytes), now: now)
+            }
+        }
+        if sequencer.version != feed.lastSnapshotVersion, feed.wants(FeedMessage.Topic.snapshot), let state = engine.encode(sequencer.state) {
+            engine.metrics[.snapshotsPublished] += 1
+            try feed.publish(.snapshot(version: sequencer.version, actionSeq: sequencer.actionSeq, payload: state), now: now)
+        } else if now >= feed.lastPublished + idleFeedMilliseconds {
+            try feed.publish(.heartbeat(version: sequencer.version, actionSeq: sequencer.actionSeq), now: now)
+        }
+    }
+}

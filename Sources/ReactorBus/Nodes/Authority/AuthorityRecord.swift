@@ -1,0 +1,29 @@
+import ReactorCore
+
+/// One journal record: an event that changed (or may change) the authority's state.
+///
+/// The journal holds inputs, not results: replaying these records through the same pure
+/// `Sequencer` reproduces state, version, job bookkeeping and client dedup exactly. Payloads are
+/// kept as the MessagePack bytes that arrived, so nothing is encoded twice.
+enum AuthorityRecord: Codable, Sendable, Equatable {
+    /// An accepted action, with the client identity that makes resends idempotent.
+    case accepted(client: String, clientSeq: UInt64, action: [UInt8])
+    /// A mutation a worker emitted (applied or buffered).
+    case emitted(job: JobID, emitIndex: UInt32, mutation: [UInt8])
+    /// A job's DONE.
+    case completed(job: JobID, emitCount: UInt32)
+    /// A job's FAILED.
+    case failed(job: JobID, failure: EffectFailure)
+}
+
+/// The authority's durable snapshot: everything needed to continue without the journal before it.
+struct AuthorityCheckpoint<R: Reactor>: Codable, Sendable {
+    /// The app the snapshot belongs to.
+    var app: String
+    /// State, version, actionSeq and the job ledger.
+    var sequencer: SequencerCheckpoint<R>
+    /// Idempotent-retry bookkeeping.
+    var clients: ClientLedger
+    /// For actions with unfinished jobs: the client that sent them (for in-flight limits).
+    var actionClients: [UInt64: String]
+}

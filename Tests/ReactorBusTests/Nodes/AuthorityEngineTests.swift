@@ -1,0 +1,205 @@
+import MessagePack
+import ReactorApps
+import ReactorCore
+import ReactorLog
+import Testing
+@testable import ReactorBus
+
+/// The authority's message handling, driven with plain frames: no sockets, exact outcomes.
+@Suite struct AuthorityEngineTests {
+    let writer = HeaderWriter()
+    let client: [UInt8] = [0, 1, 2, 3]
+    let worker = PeerID([9, 9])
+    let otherWorker = PeerID([8, 8])
+
+    func makeEngine(maxInFlight: Int = 10_000, journaling: Bool = false) -> AuthorityEngine<Counter> {
+        var configuration = AuthorityConfiguration(appName: "counter", actionsEndpoint: "", workersEndpoint: "", feedEndpoint: "")
+        configuration.maxInFlightPerClient = maxInFlight
+        return AuthorityEngine(reactor: Counter(), configuration: configuration, logger: Logger(label: "test", sink: .discard), journaling: journaling)
+    }
+
+    func action(_ action: Counter.Action, seq: UInt64, id: String = "c1") throws -> [[UInt8]] {
+        [client] + ClientMessage.action(clientID: id, clientSeq: seq, payload: try MessagePackEncoder().encode(action)).frames(writer)
+    }
+
+    func fromWorker(_ peer: PeerID, _ message: WorkerMessage) -> [[UInt8]] { [peer.bytes] + message.frames(writer) }
+
+    func replies(_ engine: AuthorityEngine<Counter>) throws -> [AuthorityReply] {
+        try engine.takeOutbox().replies.map { frames in
+            #expect(frames.first == client)
+            return try AuthorityReply(frames: Array(frames.dropFirst()))
+        }
+    }
+
+    func workerMessages(_ outbox: AuthorityEngine<Counter>.Outbox) throws -> [(PeerID, AuthorityToWorker)] {
+        try outbox.toWorkers.map { (PeerID($0[0]), try AuthorityToWorker(frames: Array($0.dropFirst()))) }
+    }
+
+    @Test func anActionIsAckedWithItsSequenceAndVersion() throws {
+        let engine = makeEngine()
+        engine.handleClient(try action(.countUp, seq: 1), now: 0)
+        engine.handleClient(try action(.countUp, seq: 2), now: 0)
+        #expect(try replies(engine) == [.ack(clientSeq: 1, actionSeq: 1, version: 1), .ack(clientSeq: 2, actionSeq: 2, version: 2)])
+        #expect(engine.sequencer.state.count == 2)
+        #expect(engine.metrics[.actionsAccepted] == 2)
+    }
+
+    @Test func aResentActionIsAckedAgainAndAppliedOnce() throws {
+        let engine = makeEngine()
+        engine.handleClient(try action(.countUp, seq: 1), now: 0)
+        engine.handleClient(try action(.countUp, seq: 2), now: 0)
+        engine.handleClient(try action(.countUp, seq: 1), now: 0)
+        #expect(try replies(engine).last == .ack(clientSeq: 1, actionSeq: 1, version: 1))
+        #expect(engine.sequencer.state.count == 2)
+        #expect(engine.metrics[.actionsDuplicate] == 1)
+    }
+
+    @Test func asyncActionsRunOnARegisteredWorkerAndApplyExactlyOnce() throws {
+        let engine = makeEngine()
+        engine.handleClient(try action(.countUpAsync, seq: 1), now: 0)
+        #expect(try replies(engine) == [.ack(clientSeq: 1, actionSeq: 1, version: 0)])
+        engine.handleWorker(fromWorker(worker, .ready(name: "w", app: "counter", capacity: 4, kinds: [])), now: 1)
+        let sent = try workerMessages(engine.takeOutbox())
+        let job = JobID(actionSeq: 1, effectIndex: 0)
+        let effect = try MessagePackEncoder().encode(Counter.Effect.slowIncrease)
+        #expect(sent.map(\.1) == [.welcome(heartbeatMilliseconds: 1_000), .job(job, kind: "slowIncrease", payload: effect)])
+        #expect(sent.allSatisfy { $0.0 == worker })
+        let increase = try MessagePackEncoder().encode(Counter.Mutation.increase)
+        engine.handleWorker(fromWorker(worker, .emit(job: job, emitIndex: 0, payload: increase)), now: 2)
+        engine.handleWorker(fromWorker(worker, .emit(job: job, emitIndex: 0, payload: increase)), now: 2)
+        engine.handleWorker(fromWorker(worker, .done(job: job, emitCount: 1)), now: 3)
+        let outbox = engine.takeOutbox()
+        #expect(outbox.applied.map(\.mutation.version) == [1])
+        #expect(outbox.applied.first?.payload == increase)
+        #expect(engine.sequencer.state.count == 1)
+        #expect(engine.sequencer.openJobCount == 0)
+        #expect(engine.metrics[.emitsDuplicate] == 1)
+        #expect(engine.metrics[.jobsDone] == 1)
+    }
+
+    @Test func reportsFromAWorkerThatDoesNotOwnTheJobAreDropped() throws {
+        let engine = makeEngine()
+        engine.handleWorker(fromWorker(worker, .ready(name: "a", app: "counter", capacity: 1, kinds: [])), now: 0)
+        engine.handleWorker(fromWorker(otherWorker, .ready(name: "b", app: "counter", capacity: 1, kinds: [])), now: 0)
+        engine.handleClient(try action(.countUpAsync, seq: 1), now: 0)
+        let assigned = try workerMessages(engine.takeOutbox()).first { if case .job = $0.1 { true } else { false } }
+        let owner = try #require(assigned?.0)
+        let stranger = owner == worker ? otherWorker : worker
+        let job = JobID(actionSeq: 1, effectIndex: 0)
+        let increase = try MessagePackEncoder().encode(Counter.Mutation.increase)
+        engine.handleWorker(fromWorker(stranger, .emit(job: job, emitIndex: 0, payload: increase)), now: 1)
+        engine.handleWorker(fromWorker(stranger, .done(job: job, emitCount: 1)), now: 1)
+        #expect(engine.metrics[.foreignReports] == 2)
+        #expect(engine.sequencer.version == 0)
+        #expect(engine.sequencer.openJobCount == 1)
+    }
+
+    @Test func badInputIsAnsweredAndCountedAndChangesNothing() throws {
+        let engine = makeEngine()
+        engine.handleClient(try action(.countUp, seq: 1), now: 0)
+        _ = engine.takeOutbox()
+        let cases: [([[UInt8]], ErrorCode)] = [
+            ([client, [0xc1]], .malformed),
+            ([client, Array("garbage".utf8)], .malformed),
+            ([client, MessagePackValue.array([.uint(7), .string("ping"), .uint(1)]).pack()], .unsupportedVersion),
+            ([client, MessagePackValue.array([.uint(1), .string("explode")]).pack()], .unknownKind),
+            ([client, MessagePackValue.array([.uint(1), .string("action"), .string("c"), .uint(5)]).pack()], .malformed),
+            ([client] + ClientMessage.action(clientID: "c", clientSeq: 9, payload: MessagePackValue.map([(.string("dance"), .map([]))]).pack()).frames(writer), .badAction),
+            ([client] + ClientMessage.action(clientID: "c", clientSeq: 10, payload: [0x92, 0x01]).frames(writer), .badAction),
+        ]
+        for (frames, code) in cases {
+            engine.handleClient(frames, now: 1)
+            let answer = try replies(engine)
+            #expect(answer.count == 1)
+            if case .error(_, let got, _) = answer.first { #expect(got == code) } else { Issue.record("expected an error for \(code)") }
+        }
+        engine.handleClient([client], now: 1)
+        #expect(try replies(engine).isEmpty)
+        #expect(engine.sequencer.state.count == 1)
+        #expect(engine.sequencer.version == 1)
+        #expect(engine.sequencer.actionSeq == 1)
+        #expect(engine.metrics[.malformed] == 4)
+        #expect(engine.metrics[.unsupportedVersion] == 1)
+        #expect(engine.metrics[.unknownKind] == 1)
+        #expect(engine.metrics[.badActions] == 2)
+    }
+
+    @Test func workerMistakesAreRefused() throws {
+        let engine = makeEngine()
+        engine.handleWorker(fromWorker(worker, .heartbeat), now: 0)
+        engine.handleWorker(fromWorker(worker, .ready(name: "w", app: "primes", capacity: 1, kinds: [])), now: 0)
+        engine.handleWorker(fromWorker(worker, .ready(name: "w", app: "counter", capacity: 1, kinds: [])), now: 0)
+        engine.handleWorker(fromWorker(worker, .done(job: JobID(actionSeq: 99, effectIndex: 0), emitCount: 0)), now: 0)
+        engine.handleWorker([worker.bytes, [0xc1]], now: 0)
+        let sent = try workerMessages(engine.takeOutbox()).map(\.1)
+        #expect(sent.count == 4)
+        #expect(sent[0] == .error(ref: 0, code: .unknownWorker, message: "unknown worker: send ready first"))
+        if case .error(_, let code, _) = sent[1] { #expect(code == .wrongApp) } else { Issue.record("expected wrong_app") }
+        #expect(sent[2] == .welcome(heartbeatMilliseconds: 1_000))
+        if case .error(_, let code, _) = sent[3] { #expect(code == .malformed) } else { Issue.record("expected malformed") }
+        #expect(engine.metrics[.foreignReports] == 1)
+        #expect(engine.sequencer.version == 0)
+    }
+
+    @Test func aClientOverItsInFlightLimitIsBusyAndOthersAreServed() throws {
+        let engine = makeEngine(maxInFlight: 2)
+        engine.handleClient(try action(.countUpAsync, seq: 1), now: 0)
+        engine.handleClient(try action(.countUpAsync, seq: 2), now: 0)
+        engine.handleClient(try action(.countUpAsync, seq: 3), now: 0)
+        engine.handleClient(try action(.countUpAsync, seq: 1, id: "other"), now: 0)
+        let answers = try replies(engine)
+        #expect(answers.count == 4)
+        if case .error(let ref, let code, _) = answers[2] {
+            #expect(ref == 3)
+            #expect(code == .busy)
+        } else {
+            Issue.record("expected busy")
+        }
+        #expect(answers[3] == .ack(clientSeq: 1, actionSeq: 3, version: 0))
+        #expect(engine.metrics[.actionsBusy] == 1)
+    }
+
+    @Test func aDeadWorkersJobGoesToAnotherWorker() throws {
+        let engine = makeEngine()
+        engine.handleWorker(fromWorker(worker, .ready(name: "a", app: "counter", capacity: 1, kinds: [])), now: 0)
+        engine.handleClient(try action(.countUpAsync, seq: 1), now: 0)
+        engine.handleWorker(fromWorker(otherWorker, .ready(name: "b", app: "counter", capacity: 1, kinds: [])), now: 2_000)
+        _ = engine.takeOutbox()
+        engine.tick(now: 3_000, sendHeartbeats: false)
+        let sent = try workerMessages(engine.takeOutbox())
+        #expect(sent.count == 1)
+        #expect(sent.first?.0 == otherWorker)
+        #expect(engine.metrics[.workersLost] == 1)
+        #expect(engine.metrics[.jobsRedispatched] == 1)
+    }
+
+    @Test func replayingTheJournalRecordsRebuildsTheSameState() throws {
+        let engine = makeEngine(journaling: true)
+        engine.handleWorker(fromWorker(worker, .ready(name: "a", app: "counter", capacity: 8, kinds: [])), now: 0)
+        for seq in 1...6 as ClosedRange<UInt64> {
+            engine.handleClient(try action(seq.isMultiple(of: 2) ? .countUp : .countUpAsync, seq: seq), now: 0)
+        }
+        let increase = try MessagePackEncoder().encode(Counter.Mutation.increase)
+        engine.handleWorker(fromWorker(worker, .emit(job: JobID(actionSeq: 1, effectIndex: 0), emitIndex: 0, payload: increase)), now: 1)
+        engine.handleWorker(fromWorker(worker, .done(job: JobID(actionSeq: 1, effectIndex: 0), emitCount: 1)), now: 1)
+        engine.handleWorker(fromWorker(worker, .emit(job: JobID(actionSeq: 3, effectIndex: 0), emitIndex: 0, payload: increase)), now: 1)
+        let records = engine.takeOutbox().records
+        #expect(records.count == 9)
+
+        let restored = makeEngine(journaling: true)
+        for record in records { try restored.replay(record) }
+        #expect(restored.sequencer.state == engine.sequencer.state)
+        #expect(restored.sequencer.version == engine.sequencer.version)
+        // Jobs 3 (emitted, no DONE) and 5 (nothing yet) must run again.
+        #expect(restored.sequencer.unreportedJobs.map(\.id) == [JobID(actionSeq: 3, effectIndex: 0), JobID(actionSeq: 5, effectIndex: 0)])
+        restored.handleWorker(fromWorker(worker, .ready(name: "a", app: "counter", capacity: 8, kinds: [])), now: 5)
+        #expect(restored.dispatchUnreportedJobs(now: 5) == 2)
+        // Job 3 runs again from the start: its first emit is a duplicate and is not applied twice.
+        restored.handleWorker(fromWorker(worker, .emit(job: JobID(actionSeq: 3, effectIndex: 0), emitIndex: 0, payload: increase)), now: 6)
+        #expect(restored.metrics[.emitsDuplicate] == 1)
+        // A resend of an acked action after the restart is still a duplicate.
+        restored.handleClient(try action(.countUp, seq: 2), now: 5)
+        #expect(restored.sequencer.state.count == 5)
+        #expect(restored.metrics[.actionsDuplicate] == 1)
+    }
+}
