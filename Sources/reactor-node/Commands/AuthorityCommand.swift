@@ -1,0 +1,85 @@
+import ArgumentParsing
+import ReactorBus
+import ReactorCore
+import ReactorLog
+
+/// `reactor-node authority`: owns the state.
+enum AuthorityCommand {
+    static let spec = Command(
+        name: "authority",
+        summary: "own the state: accept actions, dispatch effects to workers, publish snapshots",
+        options: [
+            CommonOptions.app,
+            .value("actions", "EP", help: "where clients send actions (bind)", default: "tcp://*:7001"),
+            .value("workers", "EP", help: "where workers connect (bind)", default: "tcp://*:7002"),
+            .value("feed", "EP", help: "where snapshots are published (bind)", default: "tcp://*:7003"),
+            .value("data", "DIR", help: "keep a journal and snapshots here; without it, state is in memory only"),
+            .value("fsync", "POLICY", help: "always (before each ack), batch (once per batch, before its acks) or none", default: "batch"),
+            .value("snapshot-every", "N", help: "write a snapshot after N journal records", default: "100000"),
+            .value("snapshot-interval", "SECONDS", help: "or after this long", default: "60"),
+            .value("heartbeat", "SECONDS", help: "heartbeat interval with workers; 3 missed = dead", default: "1"),
+            .value("job-timeout", "SECONDS", help: "give a job to another worker after this long", default: "60"),
+            .value("max-in-flight", "N", help: "actions per client with unfinished effects before 'busy'", default: "10000"),
+            CommonOptions.maxMessageBytes,
+            CommonOptions.logLevel,
+        ],
+        discussion: """
+        Once bound, prints one JSON line to stdout with the real endpoints, e.g.
+          {"actions":"tcp://0.0.0.0:7001","workers":"tcp://0.0.0.0:7002","feed":"tcp://0.0.0.0:7003"}
+        SIGINT/SIGTERM: finish the batch in hand, write a snapshot, exit 0; a second signal exits at once.
+        """
+    )
+
+    static func run(_ arguments: ParsedArguments) async throws -> Int32 {
+        let app = try arguments.required("app")
+        var configuration = AuthorityConfiguration(
+            appName: app,
+            actionsEndpoint: try Endpoint.validate(try arguments.required("actions"), flag: "actions", binding: true),
+            workersEndpoint: try Endpoint.validate(try arguments.required("workers"), flag: "workers", binding: true),
+            feedEndpoint: try Endpoint.validate(try arguments.required("feed"), flag: "feed", binding: true)
+        )
+        configuration.heartbeatInterval = try CommonOptions.seconds(arguments, "heartbeat") ?? .seconds(1)
+        configuration.jobTimeout = try CommonOptions.seconds(arguments, "job-timeout") ?? .seconds(60)
+        configuration.maxInFlightPerClient = try CommonOptions.int(arguments, "max-in-flight", in: 1...10_000_000)
+        configuration.maxMessageBytes = Int64(try CommonOptions.int(arguments, "max-message-bytes", in: 1_024...(1 << 30)))
+        if let directory = arguments.string("data") {
+            let raw = try arguments.required("fsync")
+            guard let policy = FsyncPolicy(raw) else { throw CLIError.usage("authority: '--fsync \(raw)' must be always, batch or none") }
+            var persistence = PersistenceConfiguration(directory: directory, fsync: policy)
+            persistence.snapshotEveryRecords = UInt64(try CommonOptions.int(arguments, "snapshot-every", in: 1...Int.max))
+            persistence.snapshotInterval = try CommonOptions.seconds(arguments, "snapshot-interval") ?? .seconds(60)
+            configuration.persistence = persistence
+        }
+        let logger = try CommonOptions.logger("authority", arguments)
+        return try await AppRegistry.visit(app, Runner(configuration: configuration, logger: logger))
+    }
+
+    struct Runner: AppVisitor {
+        let configuration: AuthorityConfiguration
+        let logger: Logger
+
+        func visit<R: Reactor, H: EffectHandler>(reactor: R, effects: H) async throws -> Int32 where H.Effect == R.Effect, H.Mutation == R.Mutation {
+            let context = try ZMQContext()
+            let node = try AuthorityNode(reactor: reactor, configuration: configuration, logger: logger, context: context)
+            let trap = SignalTrap { signal in
+                logger.info("signal \(signal): stopping gracefully (send it again to stop at once)")
+                node.stop()
+            }
+            let endpoints: AuthorityNode<R>.Endpoints
+            do {
+                endpoints = try await node.start()
+            } catch let error as ZMQError where error.code == ZMQError.Code.invalidArgument || error.code == ZMQError.Code.protocolNotSupported {
+                throw CLIError.usage("authority: cannot bind: \(error)")
+            } catch {
+                throw CLIError.failed("authority: cannot start: \(error)")
+            }
+            Output.line(#"{"actions":"\#(endpoints.actions)","workers":"\#(endpoints.workers)","feed":"\#(endpoints.feed)"}"#)
+            await node.wait()
+            _ = trap
+            context.terminate(timeout: .seconds(2))
+            let metrics = node.metrics
+            logger.info("stopped at version \(metrics.version) after \(metrics[.actionsAccepted]) action(s)")
+            return 0
+        }
+    }
+}

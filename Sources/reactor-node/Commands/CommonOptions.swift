@@ -1,0 +1,37 @@
+import ArgumentParsing
+import ReactorLog
+
+/// Options every command shares.
+enum CommonOptions {
+    static let app = Option.value("app", "NAME", help: "the app: \(AppRegistry.names.joined(separator: ", "))", required: true)
+    static let logLevel = Option.value("log-level", "LEVEL", help: "what goes to stderr: trace, debug, info, notice, warning, error", default: "info")
+    static let maxMessageBytes = Option.value("max-message-bytes", "N", help: "largest message accepted on a socket", default: "1048576")
+
+    /// The logger for `label` at the `--log-level` given.
+    static func logger(_ label: String, _ arguments: ParsedArguments) throws(CLIError) -> Logger {
+        let raw = arguments.string("log-level") ?? "info"
+        guard let level = LogLevel(name: raw) else {
+            throw .usage("\(arguments.command): '--log-level \(raw)' must be one of trace, debug, info, notice, warning, error")
+        }
+        return Logger(label: label, level: level)
+    }
+
+    static func int(_ arguments: ParsedArguments, _ name: String, in range: ClosedRange<Int>) throws(CLIError) -> Int {
+        do {
+            guard let value = try arguments.int(name, in: range) else { throw CLIError.usage("\(arguments.command): missing --\(name)") }
+            return value
+        } catch let error as UsageError {
+            throw .usage(error.message)
+        } catch {
+            throw .usage(String(describing: error))
+        }
+    }
+
+    static func seconds(_ arguments: ParsedArguments, _ name: String) throws(CLIError) -> Duration? {
+        do {
+            return try arguments.seconds(name)
+        } catch {
+            throw .usage(error.message)
+        }
+    }
+}

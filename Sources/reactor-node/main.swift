@@ -1,1 +1,0 @@
-print("reactor-node")
