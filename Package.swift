@@ -51,6 +51,8 @@ let package = Package(
         .testTarget(name: "MessagePackTests", dependencies: ["MessagePack", "CMsgPack"], resources: [.copy("Fixtures")]),
         .testTarget(name: "ReactorBusTests", dependencies: ["ReactorBus", "ReactorApps", "MessagePack", "CZMQ"]),
         .testTarget(name: "ArgumentParsingTests", dependencies: ["ArgumentParsing"]),
+        // Multi-process tests: spawn the real reactor-node binary on loopback.
+        .testTarget(name: "ReactorNodeTests", dependencies: ["ReactorBus", "ReactorApps", "MessagePack", "reactor-node"]),
     ],
     swiftLanguageModes: [.v6]
 )
