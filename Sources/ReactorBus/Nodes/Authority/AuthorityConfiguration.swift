@@ -27,6 +27,8 @@ public struct AuthorityConfiguration: Sendable {
     public var idleFeedInterval: Duration = .seconds(1)
     /// Where and how to keep state across restarts; `nil` keeps it in memory only.
     public var persistence: PersistenceConfiguration?
+    /// CURVE keys and allowlists; `nil` leaves the sockets in plain text.
+    public var security: AuthoritySecurity?
 
     /// Creates a configuration with the defaults above.
     public init(appName: String, actionsEndpoint: String, workersEndpoint: String, feedEndpoint: String) {

@@ -19,6 +19,8 @@ final class AuthorityLoop<R: Reactor> {
     private let feed: FeedPublisher
     private let feedSocket: ZMQSocket
     private var durability: AuthorityDurability<R>?
+    private let zap: ZAPHandler?
+    private let monitors: [(domain: String, socket: ZMQSocket)]
     private let heartbeatMilliseconds: UInt64
     private let idleFeedMilliseconds: UInt64
     private var nextHeartbeat: UInt64 = 0
@@ -45,6 +47,24 @@ final class AuthorityLoop<R: Reactor> {
         actions = try ZMQSocket(context: context, type: .router)
         workers = try ZMQSocket(context: context, type: .router)
         feedSocket = try ZMQSocket(context: context, type: .xpub)
+        let sockets = [("actions", actions), ("workers", workers), ("feed", feedSocket)]
+        if let security = configuration.security {
+            // The ZAP handler must be bound before any CURVE handshake can happen.
+            if let directory = security.allowKeysDirectory {
+                let allowlist = Allowlist(directory: directory)
+                zap = try ZAPHandler(context: context, allowlist: allowlist, logger: logger)
+                logger.info("CURVE on; allowlist \(directory): \(allowlist.counts.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")) key(s)")
+            } else {
+                zap = nil
+                logger.info("CURVE on; any client that knows the server key is admitted (no --allow-keys)")
+            }
+            for (domain, socket) in sockets { try security.apply(to: socket, domain: domain) }
+            let tag = UInt64.random(in: 0...UInt64.max)
+            monitors = try sockets.map { domain, socket in (domain, try socket.monitor(.handshakeFailures, name: "authority-\(domain)-\(tag)")) }
+        } else {
+            zap = nil
+            monitors = []
+        }
         for socket in [actions, workers] {
             try socket.set(.maxMessageSize, configuration.maxMessageBytes)
             try socket.set(.receiveHighWaterMark, 100_000)
@@ -76,6 +96,8 @@ final class AuthorityLoop<R: Reactor> {
             let workersIndex = try poller.register(workers)
             let feedIndex = try poller.register(feedSocket)
             let wakeIndex = poller.register(thread.wakeup)
+            let zapIndex = try zap.map { try poller.register($0.pollable) }
+            let monitorIndices = try monitors.map { try poller.register($0.socket) }
             logger.info("serving app \(configuration.appName): actions \(endpoints.actions), workers \(endpoints.workers), feed \(endpoints.feed)")
             while !thread.isStopping {
                 let now = MonotonicClock.milliseconds()
@@ -83,6 +105,8 @@ final class AuthorityLoop<R: Reactor> {
                 let deadline = min(nextTick, nextFeed)
                 _ = try poller.poll(timeout: deadline > now ? Int(min(deadline - now, 1_000)) : 0)
                 if poller.isReadable(wakeIndex) { _ = thread.wakeup.drain() }
+                if let zap, let zapIndex, poller.isReadable(zapIndex) { try zap.handleRequests(now: MonotonicClock.milliseconds()) }
+                for (offset, index) in monitorIndices.enumerated() where poller.isReadable(index) { try readMonitor(monitors[offset]) }
                 try turn(actionsReady: poller.isReadable(actionsIndex), workersReady: poller.isReadable(workersIndex),
                          feedReady: poller.isReadable(feedIndex))
             }
@@ -94,10 +118,21 @@ final class AuthorityLoop<R: Reactor> {
             logger.error("authority stopped: \(error)")
         }
         durability?.close(engine: engine)
+        for monitor in monitors { monitor.socket.close() }
+        zap?.close()
         actions.close()
         workers.close()
         feedSocket.close()
         publishMetrics(engine.currentMetrics())
+    }
+
+    private func readMonitor(_ monitor: (domain: String, socket: ZMQSocket)) throws(ZMQError) {
+        while let event = try monitor.socket.readMonitorEvent() {
+            engine.metrics[.handshakesRefused] += 1
+            let why = event.event == .handshakeFailedAuth ? "not admitted by the allowlist"
+                : event.event == .handshakeFailedProtocol ? "no CURVE or a broken handshake" : "wrong keys (handshake did not decrypt)"
+            logger.warning("refused a peer on the \(monitor.domain) socket: \(why)")
+        }
     }
 
     private func turn(actionsReady: Bool, workersReady: Bool, feedReady: Bool) throws {

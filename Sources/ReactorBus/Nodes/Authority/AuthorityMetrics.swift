@@ -27,6 +27,7 @@ public enum AuthorityCounter: String, CaseIterable, Sendable {
     case journalRecords = "journal_records"
     case journalCommits = "journal_commits"
     case snapshotsWritten = "snapshots_written"
+    case handshakesRefused = "handshakes_refused"
 }
 
 /// The authority's counters plus a few gauges, as one value that can be copied across threads.
