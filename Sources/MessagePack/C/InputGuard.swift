@@ -16,10 +16,12 @@ import CMsgPack
 /// buffer can never make us allocate more than a small multiple of itself.
 ///
 /// How (two stages, no format parsing where msgpack-c can do it):
-/// 1. `isPlainlySafe` is a conservative byte scan: it sums the counts of
-///    every byte that *could* be an `array16/32` or `map16/32` header
-///    (`0xdc…0xdf`). If that sum fits in the input, so does any real
-///    header's count. Valid snapshots pass this in one linear pass.
+/// 1. `isPlainlySafe` is a conservative byte scan over every byte that
+///    *could* start an `array16/32` or `map16/32` header (`0xdc…0xdf`): each
+///    candidate's count must fit in the bytes after it, and all candidates'
+///    counts together must fit in the input. Real headers are among the
+///    candidates, so passing proves the bound. Valid snapshots pass in one
+///    linear pass; only suspicious input pays for stage 2.
 /// 2. Otherwise `validate` walks the structure exactly. It reads only the
 ///    array/map header forms (the allocation-relevant ones) and lets
 ///    msgpack-c's own `msgpack_unpack_next` parse and measure every other
@@ -75,8 +77,9 @@ enum InputGuard {
                 if wide {
                     declared = declared << 16 | Int(input[index + 3]) << 8 | Int(input[index + 4])
                 }
-                claimed += byte >= 0xde ? declared * 2 : declared
-                if claimed > count { return false }
+                let elements = byte >= 0xde ? declared * 2 : declared
+                claimed += elements
+                if elements > count - index - headerLength || claimed > count { return false }
             }
             index += 1
         }

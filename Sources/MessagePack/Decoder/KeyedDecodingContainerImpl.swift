@@ -147,7 +147,9 @@ struct KeyedDecodingContainerImpl<Key: CodingKey>: KeyedDecodingContainerProtoco
     }
 
     func superDecoder() throws -> any Decoder {
-        let object = Key(stringValue: MessagePackKey.super.stringValue).flatMap(find) ?? ObjectRef(NilObject.pointer)
+        var name = MessagePackKey.super.stringValue
+        let found: Int? = name.withUTF8 { position(ofUTF8: UnsafeRawBufferPointer($0)) }
+        let object = found.map { map.value($0) } ?? ObjectRef(NilObject.pointer)
         return DecoderImpl(object: object, context: context, path: CodingPathNode(parent: path, key: MessagePackKey.super))
     }
 
