@@ -77,11 +77,10 @@ final class HandWrittenCodec {
                     for field in UnsafeBufferPointer(start: fields.ptr, count: Int(fields.size)) {
                         if Self.isKey(field.key, "id") { item.id = try Self.int(field.val) }
                         else if Self.isKey(field.key, "name") {
-                            guard field.val.type == MSGPACK_OBJECT_STR,
-                                  let name = String(validating: UnsafeRawBufferPointer(
-                                    start: field.val.via.str.ptr, count: Int(field.val.via.str.size)), as: UTF8.self)
-                            else { throw Failure.malformed }
-                            item.name = name
+                            guard field.val.type == MSGPACK_OBJECT_STR else { throw Failure.malformed }
+                            // The stdlib's fast UTF-8 path (invalid bytes are repaired, not rejected).
+                            item.name = String(decoding: UnsafeRawBufferPointer(
+                                start: field.val.via.str.ptr, count: Int(field.val.via.str.size)), as: UTF8.self)
                         } else if Self.isKey(field.key, "done") {
                             guard field.val.type == MSGPACK_OBJECT_BOOLEAN else { throw Failure.malformed }
                             item.done = field.val.via.boolean
