@@ -5,10 +5,15 @@ import MessagePack
 
 // Encodes and decodes a representative snapshot through the Codable path and
 // through hand-written msgpack-c calls, and prints ops/s and the ratios.
-// Usage: msgpack-bench [iterations per round]   (5 rounds, best round counts)
+// Usage: msgpack-bench [iterations per round] [phase]   (5 rounds, best round counts)
+// With a phase (hand-encode, codable-encode, hand-decode, codable-decode) only
+// that operation runs, once per iteration: for `valgrind --tool=callgrind`,
+// whose instruction counts are stable on a busy machine where timings are not.
 
-let iterations = CommandLine.arguments.dropFirst().first.flatMap { Int($0) } ?? 20_000
-let rounds = 5
+let arguments = Array(CommandLine.arguments.dropFirst())
+let iterations = arguments.first.flatMap { Int($0) } ?? 20_000
+let phase = arguments.dropFirst().first
+let rounds = phase == nil ? 5 : 1
 let snapshot = BenchSnapshot.sample()
 let encoder = MessagePackEncoder()
 let decoder = MessagePackDecoder()
@@ -53,6 +58,18 @@ do {
           try handWritten.decode(handBytes) == snapshot else {
         print("error: the Codable and hand-written paths disagree")
         exit(1)
+    }
+    if let phase {
+        for _ in 0 ..< iterations {
+            switch phase {
+            case "hand-encode": sink &+= handWritten.encode(snapshot).count
+            case "codable-encode": sink &+= try encoder.encode(snapshot).count
+            case "hand-decode": sink &+= try handWritten.decode(handBytes).items.count
+            case "codable-decode": sink &+= try decoder.decode(BenchSnapshot.self, from: codableBytes).items.count
+            default: print("unknown phase \(phase)"); exit(2)
+            }
+        }
+        exit(0)
     }
     print("snapshot: \(snapshot.items.count) items, \(codableBytes.count) bytes; \(iterations) iterations x \(rounds) rounds (best)")
 

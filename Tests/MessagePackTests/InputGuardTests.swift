@@ -98,6 +98,9 @@ import Testing
         bytes("dc0002 01 02").withUnsafeBytes { #expect(InputGuard.isPlainlySafe($0)) }
         bytes("dc0003 01 02").withUnsafeBytes { #expect(!InputGuard.isPlainlySafe($0)) }
         bytes("dd00").withUnsafeBytes { #expect(!InputGuard.isPlainlySafe($0)) }
+        // A header after the first 8-byte word is still found by the word-at-a-time scan.
+        bytes("99 0101010101010101 dd ffffffff").withUnsafeBytes { #expect(!InputGuard.isPlainlySafe($0)) }
+        bytes("99 0101010101010101 01 01 01 01 01").withUnsafeBytes { #expect(InputGuard.isPlainlySafe($0)) }
         // Each claim fits alone, together they do not.
         bytes("dc0003 dc0003 01").withUnsafeBytes { #expect(!InputGuard.isPlainlySafe($0)) }
     }

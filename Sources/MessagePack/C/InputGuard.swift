@@ -68,6 +68,15 @@ enum InputGuard {
         var claimed = 0
         var index = 0
         while index < count {
+            // Skip 8 bytes at a time while none of them is 0xdc…0xdf
+            // (SWAR zero-byte test on `(byte & 0xfc) ^ 0xdc`).
+            while index + 8 <= count {
+                let word = input.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+                let marked = (word & 0xfcfc_fcfc_fcfc_fcfc) ^ 0xdcdc_dcdc_dcdc_dcdc
+                if (marked &- 0x0101_0101_0101_0101) & ~marked & 0x8080_8080_8080_8080 != 0 { break }
+                index += 8
+            }
+            guard index < count else { break }
             let byte = input[index]
             if byte & 0xfc == 0xdc {
                 let wide = byte & 0x01 == 1

@@ -45,6 +45,11 @@ final class DecodingContext {
         if T.self == Date.self { return try decodeDate(object, path) as? T }
         if T.self == UUID.self { return try decodeUUID(object, path) as? T }
         if T.self == MessagePackValue.self { return try MessagePackValue(object: object, path: path) as? T }
+        if let arrayType = T.self as? any DecodableArray.Type {
+            return try arrayType.decodeMessagePackArray(
+                from: object, context: self, node: key.map { CodingPathNode(parent: parent, key: $0) } ?? parent
+            ) as? T
+        }
         if let dictionaryType = T.self as? any DecodableDictionary.Type {
             return try dictionaryType.decodeMessagePackMap(
                 from: object, context: self, node: key.map { CodingPathNode(parent: parent, key: $0) } ?? parent

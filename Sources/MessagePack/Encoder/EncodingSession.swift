@@ -106,6 +106,9 @@ final class EncodingSession {
             packValue.pack(into: writer)
         }
         else if isKnownPlain(T.self) { return false }
+        else if let array = value as? any EncodableArray {
+            try array.encodeMessagePackArray(session: self, writer: writer, parent: parent, key: key)
+        }
         else if let dictionary = value as? any EncodableDictionary {
             return try dictionary.encodeMessagePackMap(session: self, writer: writer, parent: parent, key: key)
         }
