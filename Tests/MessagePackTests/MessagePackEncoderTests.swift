@@ -172,3 +172,23 @@ struct OutOfOrder: Encodable {
         #expect(try encoder.encode(Probe()) == MessagePackValue.string("seen").pack())
     }
 }
+
+/// Dictionary keys other than String and Int.
+@Suite struct DictionaryKeyTests {
+    enum Color: String, Codable, CodingKeyRepresentable { case red, blue }
+    struct Point: Codable, Hashable { var x: Int }
+
+    @Test func codingKeyRepresentableKeysAreSortedStrings() throws {
+        let bytes = try encoded([Color.red: 1, Color.blue: 2])
+        #expect(hex(bytes) == "82a4626c756502a37265640 1".replacingOccurrences(of: " ", with: ""))
+        #expect(try decoded([Color: Int].self, bytes) == [.red: 1, .blue: 2])
+    }
+
+    @Test func otherKeysUseSwiftsFlatArraySortedByKeyBytes() throws {
+        let value = [Point(x: 2): "b", Point(x: 1): "a"]
+        let bytes = try encoded(value)
+        // [{"x": 1}, "a", {"x": 2}, "b"]
+        #expect(hex(bytes) == "9481a17801a16181a17802a162")
+        #expect(try decoded([Point: String].self, bytes) == value)
+    }
+}
