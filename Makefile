@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 SWIFT ?= swift
 
-.PHONY: all deps build release test demo clean
+.PHONY: all deps build release test demo clean bench-codec
 
 all: build
 
@@ -23,6 +23,10 @@ test: deps
 ## The main job: an embedded, all-in-one demo.
 demo: release
 	$(SWIFT) run -c release --skip-build reactor-node demo
+
+## Codec throughput: Codable MessagePack vs hand-written msgpack-c.
+bench-codec: deps
+	$(SWIFT) run -c release msgpack-bench
 
 clean:
 	rm -rf .build

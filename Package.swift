@@ -47,6 +47,9 @@ let package = Package(
             dependencies: ["ReactorBus", "ReactorCore", "ReactorApps", "MessagePack", "ReactorLog", "ArgumentParsing"]
         ),
 
+        // Codec benchmark: Codable path vs hand-written msgpack-c calls (`make bench-codec`).
+        .executableTarget(name: "msgpack-bench", dependencies: ["MessagePack", "CMsgPack"]),
+
         .testTarget(name: "ReactorCoreTests", dependencies: ["ReactorCore", "ReactorApps"]),
         .testTarget(name: "MessagePackTests", dependencies: ["MessagePack", "CMsgPack"], resources: [.copy("Fixtures")]),
         .testTarget(name: "ReactorBusTests", dependencies: ["ReactorBus", "ReactorApps", "MessagePack", "CZMQ"]),

@@ -16,10 +16,12 @@ import CMsgPack
 /// buffer can never make us allocate more than a small multiple of itself.
 ///
 /// How (two stages, no format parsing where msgpack-c can do it):
-/// 1. `isPlainlySafe` is a conservative byte scan: it sums the counts of
-///    every byte that *could* be an `array16/32` or `map16/32` header
-///    (`0xdc…0xdf`). If that sum fits in the input, so does any real
-///    header's count. Valid snapshots pass this in one linear pass.
+/// 1. `isPlainlySafe` is a conservative byte scan over every byte that
+///    *could* start an `array16/32` or `map16/32` header (`0xdc…0xdf`): each
+///    candidate's count must fit in the bytes after it, and all candidates'
+///    counts together must fit in the input. Real headers are among the
+///    candidates, so passing proves the bound. Valid snapshots pass in one
+///    linear pass; only suspicious input pays for stage 2.
 /// 2. Otherwise `validate` walks the structure exactly. It reads only the
 ///    array/map header forms (the allocation-relevant ones) and lets
 ///    msgpack-c's own `msgpack_unpack_next` parse and measure every other
@@ -66,6 +68,15 @@ enum InputGuard {
         var claimed = 0
         var index = 0
         while index < count {
+            // Skip 8 bytes at a time while none of them is 0xdc…0xdf
+            // (SWAR zero-byte test on `(byte & 0xfc) ^ 0xdc`).
+            while index + 8 <= count {
+                let word = input.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+                let marked = (word & 0xfcfc_fcfc_fcfc_fcfc) ^ 0xdcdc_dcdc_dcdc_dcdc
+                if (marked &- 0x0101_0101_0101_0101) & ~marked & 0x8080_8080_8080_8080 != 0 { break }
+                index += 8
+            }
+            guard index < count else { break }
             let byte = input[index]
             if byte & 0xfc == 0xdc {
                 let wide = byte & 0x01 == 1
@@ -75,8 +86,9 @@ enum InputGuard {
                 if wide {
                     declared = declared << 16 | Int(input[index + 3]) << 8 | Int(input[index + 4])
                 }
-                claimed += byte >= 0xde ? declared * 2 : declared
-                if claimed > count { return false }
+                let elements = byte >= 0xde ? declared * 2 : declared
+                claimed += elements
+                if elements > count - index - headerLength || claimed > count { return false }
             }
             index += 1
         }

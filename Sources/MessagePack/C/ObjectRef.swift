@@ -89,7 +89,26 @@ struct ObjectRef {
 
     /// The string value, validated as UTF-8; `nil` when the bytes are not valid UTF-8.
     var validatedString: String? {
-        String(validating: stringBytes, as: UTF8.self)
+        let bytes = stringBytes
+        // ASCII (the common case for keys and names) is valid UTF-8 and takes
+        // the stdlib's fast path; anything else is validated strictly.
+        if Self.isASCII(bytes) { return String(decoding: bytes, as: UTF8.self) }
+        return String(validating: bytes, as: UTF8.self)
+    }
+
+    @inline(__always)
+    private static func isASCII(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        var index = 0
+        let count = bytes.count
+        while index + 8 <= count {
+            if bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self) & 0x8080_8080_8080_8080 != 0 { return false }
+            index += 8
+        }
+        while index < count {
+            if bytes[index] & 0x80 != 0 { return false }
+            index += 1
+        }
+        return true
     }
 
     /// A short human-readable name of the wire type, used in error messages.

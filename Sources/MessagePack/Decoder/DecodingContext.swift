@@ -19,11 +19,52 @@ final class DecodingContext {
         return try T(from: DecoderImpl(object: object, context: self, path: node))
     }
 
+    /// Types seen in this decode call that have no dedicated form, so the
+    /// dynamic conformance check for dictionaries runs once per type rather
+    /// than once per value.
+    private var plainTypes: [ObjectIdentifier] = []
+
+    @inline(__always)
+    private func isKnownPlain(_ type: Any.Type) -> Bool {
+        let id = ObjectIdentifier(type)
+        for known in plainTypes where known == id { return true }
+        return false
+    }
+
     private func decodeSpecial<T: Decodable>(
         _ type: T.Type, from object: ObjectRef, parent: CodingPathNode?, key: (any CodingKey)?
     ) throws -> T? {
+        if isKnownPlain(T.self) { return nil }
+        if T.self == String.self {
+            return unsafeBitCast(try object.decodeString { CodingPathNode.path(parent, appendingOptional: key) }, to: T.self)
+        }
+        if let value = try decodeNumber(T.self, from: object, parent: parent, key: key) { return value }
         let path = { CodingPathNode.path(parent, appendingOptional: key) }
-        if T.self == String.self { return unsafeBitCast(try object.decodeString(path), to: T.self) }
+        if T.self == [UInt8].self { return unsafeBitCast(try object.decodeBytes(path), to: T.self) }
+        if T.self == Data.self { return Data(try object.decodeBytes(path)) as? T }
+        if T.self == Date.self { return try decodeDate(object, path) as? T }
+        if T.self == UUID.self { return try decodeUUID(object, path) as? T }
+        if T.self == MessagePackValue.self { return try MessagePackValue(object: object, path: path) as? T }
+        if let arrayType = T.self as? any DecodableArray.Type {
+            return try arrayType.decodeMessagePackArray(
+                from: object, context: self, node: key.map { CodingPathNode(parent: parent, key: $0) } ?? parent
+            ) as? T
+        }
+        if let dictionaryType = T.self as? any DecodableDictionary.Type {
+            return try dictionaryType.decodeMessagePackMap(
+                from: object, context: self, node: key.map { CodingPathNode(parent: parent, key: $0) } ?? parent
+            ) as? T
+        }
+        if plainTypes.count < 64 { plainTypes.append(ObjectIdentifier(T.self)) }
+        return nil
+    }
+
+    /// Bool and the numeric types, read directly.
+    @inline(__always)
+    private func decodeNumber<T: Decodable>(
+        _ type: T.Type, from object: ObjectRef, parent: CodingPathNode?, key: (any CodingKey)?
+    ) throws -> T? {
+        func path() -> [any CodingKey] { CodingPathNode.path(parent, appendingOptional: key) }
         if T.self == Int.self { return unsafeBitCast(try object.decodeInteger(Int.self, path), to: T.self) }
         if T.self == Bool.self { return unsafeBitCast(try object.decodeBool(path), to: T.self) }
         if T.self == Double.self { return unsafeBitCast(try object.decodeDouble(path), to: T.self) }
@@ -37,16 +78,6 @@ final class DecodingContext {
         if T.self == UInt32.self { return unsafeBitCast(try object.decodeInteger(UInt32.self, path), to: T.self) }
         if T.self == UInt16.self { return unsafeBitCast(try object.decodeInteger(UInt16.self, path), to: T.self) }
         if T.self == UInt8.self { return unsafeBitCast(try object.decodeInteger(UInt8.self, path), to: T.self) }
-        if T.self == [UInt8].self { return unsafeBitCast(try object.decodeBytes(path), to: T.self) }
-        if T.self == Data.self { return Data(try object.decodeBytes(path)) as? T }
-        if T.self == Date.self { return try decodeDate(object, path) as? T }
-        if T.self == UUID.self { return try decodeUUID(object, path) as? T }
-        if T.self == MessagePackValue.self { return try MessagePackValue(object: object, path: path) as? T }
-        if let dictionaryType = T.self as? any DecodableDictionary.Type {
-            return try dictionaryType.decodeMessagePackMap(
-                from: object, context: self, node: key.map { CodingPathNode(parent: parent, key: $0) } ?? parent
-            ) as? T
-        }
         return nil
     }
 

@@ -78,29 +78,24 @@ struct KeyedDecodingContainerImpl<Key: CodingKey>: KeyedDecodingContainerProtoco
         return object
     }
 
-    private func here(_ key: Key) -> ObjectRef.Path {
-        let path = self.path
-        return { CodingPathNode.path(path, appending: key) }
-    }
-
     func contains(_ key: Key) -> Bool { find(key) != nil }
 
     func decodeNil(forKey key: Key) throws -> Bool { try require(key).isNil }
 
-    func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try require(key).decodeBool(here(key)) }
-    func decode(_ type: String.Type, forKey key: Key) throws -> String { try require(key).decodeString(here(key)) }
-    func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try require(key).decodeDouble(here(key)) }
-    func decode(_ type: Float.Type, forKey key: Key) throws -> Float { try require(key).decodeFloat(here(key)) }
-    func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try require(key).decodeInteger(type, here(key)) }
-    func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try require(key).decodeInteger(type, here(key)) }
-    func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try require(key).decodeInteger(type, here(key)) }
-    func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 { try require(key).decodeInteger(type, here(key)) }
-    func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try require(key).decodeInteger(type, here(key)) }
-    func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt { try require(key).decodeInteger(type, here(key)) }
-    func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 { try require(key).decodeInteger(type, here(key)) }
-    func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 { try require(key).decodeInteger(type, here(key)) }
-    func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 { try require(key).decodeInteger(type, here(key)) }
-    func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try require(key).decodeInteger(type, here(key)) }
+    func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try require(key).decodeBool { CodingPathNode.path(path, appending: key) } }
+    func decode(_ type: String.Type, forKey key: Key) throws -> String { try require(key).decodeString { CodingPathNode.path(path, appending: key) } }
+    func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try require(key).decodeDouble { CodingPathNode.path(path, appending: key) } }
+    func decode(_ type: Float.Type, forKey key: Key) throws -> Float { try require(key).decodeFloat { CodingPathNode.path(path, appending: key) } }
+    func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try require(key).decodeInteger(type) { CodingPathNode.path(path, appending: key) } }
+    func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try require(key).decodeInteger(type) { CodingPathNode.path(path, appending: key) } }
+    func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try require(key).decodeInteger(type) { CodingPathNode.path(path, appending: key) } }
+    func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 { try require(key).decodeInteger(type) { CodingPathNode.path(path, appending: key) } }
+    func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try require(key).decodeInteger(type) { CodingPathNode.path(path, appending: key) } }
+    func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt { try require(key).decodeInteger(type) { CodingPathNode.path(path, appending: key) } }
+    func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 { try require(key).decodeInteger(type) { CodingPathNode.path(path, appending: key) } }
+    func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 { try require(key).decodeInteger(type) { CodingPathNode.path(path, appending: key) } }
+    func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 { try require(key).decodeInteger(type) { CodingPathNode.path(path, appending: key) } }
+    func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try require(key).decodeInteger(type) { CodingPathNode.path(path, appending: key) } }
 
     func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
         try context.decodeValue(type, from: require(key), parent: path, key: key)
@@ -114,22 +109,22 @@ struct KeyedDecodingContainerImpl<Key: CodingKey>: KeyedDecodingContainerProtoco
 
     func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? {
         guard let object = find(key), !object.isNil else { return nil }
-        return try object.decodeString(here(key))
+        return try object.decodeString { CodingPathNode.path(path, appending: key) }
     }
 
     func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? {
         guard let object = find(key), !object.isNil else { return nil }
-        return try object.decodeInteger(type, here(key))
+        return try object.decodeInteger(type) { CodingPathNode.path(path, appending: key) }
     }
 
     func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? {
         guard let object = find(key), !object.isNil else { return nil }
-        return try object.decodeBool(here(key))
+        return try object.decodeBool { CodingPathNode.path(path, appending: key) }
     }
 
     func decodeIfPresent(_ type: Double.Type, forKey key: Key) throws -> Double? {
         guard let object = find(key), !object.isNil else { return nil }
-        return try object.decodeDouble(here(key))
+        return try object.decodeDouble { CodingPathNode.path(path, appending: key) }
     }
 
     // MARK: Nesting
@@ -147,7 +142,9 @@ struct KeyedDecodingContainerImpl<Key: CodingKey>: KeyedDecodingContainerProtoco
     }
 
     func superDecoder() throws -> any Decoder {
-        let object = Key(stringValue: MessagePackKey.super.stringValue).flatMap(find) ?? ObjectRef(NilObject.pointer)
+        var name = MessagePackKey.super.stringValue
+        let found: Int? = name.withUTF8 { position(ofUTF8: UnsafeRawBufferPointer($0)) }
+        let object = found.map { map.value($0) } ?? ObjectRef(NilObject.pointer)
         return DecoderImpl(object: object, context: context, path: CodingPathNode(parent: path, key: MessagePackKey.super))
     }
 

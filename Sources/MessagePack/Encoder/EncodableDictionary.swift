@@ -29,8 +29,7 @@ extension Dictionary: EncodableDictionary where Key: Encodable, Value: Encodable
             }
             return true
         }
-        if let representable = Key.self as? any CodingKeyRepresentable.Type {
-            _ = representable
+        if Key.self is any CodingKeyRepresentable.Type {
             // Swift writes these through a keyed container using the key's
             // `codingKey.stringValue`; do the same, sorted.
             var entries: [(key: String, value: Value)] = []

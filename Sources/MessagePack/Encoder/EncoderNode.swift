@@ -15,10 +15,10 @@ final class EncoderNode: Encoder {
     enum Kind { case empty, keyed, unkeyed, single, singleDirect }
 
     let session: EncodingSession
-    private(set) var parent: EncoderNode?
-    private(set) var key: (any CodingKey)?
+    let parent: EncoderNode?
+    let key: (any CodingKey)?
     /// The writer of the enclosing value, when this node's value is encoded synchronously.
-    private var target: MessagePackWriter?
+    private let target: MessagePackWriter?
     private var buffer: MessagePackWriter?
     private(set) var kind: Kind = .empty
     /// Entries (keyed), elements (unkeyed) or values (single) written so far.
@@ -26,24 +26,15 @@ final class EncoderNode: Encoder {
     /// Children whose bytes are spliced in at `offset` of `buffer` on finish.
     private var deferred: [(offset: Int, node: EncoderNode)] = []
 
-    init(session: EncodingSession) {
+    init(session: EncodingSession, parent: EncoderNode?, key: (any CodingKey)?, target: MessagePackWriter?) {
         self.session = session
-    }
-
-    func prepare(parent: EncoderNode?, key: (any CodingKey)?, target: MessagePackWriter?) {
         self.parent = parent
         self.key = key
         self.target = target
     }
 
-    /// Resets the node for reuse and hands back its buffer, if any.
-    func clear() -> MessagePackWriter? {
-        parent = nil
-        key = nil
-        target = nil
-        kind = .empty
-        count = 0
-        deferred.removeAll(keepingCapacity: true)
+    /// Hands the buffer back for reuse once the node's bytes have been written.
+    func takeBuffer() -> MessagePackWriter? {
         defer { buffer = nil }
         return buffer
     }
@@ -95,8 +86,7 @@ final class EncoderNode: Encoder {
 
     /// A child node for a nested container or super-encoder, spliced in at the current position.
     func makeDeferredChild(key: any CodingKey) -> EncoderNode {
-        let child = EncoderNode(session: session)
-        child.prepare(parent: self, key: key, target: nil)
+        let child = EncoderNode(session: session, parent: self, key: key, target: nil)
         deferred.append((buffer?.count ?? 0, child))
         return child
     }

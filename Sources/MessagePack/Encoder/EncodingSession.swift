@@ -1,24 +1,22 @@
 import Foundation
 
-/// State shared by one `encode` call: options and pools of reusable buffers
-/// and encoder nodes, so that encoding a large tree allocates only a handful
-/// of objects however many values it contains.
+/// State shared by one `encode` call: options, a pool of reusable buffers
+/// (so a large tree needs only as many buffers as it is deep) and a cache of
+/// type checks.
 final class EncodingSession {
     let sortKeys: Bool
     private let sendableUserInfo: [CodingUserInfoKey: any Sendable]
     private(set) lazy var userInfo: [CodingUserInfoKey: Any] = sendableUserInfo.mapValues { $0 }
 
     private var freeWriters: [MessagePackWriter] = []
-    private var freeNodes: [EncoderNode] = []
 
     init(sortKeys: Bool, userInfo: [CodingUserInfoKey: any Sendable]) {
         self.sortKeys = sortKeys
         self.sendableUserInfo = userInfo
     }
 
-    /// Breaks the node → session reference cycle at the end of an encode call.
+    /// Releases the pooled buffers at the end of an encode call.
     func tearDown() {
-        freeNodes.removeAll()
         freeWriters.removeAll()
     }
 
@@ -37,16 +35,28 @@ final class EncodingSession {
     }
 
     func makeNode(parent: EncoderNode?, key: (any CodingKey)?, target: MessagePackWriter?) -> EncoderNode {
-        let node = freeNodes.popLast() ?? EncoderNode(session: self)
-        node.prepare(parent: parent, key: key, target: target)
-        return node
+        EncoderNode(session: self, parent: parent, key: key, target: target)
     }
 
-    /// Returns `node` to the pool unless some container still references it.
+    /// Returns `node`'s buffer to the pool unless some container still
+    /// references the node (and so could still write to the buffer).
     func recycle(_ node: inout EncoderNode) {
-        guard isKnownUniquelyReferenced(&node) else { return }
-        if let writer = node.clear() { releaseWriter(writer) }
-        freeNodes.append(node)
+        guard isKnownUniquelyReferenced(&node), let writer = node.takeBuffer() else { return }
+        releaseWriter(writer)
+    }
+
+    // MARK: Type cache
+
+    /// Types seen in this session that have no dedicated form, so the
+    /// dynamic conformance check for dictionaries runs once per type rather
+    /// than once per value.
+    private var plainTypes: [ObjectIdentifier] = []
+
+    @inline(__always)
+    private func isKnownPlain(_ type: Any.Type) -> Bool {
+        let id = ObjectIdentifier(type)
+        for known in plainTypes where known == id { return true }
+        return false
     }
 
     // MARK: Values
@@ -95,10 +105,17 @@ final class EncodingSession {
             guard let packValue = value as? MessagePackValue else { return false }
             packValue.pack(into: writer)
         }
+        else if isKnownPlain(T.self) { return false }
+        else if let array = value as? any EncodableArray {
+            try array.encodeMessagePackArray(session: self, writer: writer, parent: parent, key: key)
+        }
         else if let dictionary = value as? any EncodableDictionary {
             return try dictionary.encodeMessagePackMap(session: self, writer: writer, parent: parent, key: key)
         }
-        else { return false }
+        else {
+            if plainTypes.count < 64 { plainTypes.append(ObjectIdentifier(T.self)) }
+            return false
+        }
         return true
     }
 

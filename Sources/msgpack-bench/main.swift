@@ -1,0 +1,97 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import MessagePack
+
+// Encodes and decodes a representative snapshot through the Codable path and
+// through hand-written msgpack-c calls, and prints ops/s and the ratios.
+// Usage: msgpack-bench [iterations per round] [phase]   (5 rounds, best round counts)
+// With a phase (hand-encode, codable-encode, hand-decode, codable-decode) only
+// that operation runs, once per iteration: for `valgrind --tool=callgrind`,
+// whose instruction counts are stable on a busy machine where timings are not.
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+let iterations = arguments.first.flatMap { Int($0) } ?? 20_000
+let phase = arguments.dropFirst().first
+let rounds = phase == nil ? 5 : 1
+let snapshot = BenchSnapshot.sample()
+let encoder = MessagePackEncoder()
+let decoder = MessagePackDecoder()
+let handWritten = HandWrittenCodec()
+let reusedWriter = MessagePackWriter()
+
+/// Keeps results observable so the optimiser cannot drop the work.
+nonisolated(unsafe) var sink = 0
+
+/// Best ops/s over `rounds` rounds of `iterations` calls.
+func measure(_ body: () throws -> Int) rethrows -> Double {
+    var best = Duration.seconds(1_000_000)
+    for _ in 0 ..< rounds {
+        let clock = ContinuousClock()
+        let start = clock.now
+        for _ in 0 ..< iterations { sink &+= try body() }
+        best = min(best, clock.now - start)
+    }
+    let seconds = Double(best.components.seconds) + Double(best.components.attoseconds) / 1e18
+    return Double(iterations) / seconds
+}
+
+func report(_ label: String, _ opsPerSecond: Double) {
+    let padded = label.padding(toLength: 44, withPad: " ", startingAt: 0)
+    print("\(padded)\(String(Int(opsPerSecond.rounded())).leftPadded(10)) ops/s")
+}
+
+extension String {
+    func leftPadded(_ width: Int) -> String { String(repeating: " ", count: max(0, width - count)) + self }
+}
+
+func ratio(_ baseline: Double, _ candidate: Double) -> String {
+    let value = (baseline / candidate * 100).rounded() / 100
+    return "\(value)x"
+}
+
+do {
+    let codableBytes = try encoder.encode(snapshot)
+    let handBytes = handWritten.encode(snapshot)
+    guard codableBytes == handBytes,
+          try decoder.decode(BenchSnapshot.self, from: codableBytes) == snapshot,
+          try handWritten.decode(handBytes) == snapshot else {
+        print("error: the Codable and hand-written paths disagree")
+        exit(1)
+    }
+    if let phase {
+        for _ in 0 ..< iterations {
+            switch phase {
+            case "hand-encode": sink &+= handWritten.encode(snapshot).count
+            case "codable-encode": sink &+= try encoder.encode(snapshot).count
+            case "hand-decode": sink &+= try handWritten.decode(handBytes).items.count
+            case "codable-decode": sink &+= try decoder.decode(BenchSnapshot.self, from: codableBytes).items.count
+            default: print("unknown phase \(phase)"); exit(2)
+            }
+        }
+        exit(0)
+    }
+    print("snapshot: \(snapshot.items.count) items, \(codableBytes.count) bytes; \(iterations) iterations x \(rounds) rounds (best)")
+
+    let handEncode = measure { handWritten.encode(snapshot).count }
+    let codableEncode = try measure { try encoder.encode(snapshot).count }
+    let codableEncodeReused = try measure {
+        reusedWriter.reset()
+        try encoder.encode(snapshot, into: reusedWriter)
+        return reusedWriter.count
+    }
+    let handDecode = try measure { try handWritten.decode(handBytes).items.count }
+    let codableDecode = try measure { try decoder.decode(BenchSnapshot.self, from: codableBytes).items.count }
+
+    report("encode  hand-written msgpack-c", handEncode)
+    report("encode  Codable -> [UInt8]", codableEncode)
+    report("encode  Codable into reused writer", codableEncodeReused)
+    report("decode  hand-written msgpack-c", handDecode)
+    report("decode  Codable", codableDecode)
+    print("encode ratio (hand / Codable): \(ratio(handEncode, codableEncode)) (reused writer: \(ratio(handEncode, codableEncodeReused))), goal <= 3x")
+    print("decode ratio (hand / Codable): \(ratio(handDecode, codableDecode)), goal <= 4x")
+    if sink == 42 { print("") }
+} catch {
+    print("error: \(error)")
+    exit(1)
+}
