@@ -9,6 +9,7 @@ enum ReactorNode {
     /// Every subcommand, in help order.
     static let commands: [(spec: Command, run: Run)] = [
         (AuthorityCommand.spec, AuthorityCommand.run),
+        (KeygenCommand.spec, KeygenCommand.run),
     ]
 
     static func main() async {

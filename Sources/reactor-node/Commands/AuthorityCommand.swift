@@ -22,7 +22,7 @@ enum AuthorityCommand {
             .value("max-in-flight", "N", help: "actions per client with unfinished effects before 'busy'", default: "10000"),
             CommonOptions.maxMessageBytes,
             CommonOptions.logLevel,
-        ],
+        ] + SecurityOptions.authority,
         discussion: """
         Once bound, prints one JSON line to stdout with the real endpoints, e.g.
           {"actions":"tcp://0.0.0.0:7001","workers":"tcp://0.0.0.0:7002","feed":"tcp://0.0.0.0:7003"}
@@ -50,6 +50,7 @@ enum AuthorityCommand {
             persistence.snapshotInterval = try CommonOptions.seconds(arguments, "snapshot-interval") ?? .seconds(60)
             configuration.persistence = persistence
         }
+        configuration.security = try SecurityOptions.authority(arguments)
         let logger = try CommonOptions.logger("authority", arguments)
         return try await AppRegistry.visit(app, Runner(configuration: configuration, logger: logger))
     }
