@@ -1,0 +1,70 @@
+import ArgumentParsing
+import ReactorBus
+import ReactorCore
+import ReactorLog
+
+/// `reactor-node worker`: runs effects for an authority.
+enum WorkerCommand {
+    static let spec = Command(
+        name: "worker",
+        summary: "run the app's effects for an authority and send their mutations back",
+        options: [
+            CommonOptions.app,
+            .value("authority", "EP", help: "the authority's workers endpoint", default: "tcp://127.0.0.1:7002"),
+            .value("concurrency", "N", help: "effects run at once", default: "4"),
+            .value("name", "NAME", help: "how the authority logs this worker (default HOST-PID)"),
+            .value("kinds", "K1,K2", help: "only these effect kinds (default: all)"),
+            .value("attempts", "N", help: "attempts per effect before the app's failure hook applies", default: "3"),
+            .value("effect-timeout", "SECONDS", help: "one attempt may take this long", default: "30"),
+            .value("heartbeat", "SECONDS", help: "heartbeat interval; 3 missed = authority lost, reconnect", default: "1"),
+            .value("effect-delay", "SECONDS", help: "counter app only: each effect waits this long first (demos, tests)"),
+            CommonOptions.maxMessageBytes,
+            CommonOptions.logLevel,
+        ] + SecurityOptions.peer,
+        discussion: "SIGINT/SIGTERM: take no new jobs, finish running ones (up to 5 s), say bye, exit 0; a second signal exits at once."
+    )
+
+    static func run(_ arguments: ParsedArguments) async throws -> Int32 {
+        let app = try arguments.required("app")
+        var configuration = WorkerConfiguration(
+            authorityEndpoint: try Endpoint.validate(try arguments.required("authority"), flag: "authority", binding: false),
+            appName: app,
+            concurrency: try CommonOptions.int(arguments, "concurrency", in: 1...10_000),
+            kinds: arguments.string("kinds")?.split(separator: ",").map(String.init) ?? [],
+            heartbeatInterval: try CommonOptions.seconds(arguments, "heartbeat") ?? .seconds(1),
+            retry: RetryPolicy(maxAttempts: try CommonOptions.int(arguments, "attempts", in: 1...100),
+                               timeout: try CommonOptions.seconds(arguments, "effect-timeout")),
+            maxMessageBytes: try CommonOptions.int(arguments, "max-message-bytes", in: 1_024...(1 << 30))
+        )
+        if let name = arguments.string("name") { configuration.name = name }
+        configuration.security = try SecurityOptions.peer(arguments)
+        let delay = try CommonOptions.seconds(arguments, "effect-delay") ?? .zero
+        let logger = try CommonOptions.logger("worker \(configuration.name)", arguments)
+        return try await AppRegistry.visit(app, effectDelay: delay, Runner(configuration: configuration, logger: logger))
+    }
+
+    struct Runner: AppVisitor {
+        let configuration: WorkerConfiguration
+        let logger: Logger
+
+        func visit<R: Reactor, H: EffectHandler>(reactor: R, effects: H) async throws -> Int32 where H.Effect == R.Effect, H.Mutation == R.Mutation {
+            let context = try ZMQContext()
+            let node = WorkerNode(reactor: reactor, effects: effects, configuration: configuration, logger: logger, context: context)
+            let trap = SignalTrap { signal in
+                logger.info("signal \(signal): finishing running effects (send it again to stop at once)")
+                node.stop()
+            }
+            do {
+                try node.start()
+            } catch {
+                throw CLIError.failed("worker: cannot start: \(error)")
+            }
+            await node.wait()
+            _ = trap
+            context.terminate(timeout: .seconds(2))
+            let metrics = node.metrics
+            logger.info("stopped after \(metrics.jobsDone) job(s) done, \(metrics.jobsFailed) failed")
+            return 0
+        }
+    }
+}
