@@ -69,7 +69,8 @@ where Handler.Effect == R.Effect, Handler.Mutation == R.Mutation {
     /// Starts the worker's thread, which connects to the authority and sends `ready`.
     ///
     /// Returns once the socket is connecting (ZeroMQ completes the connection, and any
-    /// reconnection, in the background). Calling it again, or after ``stop()``, does nothing.
+    /// reconnection, in the background). Calling it again, or after ``stop()``, does nothing;
+    /// a node whose start failed stays finished (create a new one to retry).
     /// - Throws: ``ZMQError`` if the socket cannot be created or the endpoint is invalid
     ///   (`EINVAL`, `EPROTONOSUPPORT`), or `ETERM` if the context is shut down.
     public func start() throws(ZMQError) {
@@ -121,7 +122,7 @@ where Handler.Effect == R.Effect, Handler.Mutation == R.Mutation {
                 return nil
             }
         }
-        guard let thread else { return }
+        guard let thread, !thread.isFinished else { return }
         if stopRequest.request() == 1 {
             thread.stop()
         } else {
