@@ -1,0 +1,66 @@
+import Glibc
+import ReactorCore
+
+/// What a ``WorkerNode`` connects to, what it announces and how patient it is.
+public struct WorkerConfiguration: Sendable, Hashable {
+    /// The authority's workers endpoint, e.g. `tcp://127.0.0.1:7002`.
+    public var authorityEndpoint: String
+    /// The app the worker serves; the authority refuses a worker of another app (`wrong_app`).
+    public var appName: String
+    /// The name announced in `ready`, for the authority's logs.
+    public var name: String
+    /// How many jobs run at once; announced as the worker's capacity (at least 1).
+    public var concurrency: Int
+    /// The effect kinds this worker runs; empty means every kind.
+    public var kinds: [String]
+    /// How often to send a heartbeat when nothing else was sent. The authority's `welcome`
+    /// replaces it with the authority's own interval.
+    public var heartbeatInterval: Duration
+    /// After this many intervals without a word from the authority, it counts as lost and the
+    /// worker reconnects (at least 1).
+    public var missedHeartbeats: Int
+    /// Attempts, backoff and per-attempt timeout for every effect.
+    public var retry: RetryPolicy
+    /// The largest message the worker accepts or sends, in bytes (the authority's
+    /// `--max-message-bytes`).
+    public var maxMessageBytes: Int
+    /// How long a graceful stop waits for running effects before it cancels them.
+    public var stopGracePeriod: Duration
+
+    /// Creates a configuration; out-of-range numbers are raised to their minimum.
+    public init(
+        authorityEndpoint: String,
+        appName: String,
+        name: String = WorkerConfiguration.defaultName(),
+        concurrency: Int = 4,
+        kinds: [String] = [],
+        heartbeatInterval: Duration = .seconds(1),
+        missedHeartbeats: Int = 3,
+        retry: RetryPolicy = .standard,
+        maxMessageBytes: Int = 1 << 20,
+        stopGracePeriod: Duration = .seconds(5)
+    ) {
+        self.authorityEndpoint = authorityEndpoint
+        self.appName = appName
+        self.name = name
+        self.concurrency = max(1, concurrency)
+        self.kinds = kinds
+        self.heartbeatInterval = max(heartbeatInterval, .milliseconds(1))
+        self.missedHeartbeats = max(1, missedHeartbeats)
+        self.retry = retry
+        self.maxMessageBytes = max(1_024, maxMessageBytes)
+        self.stopGracePeriod = max(stopGracePeriod, .zero)
+    }
+
+    /// `<hostname>-<pid>`, the default worker name.
+    public static func defaultName() -> String {
+        var buffer = [CChar](repeating: 0, count: 256)
+        let host: String
+        if gethostname(&buffer, buffer.count - 1) == 0 {
+            host = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        } else {
+            host = "worker"
+        }
+        return "\(host.isEmpty ? "worker" : host)-\(getpid())"
+    }
+}

@@ -1,0 +1,14 @@
+import ReactorCore
+
+/// What a running job tells the loop thread, through the worker's mailbox.
+///
+/// Every event carries the `run` token the loop gave the job when it started it. A job that
+/// was abandoned (cancelled on reconnect, restarted, or left behind at a stop) keeps posting
+/// until its task notices the cancellation; the loop recognises those stale events by their
+/// token and drops them, so the authority never hears from a run it no longer expects.
+enum WorkerJobEvent: Sendable {
+    /// The job emitted its `emitIndex`-th mutation (already encoded).
+    case emit(run: UInt64, job: JobID, emitIndex: UInt32, payload: [UInt8])
+    /// The job's runner returned.
+    case finished(run: UInt64, job: JobID, outcome: EffectOutcome)
+}

@@ -1,0 +1,79 @@
+import MessagePack
+import ReactorCore
+import ReactorLog
+import Synchronization
+
+/// Starts jobs as Swift tasks: decodes the effect, runs it with retries, encodes each emitted
+/// mutation and posts everything to the loop thread's mailbox, in order.
+///
+/// All the MessagePack work happens in the task, off the loop thread; the loop only moves
+/// bytes. One job's events are posted by one task, one after another, so the mailbox keeps
+/// them in order: every `emit` before the `finished` that follows it.
+struct WorkerJobLauncher<R: Reactor, Handler: EffectHandler>: Sendable
+where Handler.Effect == R.Effect, Handler.Mutation == R.Mutation {
+    let reactor: R
+    let runner: EffectRunner<Handler>
+    let events: Mailbox<WorkerJobEvent>
+    /// Announced kinds (empty = all), to warn about jobs outside them.
+    let kinds: [String]
+    /// An encoded mutation larger than this could never reach the authority.
+    let maxPayloadBytes: Int
+    let logger: Logger
+
+    /// Starts one job; cancelling the returned task cancels the effect.
+    func launch(run: UInt64, job: JobID, kind: String, payload: [UInt8]) -> Task<Void, Never> {
+        let launcher = self
+        return Task {
+            let outcome = await launcher.execute(run: run, job: job, kind: kind, payload: payload)
+            launcher.events.post(.finished(run: run, job: job, outcome: outcome))
+        }
+    }
+
+    private func execute(run: UInt64, job: JobID, kind: String, payload: [UInt8]) async -> EffectOutcome {
+        let effect: Handler.Effect
+        do {
+            effect = try MessagePackDecoder().decode(Handler.Effect.self, from: payload)
+        } catch {
+            // Nothing was attempted: the payload is not an effect of this app.
+            return .failed(EffectFailure(message: "effect of kind '\(kind)' does not decode as \(Handler.Effect.self): \(error)", attempts: 0))
+        }
+        let actualKind = reactor.kind(of: effect)
+        if actualKind != kind || !(kinds.isEmpty || kinds.contains(actualKind)) {
+            logger.warning("job \(job): runs an effect of kind '\(actualKind)' (announced as '\(kind)'; this worker serves \(kinds.isEmpty ? "every kind" : kinds.joined(separator: ",")))")
+        }
+        let encodingFailure = EncodingFailure()
+        let events = self.events
+        let limit = maxPayloadBytes
+        let outcome = await runner.run(effect) { emitIndex, mutation in
+            let bytes: [UInt8]
+            do {
+                bytes = try MessagePackEncoder().encode(mutation)
+            } catch {
+                encodingFailure.record("mutation \(emitIndex) does not encode: \(error)")
+                return
+            }
+            guard bytes.count <= limit else {
+                encodingFailure.record("mutation \(emitIndex) is \(bytes.count) bytes, more than the \(limit) a message may carry")
+                return
+            }
+            events.post(.emit(run: run, job: job, emitIndex: emitIndex, payload: bytes))
+        }
+        // A mutation that could not be sent leaves a gap the authority can never fill: the job
+        // cannot be reported done, whatever the effect returned.
+        if case .done = outcome, let message = encodingFailure.message {
+            return .failed(EffectFailure(message: message, attempts: 1))
+        }
+        return outcome
+    }
+}
+
+/// The first mutation of a job that could not be encoded or sent; shared by its emits.
+private final class EncodingFailure: Sendable {
+    private let storage = Mutex<String?>(nil)
+
+    func record(_ message: String) {
+        storage.withLock { if $0 == nil { $0 = message } }
+    }
+
+    var message: String? { storage.withLock { $0 } }
+}

@@ -1,0 +1,65 @@
+import ReactorCore
+
+/// Messages from the authority: registration, jobs, heartbeats and errors.
+extension WorkerLoop {
+    /// Reads what the socket holds (a bounded batch) and handles each message.
+    func receiveAvailable() throws(ZMQError) {
+        for _ in 0..<Self.receiveBatch {
+            guard let frames = try socket.tryReceiveMultipart() else { return }
+            // Any message, even a malformed one, shows the authority is alive.
+            lastHeard = MonotonicClock.milliseconds()
+            let message: AuthorityToWorker
+            do {
+                message = try AuthorityToWorker(frames: frames)
+            } catch {
+                metrics.update { $0.malformedMessages += 1 }
+                logger.warning("ignoring a malformed message from the authority (\(frames.count) frame\(frames.count == 1 ? "" : "s")): \(error)")
+                continue
+            }
+            try handle(message)
+        }
+    }
+
+    private func handle(_ message: AuthorityToWorker) throws(ZMQError) {
+        switch message {
+        case .welcome(let interval):
+            if interval > 0 { heartbeatMilliseconds = interval }
+            readySentAt = nil
+            metrics.update { $0.isRegistered = true }
+            logger.info("registered with the authority at \(configuration.authorityEndpoint) (heartbeat every \(heartbeatMilliseconds) ms)")
+        case .job(let job, let kind, let payload):
+            try accept(job, kind: kind, payload: payload)
+        case .heartbeat:
+            break
+        case .error(let ref, let code, let text):
+            try handleError(ref: ref, code: code, message: text)
+        }
+    }
+
+    private func handleError(ref: UInt64, code: ErrorCode, message text: String) throws(ZMQError) {
+        switch code {
+        case .unknownWorker:
+            // Messages sent before our `ready` was handled may still come back as unknown;
+            // those say nothing new. Once `welcome` came (or `ready` has gone unanswered for
+            // as long as the authority may be silent), it means the authority lost us.
+            let now = MonotonicClock.milliseconds()
+            if let sentAt = readySentAt,
+               Self.elapsed(since: sentAt, now: now) < heartbeatMilliseconds * UInt64(configuration.missedHeartbeats) {
+                logger.debug("unknown_worker before welcome (ref \(ref)); ready is on its way")
+                return
+            }
+            logger.warning("the authority does not know this worker (it restarted?); registering again\(running.isEmpty ? "" : " and cancelling \(running.count) running job\(running.count == 1 ? "" : "s")")")
+            // The authority re-dispatches what it had given us; our old runs would report to
+            // a session that no longer exists.
+            abandonAll()
+            unsent.removeAll()
+            metrics.update { $0.isRegistered = false }
+            try sendReady()
+        case .wrongApp:
+            logger.error("the authority serves another app than '\(configuration.appName)': \(text); the worker stops")
+            fatal = true
+        default:
+            logger.warning("the authority reported \(code.rawValue) (ref \(ref)): \(text)")
+        }
+    }
+}

@@ -1,0 +1,99 @@
+import ReactorCore
+
+/// Starting, queueing and abandoning jobs, and sending what their tasks report.
+///
+/// Capacity guard: the authority never sends more than `capacity` jobs at once, but if it does
+/// (a bug, or a race with a re-registration) the extra job waits in a local queue of at most
+/// `concurrency` jobs and starts when a slot frees. Past that it is answered with `failed`
+/// "worker over capacity", so a misbehaving authority cannot make the worker hoard work.
+extension WorkerLoop {
+    /// A job arrived from the authority.
+    func accept(_ job: JobID, kind: String, payload: [UInt8]) throws(ZMQError) {
+        metrics.update { $0.jobsReceived += 1 }
+        // `stop()` may have come in the same turn as this job, before the drain began.
+        if drainDeadline != nil || thread.isStopping {
+            // Not started and never reported: `bye` hands it straight back to the authority.
+            metrics.update { $0.jobsDeclined += 1 }
+            logger.debug("job \(job): declined, the worker is stopping")
+            return
+        }
+        if let previous = running.removeValue(forKey: job) {
+            // The authority gave us the same job again (it had written us off): its emits from
+            // the old run may have been dropped, so only a run from the start is complete.
+            previous.task.cancel()
+            logger.debug("job \(job): sent again; restarting it")
+        }
+        queued.removeAll { $0.job == job }
+        if running.count < configuration.concurrency {
+            start(QueuedJob(job: job, kind: kind, payload: payload))
+        } else if queued.count < configuration.concurrency {
+            queued.append(QueuedJob(job: job, kind: kind, payload: payload))
+            logger.warning("job \(job): \(running.count) jobs already run (capacity \(configuration.concurrency)); queued")
+        } else {
+            let failure = EffectFailure(message: "worker over capacity", attempts: 0)
+            metrics.update { $0.jobsFailed += 1 }
+            logger.warning("job \(job): refused, \(running.count) running and \(queued.count) queued (capacity \(configuration.concurrency))")
+            try send(.failed(job: job, failure: failure))
+        }
+        publishCounts()
+    }
+
+    /// Starts a job's task.
+    private func start(_ job: QueuedJob) {
+        nextRun &+= 1
+        let task = launcher.launch(run: nextRun, job: job.job, kind: job.kind, payload: job.payload)
+        running[job.job] = RunningJob(run: nextRun, task: task)
+        logger.debug("job \(job.job): started (kind \(job.kind))")
+    }
+
+    /// Starts queued jobs while there are free slots.
+    private func startQueued() {
+        while running.count < configuration.concurrency, drainDeadline == nil, !queued.isEmpty {
+            start(queued.removeFirst())
+        }
+    }
+
+    /// A running job's task reported something; stale reports of abandoned runs are dropped.
+    func handle(_ event: WorkerJobEvent) throws(ZMQError) {
+        switch event {
+        case .emit(let run, let job, let emitIndex, let payload):
+            guard running[job]?.run == run else { return }
+            try send(.emit(job: job, emitIndex: emitIndex, payload: payload))
+            metrics.update { $0.mutationsEmitted += 1 }
+        case .finished(let run, let job, let outcome):
+            guard running[job]?.run == run else { return }
+            running[job] = nil
+            switch outcome {
+            case .done(let emitCount):
+                try send(.done(job: job, emitCount: emitCount))
+                metrics.update { $0.jobsDone += 1 }
+                logger.debug("job \(job): done, \(emitCount) mutation\(emitCount == 1 ? "" : "s")")
+            case .failed(let failure):
+                try send(.failed(job: job, failure: failure))
+                metrics.update { $0.jobsFailed += 1 }
+                logger.warning("job \(job): failed: \(failure)")
+            }
+            startQueued()
+            publishCounts()
+        }
+    }
+
+    /// Cancels every running job and forgets the queued ones, without reporting any of them:
+    /// the authority re-dispatches them (after `bye`, a new `ready`, or missed heartbeats).
+    func abandonAll() {
+        guard !running.isEmpty || !queued.isEmpty else { return }
+        for entry in running.values { entry.task.cancel() }
+        running.removeAll()
+        queued.removeAll()
+        publishCounts()
+    }
+
+    /// Copies the running and queued counts into the metrics.
+    func publishCounts() {
+        let running = running.count, queued = queued.count
+        metrics.update {
+            $0.running = running
+            $0.queued = queued
+        }
+    }
+}

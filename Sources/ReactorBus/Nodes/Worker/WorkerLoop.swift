@@ -1,0 +1,266 @@
+import ReactorCore
+import ReactorLog
+
+/// The worker's event loop: owns the DEALER socket and runs on the node's thread.
+///
+/// Threads: the loop is created, used and dropped on the ``NodeThread`` only (it is not
+/// `Sendable`, and neither is its socket). Effect tasks reach it through ``events``; `stop()`
+/// reaches it through the thread's wakeup mailbox and ``stopRequest``.
+///
+/// One turn: check stop and timers (heartbeat due, authority silent), flush queued sends, poll
+/// the socket and both mailboxes, then handle what arrived. Messages from the authority are
+/// handled in `WorkerLoop+Authority.swift`, jobs and their events in `WorkerLoop+Jobs.swift`.
+final class WorkerLoop<R: Reactor, Handler: EffectHandler>
+where Handler.Effect == R.Effect, Handler.Mutation == R.Mutation {
+    /// A job whose task is running.
+    struct RunningJob {
+        /// The token its events carry.
+        let run: UInt64
+        let task: Task<Void, Never>
+    }
+
+    /// A job that arrived while every slot was busy.
+    struct QueuedJob {
+        let job: JobID
+        let kind: String
+        let payload: [UInt8]
+    }
+
+    /// How long the socket may flush `bye` and the last results after a graceful stop.
+    static var stopLinger: Int { 1_000 }
+    /// The longest a turn waits while sends are queued behind a full pipe.
+    static var retrySendMilliseconds: UInt64 { 10 }
+    /// Messages read from the socket per turn, so the mailboxes are served under load.
+    static var receiveBatch: Int { 256 }
+
+    let configuration: WorkerConfiguration
+    let logger: Logger
+    let context: ZMQContext
+    let thread: NodeThread
+    let stopRequest: WorkerStopRequest
+    let metrics: WorkerMetricsRecorder
+    let events: Mailbox<WorkerJobEvent>
+    let launcher: WorkerJobLauncher<R, Handler>
+    let writer = HeaderWriter()
+
+    var socket: ZMQSocket
+    var poller: ZMQPoller
+    var socketItem = 0
+    var eventsItem = 0
+    var wakeupItem = 0
+
+    /// The heartbeat interval in force: the configured one until `welcome` names another.
+    var heartbeatMilliseconds: UInt64
+    var lastSent: UInt64 = 0
+    var lastHeard: UInt64 = 0
+    /// When the current `ready` was sent; `nil` once `welcome` answered it.
+    var readySentAt: UInt64?
+    /// Frames libzmq could not take yet (the pipe was full), oldest first.
+    var unsent: [[[UInt8]]] = []
+
+    var running: [JobID: RunningJob] = [:]
+    var queued: [QueuedJob] = []
+    var nextRun: UInt64 = 0
+    /// Set when a graceful stop began: the moment it gives up waiting for running jobs.
+    var drainDeadline: UInt64?
+    /// Set when the worker can never work (`wrong_app`): the loop ends at the next turn.
+    var fatal = false
+
+    /// Creates the loop and its first socket, connects, and sends `ready`.
+    ///
+    /// - Throws: ``ZMQError`` when the socket cannot be created or the endpoint is invalid.
+    init(configuration: WorkerConfiguration, logger: Logger, context: ZMQContext, thread: NodeThread,
+         stopRequest: WorkerStopRequest, metrics: WorkerMetricsRecorder, events: Mailbox<WorkerJobEvent>,
+         launcher: WorkerJobLauncher<R, Handler>) throws(ZMQError) {
+        self.configuration = configuration
+        self.logger = logger
+        self.context = context
+        self.thread = thread
+        self.stopRequest = stopRequest
+        self.metrics = metrics
+        self.events = events
+        self.launcher = launcher
+        self.heartbeatMilliseconds = max(1, configuration.heartbeatInterval.wholeMilliseconds)
+        self.socket = try Self.makeSocket(context: context, configuration: configuration)
+        self.poller = ZMQPoller()
+        try attach(socket)
+        logger.info("connecting to \(configuration.authorityEndpoint) as '\(configuration.name)' (app \(configuration.appName), capacity \(configuration.concurrency))")
+        try sendReady()
+    }
+
+    /// Runs turns until the worker stops, then says `bye` and closes the socket.
+    func run() {
+        var graceful = true
+        while true {
+            do {
+                guard let outcome = try turn() else { continue }
+                graceful = outcome
+                break
+            } catch {
+                if error.isTerminated {
+                    logger.error("the ZeroMQ context was terminated; the worker stops without saying bye")
+                    abandonAll()
+                    socket.close()
+                    return
+                }
+                logger.error("transport error: \(error); reconnecting")
+                do {
+                    try replaceSocket()
+                } catch {
+                    logger.error("cannot reconnect: \(error); the worker stops")
+                    abandonAll()
+                    socket.close()
+                    return
+                }
+            }
+        }
+        finish(graceful: graceful)
+    }
+
+    /// One turn; returns `nil` to go on, or whether the stop was graceful.
+    private func turn() throws(ZMQError) -> Bool? {
+        var now = MonotonicClock.milliseconds()
+        if fatal || stopRequest.isImmediate {
+            return false
+        }
+        if thread.isStopping && drainDeadline == nil {
+            beginDrain(now: now)
+        }
+        if let deadline = drainDeadline {
+            if running.isEmpty { return true }
+            if now >= deadline {
+                logger.warning("stop grace period over: cancelling \(running.count) running job\(running.count == 1 ? "" : "s"); the authority will re-dispatch them")
+                return false
+            }
+        }
+        let silence = heartbeatMilliseconds * UInt64(configuration.missedHeartbeats)
+        if Self.elapsed(since: lastHeard, now: now) >= silence {
+            try reconnect(silentFor: Self.elapsed(since: lastHeard, now: now))
+            now = MonotonicClock.milliseconds()
+        }
+        try flushUnsent()
+        // Anything queued counts as traffic: a heartbeat is only due on an idle connection.
+        if unsent.isEmpty && Self.elapsed(since: lastSent, now: now) >= heartbeatMilliseconds {
+            try send(.heartbeat)
+        }
+
+        let nextSend = unsent.isEmpty ? lastSent &+ heartbeatMilliseconds : now &+ Self.retrySendMilliseconds
+        let next = min(nextSend, lastHeard &+ silence, drainDeadline ?? .max)
+        let wait = next > now ? next - now : 0
+        try poller.poll(timeout: Int(clamping: wait))
+
+        if poller.isReadable(wakeupItem) { _ = thread.wakeup.drain() }
+        if poller.isReadable(eventsItem) {
+            for event in events.drain() { try handle(event) }
+        }
+        if poller.isReadable(socketItem) { try receiveAvailable() }
+        return nil
+    }
+
+    /// Stops taking jobs and waits (up to the grace period) for the running ones.
+    private func beginDrain(now: UInt64) {
+        drainDeadline = now &+ configuration.stopGracePeriod.wholeMilliseconds
+        if !queued.isEmpty {
+            metrics.update { $0.jobsDeclined += UInt64(queued.count) }
+            queued.removeAll()
+            publishCounts()
+        }
+        logger.info("stopping: waiting up to \(configuration.stopGracePeriod) for \(running.count) running job\(running.count == 1 ? "" : "s")")
+    }
+
+    /// Cancels what still runs, says `bye` and closes the socket with a bounded linger.
+    private func finish(graceful: Bool) {
+        abandonAll()
+        do {
+            try flushUnsent()
+            try send(.bye)
+            try socket.set(.linger, graceful ? Self.stopLinger : ZMQSocket.defaultLinger)
+        } catch {
+            logger.warning("could not say bye: \(error)")
+        }
+        socket.close()
+        metrics.update { $0.isRegistered = false }
+        logger.info(graceful ? "stopped" : "stopped at once")
+    }
+
+    // MARK: - Socket
+
+    /// A new DEALER with the worker's options, connected (connecting completes in the background).
+    private static func makeSocket(context: ZMQContext, configuration: WorkerConfiguration) throws(ZMQError) -> ZMQSocket {
+        let socket = try ZMQSocket(context: context, type: .dealer)
+        do {
+            try socket.set(.maxMessageSize, Int64(configuration.maxMessageBytes))
+            try socket.connect(configuration.authorityEndpoint)
+        } catch {
+            socket.close()
+            throw error
+        }
+        return socket
+    }
+
+    /// Builds a poller over `socket` and both mailboxes, and starts the silence clock.
+    private func attach(_ socket: ZMQSocket) throws(ZMQError) {
+        let poller = ZMQPoller()
+        wakeupItem = poller.register(thread.wakeup)
+        eventsItem = poller.register(events)
+        socketItem = try poller.register(socket)
+        self.poller = poller
+        lastHeard = MonotonicClock.milliseconds()
+    }
+
+    /// The authority has been silent too long: drop everything and start a new session.
+    private func reconnect(silentFor silence: UInt64) throws(ZMQError) {
+        metrics.update { $0.reconnects += 1 }
+        logger.warning("no word from the authority for \(silence) ms; reconnecting\(running.isEmpty ? "" : " and cancelling \(running.count) running job\(running.count == 1 ? "" : "s")")")
+        try replaceSocket()
+    }
+
+    /// Closes the socket at once (linger 0: a new session starts with `ready`), opens a new
+    /// one and registers again. Running jobs are cancelled: the authority re-dispatches them.
+    private func replaceSocket() throws(ZMQError) {
+        abandonAll()
+        unsent.removeAll()
+        heartbeatMilliseconds = max(1, configuration.heartbeatInterval.wholeMilliseconds)
+        metrics.update { $0.isRegistered = false }
+        try? socket.set(.linger, 0)
+        socket.close()
+        socket = try Self.makeSocket(context: context, configuration: configuration)
+        try attach(socket)
+        try sendReady()
+    }
+
+    /// Milliseconds from `start` to `now`; 0 if `start` is later (it was read after `now`).
+    static func elapsed(since start: UInt64, now: UInt64) -> UInt64 {
+        now > start ? now - start : 0
+    }
+
+    /// Announces the worker: name, app, capacity and kinds.
+    func sendReady() throws(ZMQError) {
+        let capacity = UInt64(configuration.concurrency)
+        try send(.ready(name: configuration.name, app: configuration.appName, capacity: capacity, kinds: configuration.kinds))
+        readySentAt = MonotonicClock.milliseconds()
+        metrics.update { $0.registrations += 1 }
+    }
+
+    /// Sends a message without ever blocking the loop: behind a full pipe it waits its turn.
+    func send(_ message: WorkerMessage) throws(ZMQError) {
+        let frames = message.frames(writer)
+        if unsent.isEmpty, try socket.trySend(frames) {
+            lastSent = MonotonicClock.milliseconds()
+        } else {
+            unsent.append(frames)
+        }
+    }
+
+    /// Sends queued messages, oldest first, until the pipe is full again.
+    private func flushUnsent() throws(ZMQError) {
+        var sent = 0
+        while sent < unsent.count, try socket.trySend(unsent[sent]) {
+            sent += 1
+        }
+        if sent > 0 {
+            unsent.removeFirst(sent)
+            lastSent = MonotonicClock.milliseconds()
+        }
+    }
+}

@@ -1,0 +1,45 @@
+import Synchronization
+
+/// A consistent snapshot of what a ``WorkerNode`` has done so far.
+public struct WorkerMetrics: Sendable, Hashable {
+    /// Jobs the authority sent, whether or not they were started.
+    public var jobsReceived: UInt64 = 0
+    /// Jobs reported with `done`.
+    public var jobsDone: UInt64 = 0
+    /// Jobs reported with `failed` (effect errors, undecodable effects, over capacity).
+    public var jobsFailed: UInt64 = 0
+    /// Jobs that were received but never started because the worker was stopping; `bye` hands
+    /// them back to the authority.
+    public var jobsDeclined: UInt64 = 0
+    /// `emit` messages sent.
+    public var mutationsEmitted: UInt64 = 0
+    /// Times the worker gave up on a silent authority and connected a new socket.
+    public var reconnects: UInt64 = 0
+    /// `ready` messages sent (the first one, after reconnects, after `unknown_worker`).
+    public var registrations: UInt64 = 0
+    /// Messages from the authority that did not follow the protocol.
+    public var malformedMessages: UInt64 = 0
+    /// Effects running right now.
+    public var running: Int = 0
+    /// Jobs waiting for a free slot (only when the authority sent more than the capacity).
+    public var queued: Int = 0
+    /// Whether the authority has answered the current `ready` with `welcome` and has not gone
+    /// silent since.
+    public var isRegistered: Bool = false
+
+    /// An all-zero snapshot.
+    public init() {}
+}
+
+/// The live counters behind ``WorkerNode/metrics``: written by the loop thread, read anywhere.
+final class WorkerMetricsRecorder: Sendable {
+    private let storage = Mutex(WorkerMetrics())
+
+    /// The current values.
+    var snapshot: WorkerMetrics { storage.withLock { $0 } }
+
+    /// Changes the counters under the lock.
+    func update(_ body: (inout WorkerMetrics) -> Void) {
+        storage.withLock { body(&$0) }
+    }
+}

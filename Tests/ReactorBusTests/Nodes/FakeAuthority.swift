@@ -1,0 +1,175 @@
+import Foundation
+import ReactorCore
+import Synchronization
+import Testing
+@testable import ReactorBus
+
+/// A stand-in for the authority's workers socket: a ROUTER bound on an ephemeral loopback port,
+/// owned by a thread of its own, that records what workers send and sends what a test asks.
+///
+/// The test never touches the socket: it posts commands through a mailbox and reads the
+/// recorded messages under a lock, awaiting them with a deadline (suspending, never blocking
+/// the cooperative pool that the worker's effects run on).
+final class FakeAuthority: Sendable {
+    /// One message a worker sent.
+    struct Received: Sendable {
+        let peer: PeerID
+        /// `nil` when the frames did not decode as a worker message.
+        let message: WorkerMessage?
+        /// Monotonic milliseconds at receipt.
+        let at: UInt64
+    }
+
+    private enum Command: Sendable {
+        case send([[UInt8]])
+        case stop
+    }
+
+    private struct Inbox {
+        var messages: [Received] = []
+        var heartbeats: [Received] = []
+    }
+
+    /// What the fake's thread and the test share.
+    private final class Shared: Sendable {
+        let inbox = Mutex(Inbox())
+        let answersHeartbeats = Atomic<Bool>(true)
+        let finished = DispatchSemaphore(value: 0)
+    }
+
+    /// The resolved endpoint (`tcp://127.0.0.1:PORT`) workers connect to.
+    let endpoint: String
+    private let commands: Mailbox<Command>
+    private let shared = Shared()
+
+    /// Binds the ROUTER on its thread and returns once it listens.
+    init(context: ZMQContext) throws {
+        let commands = try Mailbox<Command>()
+        let bound = DispatchSemaphore(value: 0)
+        let outcome = Box<Result<String, ZMQError>?>(nil)
+        self.commands = commands
+        let shared = self.shared
+        Thread.detachNewThread {
+            defer { shared.finished.signal() }
+            let socket: ZMQSocket
+            do {
+                socket = try ZMQSocket(context: context, type: .router)
+                try socket.set(.linger, 0)
+                try socket.bind("tcp://127.0.0.1:*")
+                outcome.value = .success(try socket.get(.lastEndpoint))
+            } catch let error as ZMQError {
+                outcome.value = .failure(error)
+                bound.signal()
+                return
+            } catch {
+                bound.signal()
+                return
+            }
+            bound.signal()
+            defer { socket.close() }
+            Self.serve(socket, commands: commands, shared: shared)
+        }
+        guard bound.wait(timeout: .now() + .seconds(10)) == .success, let result = outcome.value else {
+            throw ZMQError(code: ETIMEDOUT, function: "FakeAuthority.init")
+        }
+        endpoint = try result.get()
+    }
+
+    private static func serve(_ socket: ZMQSocket, commands: Mailbox<Command>, shared: Shared) {
+        let writer = HeaderWriter()
+        do {
+            let poller = ZMQPoller()
+            let socketItem = try poller.register(socket)
+            let commandItem = poller.register(commands)
+            // Bounded: a test that forgets to close its fake still ends it within a minute.
+            let deadline = MonotonicClock.milliseconds() + 60_000
+            while MonotonicClock.milliseconds() < deadline {
+                try poller.poll(timeout: 100)
+                if poller.isReadable(commandItem) {
+                    for command in commands.drain() {
+                        switch command {
+                        case .send(let frames): _ = try socket.trySend(frames)
+                        case .stop: return
+                        }
+                    }
+                }
+                guard poller.isReadable(socketItem) else { continue }
+                while let frames = try socket.tryReceiveMultipart(), let routing = frames.first {
+                    let peer = PeerID(routing)
+                    let message = try? WorkerMessage(frames: Array(frames.dropFirst()))
+                    let received = Received(peer: peer, message: message, at: MonotonicClock.milliseconds())
+                    if message == .heartbeat {
+                        shared.inbox.withLock { $0.heartbeats.append(received) }
+                        if shared.answersHeartbeats.load(ordering: .acquiring) {
+                            _ = try socket.trySend([peer.bytes] + AuthorityToWorker.heartbeat.frames(writer))
+                        }
+                    } else {
+                        shared.inbox.withLock { $0.messages.append(received) }
+                    }
+                }
+            }
+        } catch {
+            // The context was terminated under us: nothing more to serve.
+        }
+    }
+
+    /// Sends `message` to `peer`.
+    func send(_ message: AuthorityToWorker, to peer: PeerID) {
+        commands.post(.send([peer.bytes] + message.frames(HeaderWriter())))
+    }
+
+    /// Sends raw frames (after the routing id) to `peer`.
+    func sendRaw(_ frames: [[UInt8]], to peer: PeerID) {
+        commands.post(.send([peer.bytes] + frames))
+    }
+
+    /// Stops (or resumes) answering heartbeats, so the worker hears nothing at all.
+    func setAnswersHeartbeats(_ answers: Bool) {
+        shared.answersHeartbeats.store(answers, ordering: .releasing)
+    }
+
+    /// Removes and returns the oldest message other than a heartbeat, waiting up to `timeout`.
+    func next(within timeout: Duration = promptly) async -> Received? {
+        await eventually(within: timeout) {
+            shared.inbox.withLock { inbox in inbox.messages.isEmpty ? nil : inbox.messages.removeFirst() }
+        }
+    }
+
+    /// The heartbeats received so far.
+    var heartbeats: [Received] { shared.inbox.withLock { $0.heartbeats } }
+
+    /// The messages other than heartbeats that nobody took with ``next(within:)`` yet.
+    var unread: [Received] { shared.inbox.withLock { $0.messages } }
+
+    /// Takes the worker's `ready`, answers `welcome`, and returns the worker's routing id.
+    func register(heartbeatMilliseconds: UInt64 = 1_000) async throws -> PeerID {
+        let ready = try #require(await next())
+        guard case .ready? = ready.message else {
+            Issue.record("expected ready, got \(String(describing: ready.message))")
+            throw CancellationError()
+        }
+        send(.welcome(heartbeatMilliseconds: heartbeatMilliseconds), to: ready.peer)
+        return ready.peer
+    }
+
+    /// Stops the thread and closes the socket; returns once both are done (bounded).
+    func close() {
+        commands.post(.stop)
+        _ = shared.finished.wait(timeout: .now() + .seconds(10))
+    }
+}
+
+/// Checks `probe` every few milliseconds until it returns a value or `timeout` passes.
+func eventually<T>(within timeout: Duration = promptly, _ probe: () -> T?) async -> T? {
+    let deadline = ContinuousClock.now + timeout
+    while true {
+        if let value = probe() { return value }
+        if ContinuousClock.now >= deadline { return nil }
+        try? await Task.sleep(for: .milliseconds(5))
+    }
+}
+
+/// Waits until `condition` holds or `timeout` passes; returns whether it held.
+func eventually(within timeout: Duration = promptly, _ condition: () -> Bool) async -> Bool {
+    await eventually(within: timeout) { condition() ? true : nil } ?? false
+}

@@ -1,0 +1,320 @@
+import Foundation
+import MessagePack
+import ReactorApps
+import ReactorCore
+import ReactorLog
+import Synchronization
+import Testing
+@testable import ReactorBus
+
+/// The worker node against a fake authority (a ROUTER on its own thread, see `FakeAuthority`).
+@Suite(.serialized) struct WorkerNodeTests {
+    // MARK: - Registration and jobs
+
+    @Test func readyAnnouncesTheWorkerAndAJobYieldsItsEmitThenDone() async throws {
+        try await withWorker(reactor: Counter(), effects: CounterEffects(), configure: {
+            $0.concurrency = 3
+            $0.kinds = ["slowIncrease"]
+        }) { authority, worker in
+            let ready = try #require(await authority.next())
+            #expect(ready.message == .ready(name: "w-test", app: "test", capacity: 3, kinds: ["slowIncrease"]))
+            authority.send(.welcome(heartbeatMilliseconds: 1_000), to: ready.peer)
+            #expect(await eventually { worker.metrics.isRegistered })
+
+            let job = JobID(actionSeq: 7, effectIndex: 0)
+            authority.send(.job(job, kind: "slowIncrease", payload: try encode(Counter.Effect.slowIncrease)), to: ready.peer)
+            #expect(await authority.next()?.message == .emit(job: job, emitIndex: 0, payload: try encode(Counter.Mutation.increase)))
+            #expect(await authority.next()?.message == .done(job: job, emitCount: 1))
+            #expect(await eventually { worker.metrics.jobsDone == 1 })
+            let metrics = worker.metrics
+            #expect(metrics.jobsReceived == 1 && metrics.mutationsEmitted == 1 && metrics.jobsFailed == 0)
+        }
+    }
+
+    @Test func primesEmitsEveryFactorInOrderThenFinishedThenDone() async throws {
+        try await withWorker(reactor: Primes(), effects: PrimesEffects()) { authority, _ in
+            let peer = try await authority.register()
+            let job = JobID(actionSeq: 3, effectIndex: 1)
+            authority.send(.job(job, kind: "factorize", payload: try encode(Primes.Effect.factorize(n: 360, delayMs: 0, ordered: false))), to: peer)
+
+            var mutations: [Primes.Mutation] = []
+            for expectedIndex in 0..<7 {
+                guard case .emit(let emitted, let index, let payload)? = await authority.next()?.message else {
+                    Issue.record("expected emit \(expectedIndex)")
+                    return
+                }
+                #expect(emitted == job && index == UInt32(expectedIndex))
+                mutations.append(try MessagePackDecoder().decode(Primes.Mutation.self, from: payload))
+            }
+            let factors: [Primes.Mutation] = [2, 2, 2, 3, 3, 5].map { .prime(n: 360, factor: $0) }
+            #expect(mutations == factors + [.finished(n: 360)])
+            #expect(await authority.next()?.message == .done(job: job, emitCount: 7))
+        }
+    }
+
+    @Test func aFailingEffectIsRetriedThenReportedFailedWithItsAttemptsAndMessage() async throws {
+        try await withWorker(reactor: Primes(), effects: PrimesEffects(), configure: {
+            $0.retry = RetryPolicy(maxAttempts: 2, initialBackoff: .milliseconds(1), maxBackoff: .milliseconds(1), timeout: nil)
+        }) { authority, worker in
+            let peer = try await authority.register()
+            let job = JobID(actionSeq: 1, effectIndex: 0)
+            authority.send(.job(job, kind: "factorize", payload: try encode(Primes.Effect.factorize(n: 0, delayMs: 0, ordered: false))), to: peer)
+            #expect(await authority.next()?.message == .failed(job: job, failure: EffectFailure(message: "0 has no prime factorisation", attempts: 2)))
+            #expect(await eventually { worker.metrics.jobsFailed == 1 })
+        }
+    }
+
+    @Test func anUndecodableEffectIsReportedFailedAndTheWorkerGoesOn() async throws {
+        try await withWorker(reactor: Counter(), effects: CounterEffects()) { authority, _ in
+            let peer = try await authority.register()
+            let bad = JobID(actionSeq: 1, effectIndex: 0)
+            authority.send(.job(bad, kind: "slowIncrease", payload: try encode(["nonsense": 1])), to: peer)
+            guard case .failed(let job, let failure)? = await authority.next()?.message else {
+                Issue.record("expected failed")
+                return
+            }
+            #expect(job == bad && failure.attempts == 0)
+            #expect(failure.message.contains("does not decode"))
+
+            let good = JobID(actionSeq: 2, effectIndex: 0)
+            authority.send(.job(good, kind: "slowIncrease", payload: try encode(Counter.Effect.slowIncrease)), to: peer)
+            #expect(await authority.next()?.message == .emit(job: good, emitIndex: 0, payload: try encode(Counter.Mutation.increase)))
+            #expect(await authority.next()?.message == .done(job: good, emitCount: 1))
+        }
+    }
+
+    // MARK: - Capacity
+
+    @Test func twoJobsRunAtOnceWithConcurrencyTwo() async throws {
+        // Each effect waits until both have started: run one after the other, neither finishes.
+        let gate = Gate(opensAtStarted: 2)
+        try await withWorker(reactor: Counter(), effects: GatedEffects(gate: gate), configure: {
+            $0.concurrency = 2
+            $0.retry = .once
+        }) { authority, _ in
+            let peer = try await authority.register()
+            let jobs = [JobID(actionSeq: 1, effectIndex: 0), JobID(actionSeq: 2, effectIndex: 0)]
+            for job in jobs {
+                authority.send(.job(job, kind: "slowIncrease", payload: try encode(Counter.Effect.slowIncrease)), to: peer)
+            }
+            var done: Set<JobID> = []
+            for _ in 0..<4 {
+                guard let message = await authority.next()?.message else { break }
+                if case .done(let job, 1) = message { done.insert(job) }
+            }
+            #expect(done == Set(jobs))
+            #expect(gate.started == 2)
+        }
+    }
+
+    @Test func jobsBeyondCapacityQueueThenAreRefused() async throws {
+        let gate = Gate()
+        try await withWorker(reactor: Counter(), effects: GatedEffects(gate: gate), configure: {
+            $0.concurrency = 1
+        }) { authority, worker in
+            let peer = try await authority.register()
+            let jobs = (1...3).map { JobID(actionSeq: UInt64($0), effectIndex: 0) }
+            for job in jobs {
+                authority.send(.job(job, kind: "slowIncrease", payload: try encode(Counter.Effect.slowIncrease)), to: peer)
+            }
+            // The third job finds one running and one queued: refused at once.
+            #expect(await authority.next()?.message == .failed(job: jobs[2], failure: EffectFailure(message: "worker over capacity", attempts: 0)))
+            #expect(worker.metrics.running == 1 && worker.metrics.queued == 1)
+            #expect(gate.started == 1)
+            gate.open()
+            let increase = try encode(Counter.Mutation.increase)
+            for job in jobs.prefix(2) {
+                #expect(await authority.next()?.message == .emit(job: job, emitIndex: 0, payload: increase))
+                #expect(await authority.next()?.message == .done(job: job, emitCount: 1))
+            }
+        }
+    }
+
+    // MARK: - Heartbeats and reconnection
+
+    @Test func anIdleWorkerHeartbeatsAndReconnectsWhenTheAuthorityFallsSilent() async throws {
+        try await withWorker(reactor: Counter(), effects: CounterEffects(), configure: {
+            $0.heartbeatInterval = .milliseconds(100)
+        }) { authority, worker in
+            let first = try await authority.register(heartbeatMilliseconds: 100)
+            #expect(await eventually { authority.heartbeats.count >= 4 })
+            let beats = authority.heartbeats.map(\.at)
+            let gaps = zip(beats.dropFirst(), beats).map { $0 - $1 }
+            // Roughly the interval: never faster, and not much slower even on a busy machine.
+            #expect(gaps.allSatisfy { $0 >= 90 }, "gaps \(gaps)")
+            #expect(gaps.allSatisfy { $0 <= 1_000 }, "gaps \(gaps)")
+            #expect(worker.metrics.reconnects == 0)
+
+            authority.setAnswersHeartbeats(false)
+            let again = try #require(await authority.next())
+            #expect(again.message == .ready(name: "w-test", app: "test", capacity: 2, kinds: []))
+            #expect(again.peer != first, "a new socket has a new routing id")
+            #expect(worker.metrics.reconnects == 1)
+            #expect(worker.metrics.registrations == 2)
+            authority.setAnswersHeartbeats(true)
+            authority.send(.welcome(heartbeatMilliseconds: 100), to: again.peer)
+            #expect(await eventually { worker.metrics.isRegistered })
+        }
+    }
+
+    @Test func unknownWorkerMakesTheWorkerRegisterAgain() async throws {
+        try await withWorker(reactor: Counter(), effects: CounterEffects()) { authority, worker in
+            let peer = try await authority.register()
+            authority.send(.error(ref: 0, code: .unknownWorker, message: "who are you"), to: peer)
+            let again = try #require(await authority.next())
+            #expect(again.message == .ready(name: "w-test", app: "test", capacity: 2, kinds: []))
+            #expect(again.peer == peer, "same socket, new registration")
+            #expect(worker.metrics.registrations == 2 && worker.metrics.reconnects == 0)
+        }
+    }
+
+    @Test func wrongAppStopsTheWorker() async throws {
+        try await withWorker(reactor: Counter(), effects: CounterEffects()) { authority, worker in
+            let ready = try #require(await authority.next())
+            authority.send(.error(ref: 0, code: .wrongApp, message: "this authority runs primes"), to: ready.peer)
+            #expect(await finishes(worker))
+        }
+    }
+
+    // MARK: - Stopping and robustness
+
+    @Test func gracefulStopFinishesRunningJobsDeclinesNewOnesThenSaysBye() async throws {
+        let gate = Gate()
+        try await withWorker(reactor: Counter(), effects: GatedEffects(gate: gate)) { authority, worker in
+            let peer = try await authority.register()
+            let running = JobID(actionSeq: 1, effectIndex: 0)
+            authority.send(.job(running, kind: "slowIncrease", payload: try encode(Counter.Effect.slowIncrease)), to: peer)
+            #expect(await eventually { gate.started == 1 })
+
+            worker.stop()
+            let late = JobID(actionSeq: 2, effectIndex: 0)
+            authority.send(.job(late, kind: "slowIncrease", payload: try encode(Counter.Effect.slowIncrease)), to: peer)
+            #expect(await eventually { worker.metrics.jobsReceived == 2 })
+            gate.open()
+
+            #expect(await authority.next()?.message == .emit(job: running, emitIndex: 0, payload: try encode(Counter.Mutation.increase)))
+            #expect(await authority.next()?.message == .done(job: running, emitCount: 1))
+            #expect(await authority.next()?.message == .bye)
+            #expect(await finishes(worker))
+            #expect(worker.metrics.jobsDeclined == 1 && gate.started == 1)
+            #expect(authority.unread.isEmpty)
+        }
+    }
+
+    @Test func aSecondStopCancelsRunningJobsAtOnce() async throws {
+        let gate = Gate()
+        try await withWorker(reactor: Counter(), effects: GatedEffects(gate: gate), configure: {
+            $0.stopGracePeriod = .seconds(60)
+        }) { authority, worker in
+            let peer = try await authority.register()
+            let job = JobID(actionSeq: 1, effectIndex: 0)
+            authority.send(.job(job, kind: "slowIncrease", payload: try encode(Counter.Effect.slowIncrease)), to: peer)
+            #expect(await eventually { gate.started == 1 })
+            worker.stop()
+            worker.stop()
+            #expect(await authority.next()?.message == .bye, "no result for the cancelled job")
+            #expect(await finishes(worker))
+        }
+    }
+
+    @Test func aMalformedMessageIsCountedAndTheWorkerKeepsWorking() async throws {
+        try await withWorker(reactor: Counter(), effects: CounterEffects()) { authority, worker in
+            let peer = try await authority.register()
+            authority.sendRaw([[0xc1, 0xff, 0x00]], to: peer)
+            #expect(await eventually { worker.metrics.malformedMessages == 1 })
+            let job = JobID(actionSeq: 9, effectIndex: 2)
+            authority.send(.job(job, kind: "slowIncrease", payload: try encode(Counter.Effect.slowIncrease)), to: peer)
+            #expect(await authority.next()?.message == .emit(job: job, emitIndex: 0, payload: try encode(Counter.Mutation.increase)))
+            #expect(await authority.next()?.message == .done(job: job, emitCount: 1))
+        }
+    }
+
+    @Test func startFailsForAnInvalidEndpoint() throws {
+        let context = try ZMQContext()
+        defer { #expect(context.terminate(timeout: promptly)) }
+        let configuration = WorkerConfiguration(authorityEndpoint: "nonsense://nowhere", appName: "test")
+        let worker = WorkerNode(reactor: Counter(), effects: CounterEffects(), configuration: configuration,
+                                logger: Logger(label: "test", sink: .discard), context: context)
+        #expect(throws: ZMQError.self) { try worker.start() }
+    }
+}
+
+// MARK: - Harness
+
+/// Runs `body` with a fake authority and a started worker (named `w-test`, app `test`,
+/// concurrency 2), then stops the worker at once, closes the fake and terminates the context,
+/// each within a deadline.
+func withWorker<R: Reactor, H: EffectHandler>(
+    reactor: R, effects: H,
+    configure: (inout WorkerConfiguration) -> Void = { _ in },
+    _ body: (FakeAuthority, WorkerNode<R, H>) async throws -> Void
+) async throws where H.Effect == R.Effect, H.Mutation == R.Mutation {
+    let context = try ZMQContext()
+    let authority = try FakeAuthority(context: context)
+    var configuration = WorkerConfiguration(authorityEndpoint: authority.endpoint, appName: "test", name: "w-test", concurrency: 2)
+    configure(&configuration)
+    let logger = Logger(label: "test", level: .debug, sink: ProcessInfo.processInfo.environment["WORKER_TEST_LOGS"] == nil ? .discard : .standardError)
+    let worker = WorkerNode(reactor: reactor, effects: effects, configuration: configuration, logger: logger, context: context)
+    var failure: (any Error)?
+    do {
+        try worker.start()
+        try await body(authority, worker)
+    } catch {
+        failure = error
+    }
+    worker.stop()
+    worker.stop()
+    #expect(await finishes(worker))
+    authority.close()
+    #expect(context.terminate(timeout: promptly))
+    if let failure { throw failure }
+}
+
+/// Whether the worker's `wait()` returns within `timeout`.
+func finishes<R, H>(_ worker: WorkerNode<R, H>, within timeout: Duration = promptly) async -> Bool {
+    let finished = Box(false)
+    Task { await worker.wait(); finished.value = true }
+    return await eventually(within: timeout) { finished.value }
+}
+
+/// MessagePack bytes of an app value.
+func encode<T: Encodable>(_ value: T) throws -> [UInt8] {
+    try MessagePackEncoder().encode(value)
+}
+
+/// Holds effects until the test opens it, or until enough of them have started.
+final class Gate: Sendable {
+    private let isOpen = Atomic<Bool>(false)
+    private let startedCount = Atomic<Int>(0)
+    private let opensAtStarted: Int
+
+    /// A gate that only ``open()`` opens, or also `opensAtStarted` started effects.
+    init(opensAtStarted: Int = .max) { self.opensAtStarted = opensAtStarted }
+
+    /// How many effects have started.
+    var started: Int { startedCount.load(ordering: .acquiring) }
+
+    /// Lets every waiting and future effect through.
+    func open() { isOpen.store(true, ordering: .releasing) }
+
+    /// Counts one start, then waits (bounded, cancellable) until the gate opens.
+    func pass() async throws {
+        let count = startedCount.add(1, ordering: .acquiringAndReleasing).newValue
+        if count >= opensAtStarted { open() }
+        let deadline = ContinuousClock.now + promptly
+        while !isOpen.load(ordering: .acquiring) {
+            guard ContinuousClock.now < deadline else { throw CancellationError() }
+            try await Task.sleep(for: .milliseconds(2))
+        }
+    }
+}
+
+/// Counter's effect, held at a ``Gate`` before it emits its increase.
+struct GatedEffects: EffectHandler {
+    let gate: Gate
+
+    func run(_ effect: Counter.Effect, emit: Emitter<Counter.Mutation>) async throws {
+        try await gate.pass()
+        await emit(.increase)
+    }
+}
