@@ -7,7 +7,7 @@ import Synchronization
 import Testing
 @testable import ReactorBus
 
-/// The worker node against a fake authority (a ROUTER on its own thread, see `FakeAuthority`).
+/// The worker node against a fake authority (a ROUTER on its own thread, see `FakeWorkerAuthority`).
 @Suite(.serialized) struct WorkerNodeTests {
     // MARK: - Registration and jobs
 
@@ -247,10 +247,10 @@ import Testing
 func withWorker<R: Reactor, H: EffectHandler>(
     reactor: R, effects: H,
     configure: (inout WorkerConfiguration) -> Void = { _ in },
-    _ body: (FakeAuthority, WorkerNode<R, H>) async throws -> Void
+    _ body: (FakeWorkerAuthority, WorkerNode<R, H>) async throws -> Void
 ) async throws where H.Effect == R.Effect, H.Mutation == R.Mutation {
     let context = try ZMQContext()
-    let authority = try FakeAuthority(context: context)
+    let authority = try FakeWorkerAuthority(context: context)
     var configuration = WorkerConfiguration(authorityEndpoint: authority.endpoint, appName: "test", name: "w-test", concurrency: 2)
     configure(&configuration)
     let logger = Logger(label: "test", level: .debug, sink: ProcessInfo.processInfo.environment["WORKER_TEST_LOGS"] == nil ? .discard : .standardError)

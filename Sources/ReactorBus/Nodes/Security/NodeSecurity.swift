@@ -24,7 +24,7 @@ public struct AuthoritySecurity: Sendable, Equatable {
 }
 
 /// A client's (or worker's, or observer's) CURVE identity and the authority's public key.
-public struct ClientSecurity: Sendable, Equatable {
+public struct ClientSecurity: Sendable, Hashable {
     /// The authority's public key (Z85).
     public var serverKey: String
     /// This peer's secret key (Z85).

@@ -24,6 +24,8 @@ public struct WorkerConfiguration: Sendable, Hashable {
     /// The largest message the worker accepts or sends, in bytes (the authority's
     /// `--max-message-bytes`).
     public var maxMessageBytes: Int
+    /// CURVE keys for talking to an authority that has CURVE on; `nil` for plain text.
+    public var security: ClientSecurity? = nil
     /// How long a graceful stop waits for running effects before it cancels them.
     public var stopGracePeriod: Duration
 

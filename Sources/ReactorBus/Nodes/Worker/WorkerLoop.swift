@@ -190,6 +190,7 @@ where Handler.Effect == R.Effect, Handler.Mutation == R.Mutation {
         let socket = try ZMQSocket(context: context, type: .dealer)
         do {
             try socket.set(.maxMessageSize, Int64(configuration.maxMessageBytes))
+            try configuration.security?.apply(to: socket)
             try socket.connect(configuration.authorityEndpoint)
         } catch {
             socket.close()

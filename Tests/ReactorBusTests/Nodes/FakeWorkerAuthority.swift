@@ -10,7 +10,7 @@ import Testing
 /// The test never touches the socket: it posts commands through a mailbox and reads the
 /// recorded messages under a lock, awaiting them with a deadline (suspending, never blocking
 /// the cooperative pool that the worker's effects run on).
-final class FakeAuthority: Sendable {
+final class FakeWorkerAuthority: Sendable {
     /// One message a worker sent.
     struct Received: Sendable {
         let peer: PeerID
@@ -70,7 +70,7 @@ final class FakeAuthority: Sendable {
             Self.serve(socket, commands: commands, shared: shared)
         }
         guard bound.wait(timeout: .now() + .seconds(10)) == .success, let result = outcome.value else {
-            throw ZMQError(code: ETIMEDOUT, function: "FakeAuthority.init")
+            throw ZMQError(code: ETIMEDOUT, function: "FakeWorkerAuthority.init")
         }
         endpoint = try result.get()
     }

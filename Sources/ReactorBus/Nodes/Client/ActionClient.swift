@@ -1,0 +1,181 @@
+import Dispatch
+import MessagePack
+import ReactorCore
+import ReactorLog
+import Synchronization
+
+/// Sends actions to the authority and reads its snapshot, version and counters.
+///
+/// A handle over one loop thread that owns a DEALER connected to the authority's actions socket.
+/// Every method is safe from any thread or task.
+///
+/// - Each action gets the next `client_seq` (1, 2, 3, ...) in the order the loop receives the
+///   calls; acks come back in the order the authority accepted the actions.
+/// - At most ``ActionClientConfiguration/window`` actions are on the wire unanswered; further
+///   `send` calls stay suspended until a slot frees. Pipelining is the fast path: issue many
+///   sends concurrently (for example from a task group), they share one socket and one thread.
+/// - An attempt unanswered after ``ActionClientConfiguration/timeout`` is resent with the same
+///   `(client_id, client_seq)`; the authority applies it once and acks the original. After
+///   `retries` resends the call fails with ``ClientError/timedOut(attempts:)``.
+/// - Task cancellation is not observed: a sent action cannot be taken back, so every call ends
+///   with its answer, a refusal, a timeout or ``ClientError/closed``.
+///
+/// ```swift
+/// let client = try ActionClient<Counter>(configuration: .init(actionsEndpoint: "tcp://127.0.0.1:7001"), context: context)
+/// try client.start()
+/// let ack = try await client.send(.countUp)
+/// client.close()
+/// ```
+public final class ActionClient<R: Reactor>: Sendable {
+    /// The configuration, with the window clamped to what the protocol allows.
+    public let configuration: ActionClientConfiguration
+    private let logger: Logger
+    private let context: ZMQContext
+    private let thread: NodeThread
+    private let mailbox: Mailbox<ClientLoop.Command>
+    private let gate = ClientGate()
+    let diagnostics = ClientDiagnostics()
+
+    /// Creates a client; nothing connects until ``start()``.
+    ///
+    /// - Throws: ``ClientError/invalidArgument(_:)`` for a client id outside 1–64 bytes, negative
+    ///   retries or a non-positive timeout; ``ClientError/transport(_:)`` when descriptors run out.
+    public init(configuration: ActionClientConfiguration, logger: Logger = Logger(label: "client"), context: ZMQContext) throws(ClientError) {
+        self.configuration = try configuration.validated()
+        self.logger = logger
+        self.context = context
+        do {
+            thread = try NodeThread(name: "client \(configuration.clientID.prefix(8))")
+            mailbox = try Mailbox()
+        } catch {
+            throw .transport(error)
+        }
+    }
+
+    deinit {
+        close()
+    }
+
+    /// Starts the loop thread, which creates the DEALER and connects it.
+    ///
+    /// Returns once the socket is connecting; the TCP connection itself is made in the background
+    /// and actions sent meanwhile wait in the socket. Calling it again does nothing.
+    /// - Throws: ``ClientError/transport(_:)`` when the socket cannot be created or the endpoint
+    ///   is invalid (`EINVAL`, `EPROTONOSUPPORT`, `ETERM`); ``ClientError/closed`` after ``close()``.
+    public func start() throws(ClientError) {
+        guard gate.open() else {
+            if thread.isStopping || thread.isFinished { throw .closed }
+            return
+        }
+        let setup = Mutex<ZMQError?>(nil)
+        let ready = DispatchSemaphore(value: 0)
+        let (configuration, logger, context, mailbox, thread, gate, diagnostics) =
+            (configuration, logger, context, mailbox, thread, gate, diagnostics)
+        thread.start {
+            let loop: ClientLoop
+            do throws(ZMQError) {
+                loop = try ClientLoop(configuration: configuration, logger: logger, context: context, mailbox: mailbox,
+                                      thread: thread, gate: gate, diagnostics: diagnostics)
+            } catch {
+                gate.close()
+                setup.withLock { $0 = error }
+                ready.signal()
+                return
+            }
+            ready.signal()
+            logger.debug("connected to \(configuration.actionsEndpoint) as \(configuration.clientID)")
+            loop.run()
+        }
+        ready.wait()
+        if let error = setup.withLock({ $0 }) {
+            throw .transport(error)
+        }
+    }
+
+    /// Sends an action and returns the authority's ack.
+    ///
+    /// - Throws: ``ClientError``: `refused` (e.g. `busy`, `bad_action`), `timedOut`, `closed`,
+    ///   `transport`, or `invalidArgument` when the action does not encode or is too large.
+    public func send(_ action: R.Action) async throws(ClientError) -> ActionAck {
+        let payload: [UInt8]
+        do {
+            payload = try MessagePackEncoder().encode(action)
+        } catch {
+            throw .invalidArgument("the action does not encode as MessagePack: \(error)")
+        }
+        return try await send(encoded: payload)
+    }
+
+    /// Sends an action already encoded as MessagePack (the CLI builds these from JSON).
+    ///
+    /// The authority checks that it decodes as the app's action and refuses it with `bad_action` if not.
+    public func send(encoded payload: [UInt8]) async throws(ClientError) -> ActionAck {
+        guard payload.count <= configuration.maxMessageBytes else {
+            throw .invalidArgument("the action is \(payload.count) bytes, over maxMessageBytes (\(configuration.maxMessageBytes))")
+        }
+        let result = await withUnsafeContinuation { (continuation: ClientLoop.ActionContinuation) in
+            if let refusal = gate.submit({ mailbox.post(.action(payload: payload, continuation: continuation)) }) {
+                continuation.resume(returning: .failure(refusal))
+            }
+        }
+        return try result.get()
+    }
+
+    /// Fetches the authority's current state and decodes it as this reactor's state.
+    public func snapshot() async throws(ClientError) -> Snapshot<R.State> {
+        let raw = try await snapshotPayload()
+        do {
+            return Snapshot(version: raw.version, state: try MessagePackDecoder().decode(R.State.self, from: raw.payload))
+        } catch {
+            throw .badReply(ProtocolError(.malformed, "the snapshot of app '\(raw.app)' does not decode as \(R.State.self): \(error)"))
+        }
+    }
+
+    /// Fetches the authority's current state as the MessagePack bytes it sent, with its version,
+    /// action sequence number and app name.
+    public func snapshotPayload() async throws(ClientError) -> (version: UInt64, actionSeq: UInt64, app: String, payload: [UInt8]) {
+        guard case .snapshot(_, let version, let actionSeq, let app, let payload) = try await request(.snapshot) else {
+            throw .badReply(ProtocolError(.unknownKind, "expected a snapshot"))
+        }
+        return (version, actionSeq, app, payload)
+    }
+
+    /// Checks that the authority answers; returns its current state version.
+    public func ping() async throws(ClientError) -> UInt64 {
+        guard case .pong(_, let version) = try await request(.ping) else {
+            throw .badReply(ProtocolError(.unknownKind, "expected a pong"))
+        }
+        return version
+    }
+
+    /// Fetches the authority's counters.
+    public func stats() async throws(ClientError) -> [String: UInt64] {
+        guard case .stats(_, let counters) = try await request(.stats) else {
+            throw .badReply(ProtocolError(.unknownKind, "expected stats"))
+        }
+        return counters
+    }
+
+    /// Stops the client: calls not yet answered fail with ``ClientError/closed`` and the socket
+    /// is closed on the loop thread. Idempotent; safe from any thread. Use ``wait()`` to know
+    /// when the socket is closed.
+    public func close() {
+        gate.close()
+        thread.stop()
+    }
+
+    /// Returns once the loop thread has closed its socket and answered every call (at once if
+    /// the client never started).
+    public func wait() async {
+        await thread.wait()
+    }
+
+    private func request(_ kind: ClientRequestKind) async throws(ClientError) -> AuthorityReply {
+        let result = await withUnsafeContinuation { (continuation: ClientLoop.ReplyContinuation) in
+            if let refusal = gate.submit({ mailbox.post(.request(kind, continuation: continuation)) }) {
+                continuation.resume(returning: .failure(refusal))
+            }
+        }
+        return try result.get()
+    }
+}

@@ -1,0 +1,61 @@
+import Foundation
+
+/// How an ``ActionClient`` talks to the authority's actions socket.
+public struct ActionClientConfiguration: Sendable {
+    /// The authority's actions endpoint, e.g. `tcp://127.0.0.1:7001`.
+    public var actionsEndpoint: String
+    /// This client's identity for idempotent retry: 1–64 bytes of UTF-8, unique per client process.
+    ///
+    /// Resends carry the same `(clientID, client_seq)`, so the authority applies an action at most
+    /// once and acks a resend with the original `action_seq`. Two clients sharing an id would see
+    /// each other's acks, so keep the default (a random UUID) unless you restore a known client.
+    public var clientID: String
+    /// How long to wait for the answer to one attempt before resending it.
+    public var timeout: Duration
+    /// How many times an unanswered action or request is resent before it fails with
+    /// ``ClientError/timedOut(attempts:)``; `retries + 1` attempts in all.
+    public var retries: Int
+    /// The most actions sent and not yet answered. Further `send` calls wait (suspended, in
+    /// call order) until an answer frees a slot. Clamped to 1...4,096: the authority remembers
+    /// the last 4,096 `client_seq` per client, so a larger window could make a resend `stale`.
+    public var window: Int
+    /// The largest message accepted from the authority, and the largest action payload sent
+    /// (the authority drops bigger messages and resets the connection). Default 1 MiB, as the authority.
+    public var maxMessageBytes: Int
+    /// CURVE keys for talking to an authority that has CURVE on; `nil` for plain text.
+    public var security: ClientSecurity? = nil
+
+    /// The authority's limit on remembered sequence numbers per client, and so the largest window.
+    public static let maximumWindow = 4_096
+
+    /// Creates a configuration; every parameter but the endpoint has the documented default.
+    public init(
+        actionsEndpoint: String,
+        clientID: String = UUID().uuidString,
+        timeout: Duration = .seconds(5),
+        retries: Int = 3,
+        window: Int = 1_000,
+        maxMessageBytes: Int = 1 << 20
+    ) {
+        self.actionsEndpoint = actionsEndpoint
+        self.clientID = clientID
+        self.timeout = timeout
+        self.retries = retries
+        self.window = window
+        self.maxMessageBytes = maxMessageBytes
+    }
+
+    /// Checks what the wire protocol requires of the values.
+    func validated() throws(ClientError) -> ActionClientConfiguration {
+        let idBytes = clientID.utf8.count
+        guard idBytes >= 1, idBytes <= ClientMessage.maxClientIDBytes else {
+            throw .invalidArgument("clientID must be 1–\(ClientMessage.maxClientIDBytes) bytes of UTF-8, got \(idBytes)")
+        }
+        guard retries >= 0 else { throw .invalidArgument("retries must not be negative, got \(retries)") }
+        guard timeout > .zero else { throw .invalidArgument("timeout must be positive, got \(timeout)") }
+        guard maxMessageBytes > 0 else { throw .invalidArgument("maxMessageBytes must be positive, got \(maxMessageBytes)") }
+        var copy = self
+        copy.window = min(max(window, 1), Self.maximumWindow)
+        return copy
+    }
+}

@@ -1,0 +1,183 @@
+import Foundation
+import MessagePack
+import ReactorApps
+import ReactorCore
+import Synchronization
+import Testing
+@testable import ReactorBus
+
+@Suite struct ObserverTests {
+    private func state(_ count: Int) throws -> [UInt8] {
+        try MessagePackEncoder().encode(Counter.State(count: count))
+    }
+
+    private func makeObserver(_ fake: FakeClientAuthority, _ context: ZMQContext, followMutations: Bool = false,
+                              silence: Duration = .seconds(60)) throws -> Observer<Counter> {
+        let configuration = ObserverConfiguration(feedEndpoint: fake.feedEndpoint, actionsEndpoint: fake.actionsEndpoint,
+                                                  followMutations: followMutations, silenceTimeout: silence)
+        return try Observer<Counter>(configuration: configuration, logger: quietLogger, context: context)
+    }
+
+    /// Collects what a stream yields on a task of its own, so the test can wait with a deadline.
+    private func collect(_ stream: AsyncStream<Snapshot<Counter.State>>) -> (Box<[Snapshot<Counter.State>]>, Task<Void, Never>) {
+        let box = Box<[Snapshot<Counter.State>]>([])
+        let task = Task {
+            for await snapshot in stream { box.value.append(snapshot) }
+        }
+        return (box, task)
+    }
+
+    private func waitForSubscriptions(_ fake: FakeClientAuthority, _ topics: Set<String>) async -> Bool {
+        await fake.eventually { topics.isSubset(of: Set($0.subscriptions)) }
+    }
+
+    @Test func followsTheFetchedSnapshotThenOnlyNewerOnesAndRefetchesWhenHeartbeatsRunAhead() async throws {
+        try await FakeClientAuthority.with { context, fake in
+            fake.setSnapshot(version: 5, actionSeq: 5, payload: try state(5))
+            let observer = try makeObserver(fake, context)
+            let (delivered, reader) = collect(observer.snapshots())
+            try observer.start()
+
+            // First the snapshot fetched on the actions socket.
+            #expect(await FakeClientAuthority.eventually { delivered.value.count == 1 })
+            #expect(delivered.value.first == Snapshot(version: 5, state: Counter.State(count: 5)))
+            #expect(fake.recorded.snapshotRequests == 1)
+
+            // Then feed snapshots: only newer versions; garbage is counted and dropped.
+            #expect(await waitForSubscriptions(fake, ["snapshot", "heartbeat"]))
+            for version: UInt64 in [4, 5, 7] {
+                fake.publish(.snapshot(version: version, actionSeq: version, payload: try state(Int(version))))
+            }
+            fake.publish(frames: [Array("snapshot".utf8), [0xc1], [0x80]])
+            fake.publish(frames: [Array("heartbeat".utf8), Array("not msgpack".utf8)])
+            for version: UInt64 in [6, 9] {
+                fake.publish(.snapshot(version: version, actionSeq: version, payload: try state(Int(version))))
+            }
+            #expect(await FakeClientAuthority.eventually { delivered.value.count == 3 })
+            #expect(delivered.value.map(\.version) == [5, 7, 9])
+            #expect(delivered.value.map(\.state.count) == [5, 7, 9])
+            var metrics = observer.metrics
+            #expect(metrics.staleIgnored == 3)
+            #expect(metrics.malformed == 2)
+            #expect(metrics.refetches == 0)
+
+            // The authority moved on and the observer lost that snapshot: heartbeats show it.
+            fake.setSnapshot(version: 12, actionSeq: 11, payload: try state(12))
+            var published = 0
+            while fake.recorded.snapshotRequests < 2 && published < 500 {
+                fake.publish(.heartbeat(version: 12, actionSeq: 11))
+                published += 1
+                _ = await fake.eventually(within: .milliseconds(20)) { $0.snapshotRequests >= 2 }
+            }
+            #expect(fake.recorded.snapshotRequests == 2)
+            #expect(await FakeClientAuthority.eventually { delivered.value.count == 4 })
+            #expect(delivered.value.map(\.version) == [5, 7, 9, 12])
+            metrics = observer.metrics
+            #expect(metrics.refetches == 1)
+            #expect(metrics.heartbeats >= 2)
+            #expect(metrics.snapshotsDelivered == 4)
+
+            observer.stop()
+            await observer.wait()
+            await reader.value
+            #expect(delivered.value.map(\.version) == [5, 7, 9, 12], "the stream ends when the observer stops")
+        }
+    }
+
+    @Test func aLateSubscriberStartsWithTheCurrentSnapshotAndRawStreamsCarryTheBytes() async throws {
+        try await FakeClientAuthority.with { context, fake in
+            let payload = try state(3)
+            fake.setSnapshot(version: 3, actionSeq: 2, payload: payload)
+            let observer = try makeObserver(fake, context)
+            let (first, firstReader) = collect(observer.snapshots())
+            try observer.start()
+            #expect(await FakeClientAuthority.eventually { first.value.count == 1 })
+
+            let raw = Box<[UInt64]>([])
+            let rawStream = observer.rawSnapshots()
+            let rawReader = Task {
+                for await snapshot in rawStream {
+                    #expect(snapshot.payload == (try? MessagePackEncoder().encode(Counter.State(count: Int(snapshot.version)))))
+                    raw.value.append(snapshot.version)
+                }
+            }
+            let (late, lateReader) = collect(observer.snapshots())
+            #expect(await FakeClientAuthority.eventually { late.value.count == 1 && raw.value.count == 1 })
+            #expect(late.value.map(\.version) == [3])
+            #expect(raw.value == [3])
+
+            #expect(await waitForSubscriptions(fake, ["snapshot"]))
+            fake.publish(.snapshot(version: 4, actionSeq: 3, payload: try state(4)))
+            #expect(await FakeClientAuthority.eventually { first.value.count == 2 && late.value.count == 2 && raw.value.count == 2 })
+            #expect(raw.value == [3, 4])
+
+            observer.stop()
+            await observer.wait()
+            await firstReader.value
+            await lateReader.value
+            await rawReader.value
+            var ended = observer.snapshots().makeAsyncIterator()
+            #expect(await ended.next() == nil, "a subscription after stop ends at once")
+        }
+    }
+
+    @Test func aGapInMutationVersionsTriggersARefetch() async throws {
+        try await FakeClientAuthority.with { context, fake in
+            fake.setSnapshot(version: 10, actionSeq: 10, payload: try state(10))
+            let observer = try makeObserver(fake, context, followMutations: true)
+            let (delivered, reader) = collect(observer.snapshots())
+            try observer.start()
+            #expect(await FakeClientAuthority.eventually { delivered.value.count == 1 })
+            #expect(await waitForSubscriptions(fake, ["snapshot", "heartbeat", "mutation"]))
+
+            let increase = try MessagePackEncoder().encode(Counter.Mutation.increase)
+            for version: UInt64 in [9, 10, 11] {
+                fake.publish(.mutation(version: version, actionSeq: version, origin: .sync(index: 0), payload: increase))
+            }
+            #expect(await FakeClientAuthority.eventually { observer.metrics.mutations == 3 })
+            #expect(observer.metrics.refetches == 0, "old and consecutive mutations are no gap")
+            #expect(fake.recorded.snapshotRequests == 1)
+
+            fake.setSnapshot(version: 13, actionSeq: 13, payload: try state(13))
+            fake.publish(.mutation(version: 13, actionSeq: 13, origin: .sync(index: 0), payload: increase))
+            #expect(await fake.eventually { $0.snapshotRequests == 2 })
+            #expect(await FakeClientAuthority.eventually { delivered.value.count == 2 })
+            #expect(delivered.value.map(\.version) == [10, 13])
+            #expect(observer.metrics.refetches == 1)
+
+            observer.stop()
+            await observer.wait()
+            await reader.value
+        }
+    }
+
+    @Test func aSilentFeedTriggersARefetch() async throws {
+        try await FakeClientAuthority.with { context, fake in
+            fake.setSnapshot(version: 1, actionSeq: 1, payload: try state(1))
+            let observer = try makeObserver(fake, context, silence: .milliseconds(150))
+            let (delivered, reader) = collect(observer.snapshots())
+            try observer.start()
+            #expect(await FakeClientAuthority.eventually { delivered.value.count == 1 })
+            fake.setSnapshot(version: 8, actionSeq: 8, payload: try state(8))
+            #expect(await fake.eventually { $0.snapshotRequests >= 2 })
+            #expect(await FakeClientAuthority.eventually { delivered.value.count == 2 })
+            #expect(delivered.value.map(\.version) == [1, 8])
+            #expect(observer.metrics.refetches >= 1)
+            observer.stop()
+            await observer.wait()
+            await reader.value
+        }
+    }
+
+    @Test func stopBeforeStartEndsStreams() async throws {
+        let context = try ZMQContext()
+        let observer = try Observer<Counter>(
+            configuration: ObserverConfiguration(feedEndpoint: "tcp://127.0.0.1:1", actionsEndpoint: "tcp://127.0.0.1:1"),
+            logger: quietLogger, context: context)
+        var iterator = observer.snapshots().makeAsyncIterator()
+        observer.stop()
+        #expect(await iterator.next() == nil)
+        await observer.wait()
+        #expect(context.terminate(timeout: promptly))
+    }
+}
