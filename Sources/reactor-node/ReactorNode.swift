@@ -9,6 +9,9 @@ enum ReactorNode {
     /// Every subcommand, in help order.
     static let commands: [(spec: Command, run: Run)] = [
         (AuthorityCommand.spec, AuthorityCommand.run),
+        (WorkerCommand.spec, WorkerCommand.run),
+        (SendCommand.spec, SendCommand.run),
+        (ObserveCommand.spec, ObserveCommand.run),
         (KeygenCommand.spec, KeygenCommand.run),
     ]
 

@@ -1,0 +1,83 @@
+import ArgumentParsing
+import MessagePack
+import ReactorBus
+import ReactorCore
+import ReactorLog
+
+/// `reactor-node observe`: follows the state feed.
+enum ObserveCommand {
+    static let spec = Command(
+        name: "observe",
+        summary: "print the current state, then every newer snapshot from the feed",
+        options: [
+            CommonOptions.app,
+            .value("feed", "EP", help: "the authority's feed endpoint", default: "tcp://127.0.0.1:7003"),
+            .value("actions", "EP", help: "the authority's actions endpoint (for the current snapshot)", default: "tcp://127.0.0.1:7001"),
+            .flag("json", help: #"one JSON line per snapshot: {"version":V,"state":{...}}"#),
+            .flag("once", help: "print the current snapshot and exit (non-zero if none within --timeout)"),
+            .value("timeout", "SECONDS", help: "with --once: how long to wait for the snapshot", default: "5"),
+            CommonOptions.logLevel,
+        ] + SecurityOptions.peer,
+        discussion: "Data goes to stdout (one line per snapshot); logs to stderr. SIGINT/SIGTERM stops."
+    )
+
+    static func run(_ arguments: ParsedArguments) async throws -> Int32 {
+        let app = try arguments.required("app")
+        let feed = try Endpoint.validate(try arguments.required("feed"), flag: "feed", binding: false)
+        let actions = try Endpoint.validate(try arguments.required("actions"), flag: "actions", binding: false)
+        let security = try SecurityOptions.peer(arguments)
+        let timeout = try CommonOptions.seconds(arguments, "timeout") ?? .seconds(5)
+        let logger = try CommonOptions.logger("observe", arguments)
+        let json = arguments.flag("json")
+        // Validate the app name even though snapshots are printed without decoding them.
+        return try await AppRegistry.visit(app, Runner(feed: feed, actions: actions, security: security, timeout: timeout, once: arguments.flag("once"), json: json, logger: logger))
+    }
+
+    /// One output line for a snapshot payload.
+    static func line(version: UInt64, payload: [UInt8], json: Bool) -> String {
+        let state = (try? MessagePackValue(unpacking: payload).jsonText()) ?? "null"
+        return json ? #"{"version":\#(version),"state":\#(state)}"# : "version \(version): \(state)"
+    }
+
+    struct Runner: AppVisitor {
+        let feed: String
+        let actions: String
+        let security: ClientSecurity?
+        let timeout: Duration
+        let once: Bool
+        let json: Bool
+        let logger: Logger
+
+        func visit<R: Reactor, H: EffectHandler>(reactor: R, effects: H) async throws -> Int32 where H.Effect == R.Effect, H.Mutation == R.Mutation {
+            let context = try ZMQContext()
+            defer { context.terminate(timeout: .seconds(2)) }
+            if once {
+                var configuration = ActionClientConfiguration(actionsEndpoint: actions, timeout: timeout, retries: 0, window: 1)
+                configuration.security = security
+                let client = try ActionClient<R>(configuration: configuration, logger: logger, context: context)
+                try client.start()
+                defer { client.close() }
+                do {
+                    let snapshot = try await client.snapshotPayload()
+                    Output.line(ObserveCommand.line(version: snapshot.version, payload: snapshot.payload, json: json))
+                    return 0
+                } catch {
+                    logger.error("no snapshot from \(actions) within \(timeout): \(error)")
+                    return 1
+                }
+            }
+            var configuration = ObserverConfiguration(feedEndpoint: feed, actionsEndpoint: actions)
+            configuration.security = security
+            let observer = try Observer<R>(configuration: configuration, logger: logger, context: context)
+            let stream = observer.rawSnapshots()
+            let trap = SignalTrap { _ in observer.stop() }
+            try observer.start()
+            for await snapshot in stream {
+                Output.line(ObserveCommand.line(version: snapshot.version, payload: snapshot.payload, json: json))
+            }
+            await observer.wait()
+            _ = trap
+            return 0
+        }
+    }
+}

@@ -1,0 +1,129 @@
+import ArgumentParsing
+import Foundation
+import MessagePack
+import ReactorBus
+import ReactorCore
+import ReactorLog
+import Synchronization
+
+/// `reactor-node send`: sends actions typed as JSON and waits for every ack.
+enum SendCommand {
+    static let spec = Command(
+        name: "send",
+        summary: "send actions typed as JSON; exits 0 only when every action was acked",
+        options: [
+            CommonOptions.app,
+            .value("actions", "EP", help: "the authority's actions endpoint", default: "tcp://127.0.0.1:7001"),
+            .value("repeat", "N", help: "send the list of actions N times", default: "1"),
+            .value("concurrency", "C", help: "actions in flight at once (unacked)", default: "64"),
+            .value("timeout", "SECONDS", help: "per attempt; an unacked action is resent (idempotently) 3 times", default: "5"),
+            .value("client-id", "ID", help: "the idempotency identity (default: a random UUID)"),
+            CommonOptions.logLevel,
+        ] + SecurityOptions.peer,
+        positionalName: "ACTION_JSON",
+        discussion: """
+        Example: reactor-node send --app counter --repeat 5000 '{"countUp":{}}' '{"countUpAsync":{}}'
+        Progress goes to stderr once a second; one JSON summary line goes to stdout.
+        """
+    )
+
+    static func run(_ arguments: ParsedArguments) async throws -> Int32 {
+        let app = try arguments.required("app")
+        guard !arguments.positionals.isEmpty else { throw CLIError.usage("send: give at least one ACTION_JSON, e.g. '{\"countUp\":{}}'") }
+        var payloads: [[UInt8]] = []
+        for text in arguments.positionals {
+            do {
+                payloads.append(try MessagePackValue(jsonText: text).pack())
+            } catch {
+                throw CLIError.usage("send: '\(text)' is not JSON: \(error)")
+            }
+        }
+        var configuration = ActionClientConfiguration(
+            actionsEndpoint: try Endpoint.validate(try arguments.required("actions"), flag: "actions", binding: false),
+            timeout: try CommonOptions.seconds(arguments, "timeout") ?? .seconds(5),
+            window: try CommonOptions.int(arguments, "concurrency", in: 1...ActionClientConfiguration.maximumWindow)
+        )
+        if let id = arguments.string("client-id") { configuration.clientID = id }
+        configuration.security = try SecurityOptions.peer(arguments)
+        let plan = Plan(payloads: payloads, repeats: try CommonOptions.int(arguments, "repeat", in: 1...100_000_000), concurrency: configuration.window)
+        let logger = try CommonOptions.logger("send", arguments)
+        return try await AppRegistry.visit(app, Runner(configuration: configuration, plan: plan, arguments: arguments.positionals, logger: logger))
+    }
+
+    struct Plan: Sendable {
+        var payloads: [[UInt8]]
+        var repeats: Int
+        var concurrency: Int
+        var total: Int { payloads.count * repeats }
+    }
+
+    /// Counts shared by the sending tasks and the progress printer.
+    final class Tally: Sendable {
+        private let state = Mutex<(acked: Int, failed: Int, lastVersion: UInt64, firstError: String?)>((0, 0, 0, nil))
+
+        func ack(_ version: UInt64) { state.withLock { $0.acked += 1; $0.lastVersion = max($0.lastVersion, version) } }
+        func fail(_ error: String) { state.withLock { $0.failed += 1; if $0.firstError == nil { $0.firstError = error } } }
+        var current: (acked: Int, failed: Int, lastVersion: UInt64, firstError: String?) { state.withLock { $0 } }
+    }
+
+    struct Runner: AppVisitor {
+        let configuration: ActionClientConfiguration
+        let plan: Plan
+        let arguments: [String]
+        let logger: Logger
+
+        func visit<R: Reactor, H: EffectHandler>(reactor: R, effects: H) async throws -> Int32 where H.Effect == R.Effect, H.Mutation == R.Mutation {
+            // Refuse what the app would refuse before anything is sent.
+            for (payload, text) in zip(plan.payloads, arguments) {
+                do {
+                    _ = try MessagePackDecoder().decode(R.Action.self, from: payload)
+                } catch {
+                    throw CLIError.usage("send: '\(text)' is not an action of this app: \(error)")
+                }
+            }
+            let context = try ZMQContext()
+            let client = try ActionClient<R>(configuration: configuration, logger: logger, context: context)
+            try client.start()
+            let tally = Tally()
+            let started = ContinuousClock.now
+            let total = plan.total
+            let progress = Task {
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: .seconds(1))
+                    let now = tally.current
+                    logger.info("progress: \(now.acked + now.failed)/\(total) answered, \(now.acked) acked, \(now.failed) failed, version \(now.lastVersion)")
+                }
+            }
+            let plan = self.plan
+            await withTaskGroup(of: Void.self) { group in
+                for lane in 0..<min(plan.concurrency, total) {
+                    group.addTask {
+                        var index = lane
+                        while index < total {
+                            do {
+                                let ack = try await client.send(encoded: plan.payloads[index % plan.payloads.count])
+                                tally.ack(ack.version)
+                            } catch {
+                                tally.fail(String(describing: error))
+                            }
+                            index += plan.concurrency
+                        }
+                    }
+                }
+            }
+            progress.cancel()
+            client.close()
+            await client.wait()
+            context.terminate(timeout: .seconds(2))
+            let result = tally.current
+            let seconds = (ContinuousClock.now - started) / .seconds(1)
+            let rate = seconds > 0 ? Double(result.acked) / seconds : 0
+            Output.line(#"{"sent":\#(total),"acked":\#(result.acked),"failed":\#(result.failed),"last_version":\#(result.lastVersion),"seconds":\#(String(format: "%.3f", seconds)),"per_second":\#(Int(rate))}"#)
+            if let error = result.firstError {
+                logger.error("\(result.failed) action(s) not acked; first error: \(error)")
+                return 1
+            }
+            return 0
+        }
+    }
+}
