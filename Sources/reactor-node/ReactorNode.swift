@@ -13,6 +13,7 @@ enum ReactorNode {
         (SendCommand.spec, SendCommand.run),
         (ObserveCommand.spec, ObserveCommand.run),
         (KeygenCommand.spec, KeygenCommand.run),
+        (DemoCommand.spec, DemoCommand.run),
     ]
 
     static func main() async {
