@@ -1,0 +1,18 @@
+import ReactorApps
+import ReactorBus
+import ReactorLog
+
+/// A small in-test client of a running authority process, over the real protocol.
+struct WireProbe {
+    let actions: String
+
+    func stats() async throws -> [String: UInt64] {
+        let context = try ZMQContext()
+        defer { context.terminate(timeout: .seconds(2)) }
+        let client = try ActionClient<Counter>(configuration: ActionClientConfiguration(actionsEndpoint: actions, timeout: .seconds(2), retries: 1),
+                                               logger: Logger(label: "probe", sink: .discard), context: context)
+        try client.start()
+        defer { client.close() }
+        return try await client.stats()
+    }
+}
