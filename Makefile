@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 SWIFT ?= swift
 
-.PHONY: all deps build release test demo clean bench-codec
+.PHONY: all deps build release test test-swift demo clean bench-codec
 
 all: build
 
@@ -15,10 +15,17 @@ build: deps
 release: deps
 	$(SWIFT) build -c release
 
-## The whole test suite.
+## The whole test suite: unit and multi-process tests (one at a time: several tests start
+## real processes and 2 cores are shared), then the docker-compose integration test.
 test: deps
 	$(SWIFT) build --build-tests
-	$(SWIFT) test --skip-build
+	$(SWIFT) test --skip-build --no-parallel
+	scripts/compose-test.sh
+
+## Only the Swift tests (no Docker).
+test-swift: deps
+	$(SWIFT) build --build-tests
+	$(SWIFT) test --skip-build --no-parallel
 
 ## The main job: an embedded, all-in-one demo.
 demo: release
