@@ -1,0 +1,160 @@
+import Foundation
+import MessagePack
+import ReactorApps
+@testable import ReactorBus
+import ReactorCore
+import Testing
+
+/// Bad input and faults against the real authority binary: it answers or drops and counts,
+/// keeps serving, and its state does not change.
+@Suite(.serialized) struct HostileInputTests {
+    /// A raw DEALER for talking bytes to a running authority.
+    final class RawPeer {
+        let context: ZMQContext
+        let socket: ZMQSocket
+
+        init(_ endpoint: String) throws {
+            context = try ZMQContext()
+            socket = try ZMQSocket(context: context, type: .dealer)
+            try socket.set(.linger, 0)
+            try socket.connect(endpoint)
+        }
+
+        deinit {
+            socket.close()
+            context.terminate(timeout: .seconds(2))
+        }
+
+        func send(_ frames: [[UInt8]]) throws { _ = try socket.trySend(frames) }
+
+        /// The next message within `timeout` milliseconds, or nil.
+        func receive(timeout: Int = 3_000) throws -> [[UInt8]]? {
+            let poller = ZMQPoller()
+            _ = try poller.register(socket)
+            guard try poller.poll(timeout: timeout) > 0 else { return nil }
+            return try socket.tryReceiveMultipart()
+        }
+    }
+
+    let writer = HeaderWriter()
+
+    func errorCode(_ frames: [[UInt8]]?) -> ErrorCode? {
+        guard let frames, case .error(_, let code, _) = try? AuthorityReply(frames: frames) else { return nil }
+        return code
+    }
+
+    @Test func garbageOnTheActionsSocketIsAnsweredCountedAndChangesNothing() async throws {
+        let cluster = try await ClusterProcesses(extra: ["--max-message-bytes", "65536"])
+        let peer = try RawPeer(cluster.endpoints.actions)
+        let cases: [([[UInt8]], ErrorCode)] = [
+            ([Array("definitely not msgpack".utf8)], .malformed),
+            ([[0xc1]], .malformed),
+            ([[0x94, 0x01]], .malformed),
+            ([MessagePackValue.array([.uint(99), .string("ping"), .uint(1)]).pack()], .unsupportedVersion),
+            ([MessagePackValue.array([.uint(1), .string("teleport"), .uint(1)]).pack()], .unknownKind),
+            ([MessagePackValue.array([.uint(1), .string("ping"), .uint(1)]).pack(), [0x00], [0x00]], .malformed),
+            (ClientMessage.action(clientID: "x", clientSeq: 1, payload: MessagePackValue.map([(.string("explode"), .map([]))]).pack()).frames(writer), .badAction),
+        ]
+        for (frames, code) in cases {
+            try peer.send(frames)
+            #expect(errorCode(try peer.receive()) == code)
+        }
+        // Too large: ZeroMQ drops it and resets the connection; nothing is answered.
+        try peer.send(ClientMessage.action(clientID: "x", clientSeq: 2, payload: [UInt8](repeating: 0xc0, count: 100_000)).frames(writer))
+        #expect(try peer.receive(timeout: 1_000) == nil)
+        let stats = try await cluster.stats()
+        #expect(stats["version"] == 0)
+        #expect(stats["action_seq"] == 0)
+        #expect(stats["malformed"] == 4)
+        #expect(stats["unsupported_version"] == 1)
+        #expect(stats["unknown_kind"] == 1)
+        #expect(stats["bad_actions"] == 1)
+        // And it keeps serving.
+        let sent = try await cluster.send([#"{"countUp":{}}"#], repeat: 3)
+        #expect(sent.status == 0)
+        #expect(try await cluster.stats()["version"] == 3)
+        await cluster.stop()
+    }
+
+    @Test func bogusWorkerMessagesAreDroppedAndCounted() async throws {
+        let cluster = try await ClusterProcesses()
+        let honest = try cluster.addWorker(["--effect-delay", "2"])
+        try await cluster.waitForWorkers(1)
+        let sent = try await cluster.send([#"{"countUpAsync":{}}"#], repeat: 1)
+        #expect(sent.status == 0)
+        let rogue = try RawPeer(cluster.endpoints.workers)
+        let increase = try MessagePackEncoder().encode(Counter.Mutation.increase)
+        try rogue.send([[0xde, 0xad]])
+        #expect(errorCode(try rogue.receive()) == .malformed)
+        try rogue.send(WorkerMessage.emit(job: JobID(actionSeq: 1, effectIndex: 0), emitIndex: 0, payload: increase).frames(writer))
+        #expect(errorCode(try rogue.receive()) == .unknownWorker)
+        try rogue.send(WorkerMessage.ready(name: "rogue", app: "counter", capacity: 1, kinds: ["nothing-real"]).frames(writer))
+        #expect(try rogue.receive().flatMap { try? AuthorityToWorker(frames: $0) } == .welcome(heartbeatMilliseconds: 500))
+        // The job belongs to the honest worker: the rogue's DONE and emits are dropped.
+        try rogue.send(WorkerMessage.emit(job: JobID(actionSeq: 1, effectIndex: 0), emitIndex: 0, payload: increase).frames(writer))
+        try rogue.send(WorkerMessage.done(job: JobID(actionSeq: 1, effectIndex: 0), emitCount: 1).frames(writer))
+        try rogue.send(WorkerMessage.done(job: JobID(actionSeq: 77, effectIndex: 0), emitCount: 1).frames(writer))
+        try await Task.sleep(for: .milliseconds(300))
+        var stats = try await cluster.stats()
+        #expect(stats["version"] == 0)
+        #expect(stats["foreign_reports"] == 3)
+        #expect(stats["malformed"] == 1)
+        #expect(stats["unknown_worker_messages"] == 1)
+        // The honest worker's result still counts, once.
+        let deadline = ContinuousClock.now + .seconds(20)
+        while stats["version"] != 1, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(100))
+            stats = try await cluster.stats()
+        }
+        #expect(stats["version"] == 1, "\(honest.diagnostics)")
+        await cluster.stop()
+    }
+
+    @Test func aStalledObserverDoesNotSlowTheAuthorityAndResyncsWhenItWakes() async throws {
+        let cluster = try await ClusterProcesses()
+        let observer = try NodeProcess(node: ["observe", "--app", "counter", "--feed", cluster.endpoints.feed, "--actions", cluster.endpoints.actions, "--json"], name: "observer")
+        #expect(await observer.waitForLine { $0.contains("\"version\"") } != nil)
+        observer.signal(SIGSTOP)
+        let sent = try await cluster.send([#"{"countUp":{}}"#], repeat: 20_000, concurrency: 256)
+        #expect(sent.status == 0, "\(sent.process.diagnostics)")
+        #expect(try await cluster.stats()["version"] == 20_000)
+        observer.signal(SIGCONT)
+        #expect(await observer.waitForLine(timeout: .seconds(20)) { $0 == #"{"version":20000,"state":{"count":20000}}"# } != nil, "\(observer.diagnostics)")
+        observer.signal(SIGTERM)
+        await observer.waitForExit()
+        await cluster.stop()
+    }
+
+    @Test func aHungWorkersJobTimesOutAndRunsElsewhere() async throws {
+        let cluster = try await ClusterProcesses(extra: ["--job-timeout", "1"])
+        try cluster.addWorker(["--effect-delay", "600", "--effect-timeout", "900", "--name", "hung"])
+        try await cluster.waitForWorkers(1)
+        let sent = try await cluster.send([#"{"countUpAsync":{}}"#], repeat: 1)
+        #expect(sent.status == 0)
+        try cluster.addWorker(["--name", "healthy"])
+        var stats: [String: UInt64] = [:]
+        let deadline = ContinuousClock.now + .seconds(20)
+        while stats["version"] != 1, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(100))
+            stats = try await cluster.stats()
+        }
+        #expect(stats["version"] == 1)
+        #expect(stats["jobs_redispatched"] ?? 0 >= 1)
+        #expect(stats["open_jobs"] == 0)
+        await cluster.stop()
+    }
+
+    @Test func aFloodingClientIsToldBusyWhileOthersAreServed() async throws {
+        let cluster = try await ClusterProcesses(extra: ["--max-in-flight", "5"])
+        try cluster.addWorker(["--effect-delay", "3", "--concurrency", "64"])
+        try await cluster.waitForWorkers(1)
+        let flood = try await cluster.send([#"{"countUpAsync":{}}"#], repeat: 50, concurrency: 50, name: "flood")
+        #expect(flood.status == 1)
+        #expect(flood.process.diagnostics.contains("busy"))
+        #expect(flood.summary?.contains(#""acked":5,"#) == true, "\(flood.summary ?? "")")
+        let other = try await cluster.send([#"{"countUp":{}}"#], repeat: 10, name: "polite")
+        #expect(other.status == 0)
+        #expect(try await cluster.stats()["actions_busy"] == 45)
+        await cluster.stop()
+    }
+}
