@@ -46,3 +46,41 @@ import Testing
         #expect(await node.waitForExit(timeout: .seconds(10)) == 0)
     }
 }
+
+/// CURVE from the command line: keygen, an authority with an allowlist, clients with and without keys.
+@Suite(.serialized) struct CLISecurityTests {
+    @Test func onlyAClientWithAnAllowedKeyGetsThrough() async throws {
+        let directory = NSTemporaryDirectory() + "reactorbus-keys-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        for folder in ["allow/actions", "allow/workers", "allow/feed"] {
+            try FileManager.default.createDirectory(atPath: directory + "/" + folder, withIntermediateDirectories: true)
+        }
+        for name in ["server", "client", "stranger"] {
+            let keygen = try NodeProcess(node: ["keygen", "--out", directory + "/" + name])
+            #expect(await keygen.waitForExit() == 0)
+        }
+        try FileManager.default.copyItem(atPath: directory + "/client.pub", toPath: directory + "/allow/actions/client.pub")
+        try FileManager.default.copyItem(atPath: directory + "/client.pub", toPath: directory + "/allow/feed/client.pub")
+        let authority = try NodeProcess(node: ["authority", "--app", "counter", "--actions", "tcp://127.0.0.1:*", "--workers", "tcp://127.0.0.1:*", "--feed", "tcp://127.0.0.1:*",
+                                               "--curve-secret-key", directory + "/server.key", "--allow-keys", directory + "/allow"])
+        let endpoints = try await authority.endpoints()
+        func send(_ keys: [String]) async throws -> NodeProcess {
+            let send = try NodeProcess(node: ["send", "--app", "counter", "--actions", endpoints.actions, "--timeout", "0.5", #"{"countUp":{}}"#] + keys, name: "send")
+            await send.waitForExit(timeout: .seconds(30))
+            return send
+        }
+        let allowed = try await send(["--curve-server-key", directory + "/server.pub", "--curve-secret-key", directory + "/client.key"])
+        #expect(allowed.output.last?.contains(#""acked":1"#) == true, "\(allowed.diagnostics)")
+        let stranger = try await send(["--curve-server-key", directory + "/server.pub", "--curve-secret-key", directory + "/stranger.key"])
+        #expect(stranger.output.last?.contains(#""acked":0"#) == true)
+        let plain = try await send([])
+        #expect(plain.output.last?.contains(#""acked":0"#) == true)
+        let snapshot = try NodeProcess(node: ["observe", "--app", "counter", "--feed", endpoints.feed, "--actions", endpoints.actions, "--once", "--json",
+                                              "--curve-server-key", directory + "/server.pub", "--curve-secret-key", directory + "/client.key"])
+        #expect(await snapshot.waitForExit() == 0)
+        #expect(snapshot.output.first == #"{"version":1,"state":{"count":1}}"#)
+        #expect(authority.diagnostics.contains("not in the allowlist"))
+        authority.signal(SIGTERM)
+        #expect(await authority.waitForExit() == 0)
+    }
+}
