@@ -1,9 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// Where log lines go.
 public struct LogSink: Sendable {
     private let writeLine: @Sendable (String) -> Void
@@ -17,22 +11,7 @@ public struct LogSink: Sendable {
     public func write(_ line: String) { writeLine(line) }
 
     /// Standard error, one `write(2)` per line.
-    public static let standardError = LogSink { line in
-        var line = line
-        line.withUTF8 { bytes in
-            var offset = 0
-            while offset < bytes.count {
-                let written = Glibc.write(2, bytes.baseAddress.map { $0 + offset }, bytes.count - offset)
-                if written > 0 {
-                    offset += written
-                } else if written < 0 && errno == EINTR {
-                    continue
-                } else {
-                    return
-                }
-            }
-        }
-    }
+    public static let standardError = LogSink { line in StandardStream.write(line, to: 2) }
 
     /// Drops every line.
     public static let discard = LogSink { _ in }
