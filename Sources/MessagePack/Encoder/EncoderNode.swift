@@ -15,7 +15,10 @@ final class EncoderNode: Encoder {
     enum Kind { case empty, keyed, unkeyed, single, singleDirect }
 
     let session: EncodingSession
-    let parent: EncoderNode?
+    /// Unowned: a parent keeps its deferred children alive until it finishes, so a
+    /// strong back-reference would make a cycle and leak every nested container.
+    /// A child never outlives its parent within one `encode` call.
+    unowned(safe) let parent: EncoderNode?
     let key: (any CodingKey)?
     /// The writer of the enclosing value, when this node's value is encoded synchronously.
     private let target: MessagePackWriter?
