@@ -26,8 +26,14 @@ let package = Package(
         // Pure reactor semantics: no I/O, no threads, no ZeroMQ.
         .target(name: "ReactorCore"),
 
-        // Codable <-> MessagePack over msgpack-c.
-        .target(name: "MessagePack", dependencies: ["CMsgPack"]),
+        // Codable <-> MessagePack over msgpack-c. Release builds drop the dynamic
+        // exclusivity checks (8% of encode instructions): every encode or decode call
+        // works on its own session objects, on one thread, with no re-entrant access.
+        .target(
+            name: "MessagePack",
+            dependencies: ["CMsgPack"],
+            swiftSettings: [.unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))]
+        ),
 
         // Small utilities of our own (no outside packages can be fetched).
         .target(name: "ReactorLog"),
