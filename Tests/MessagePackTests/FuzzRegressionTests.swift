@@ -6,6 +6,24 @@ import Testing
 /// as found. Each reproducer is also in the seed corpus as `Fuzz/corpus/msgpack/regression-*`, so
 /// every fuzz run replays it too.
 @Suite struct FuzzRegressionTests {
+    /// The fuzzer's input `2d 30` ("-0") read as JSON text became `.int(0)`, which packs as the
+    /// unsigned 0 and unpacks as `.uint(0)`: a value that changed in pack/unpack. JSON `-0` is zero,
+    /// not a negative number, and now parses as `.uint(0)` like every other non-negative integer.
+    @Test func jsonMinusZeroIsUnsignedZero() throws {
+        let input: [UInt8] = [0x2d, 0x30]
+        let value = try MessagePackValue(jsonText: String(decoding: input, as: UTF8.self))
+        #expect(value == .uint(0))
+        #expect(try MessagePackValue(unpacking: value.pack()) == value)
+        #expect(try MessagePackValue(jsonText: "[-0, -1, -9223372036854775808, -9223372036854775809]")
+            == .array([.uint(0), .int(-1), .int(.min), .double(-9_223_372_036_854_775_809)]))
+        // A fraction or exponent keeps the sign: -0.0 stays the double negative zero.
+        guard case .double(let zero) = try MessagePackValue(jsonText: "-0.0") else {
+            Issue.record("-0.0 is not a double")
+            return
+        }
+        #expect(zero == 0 && zero.sign == .minus)
+    }
+
     /// LeakSanitizer under fuzz-msgpack, on `81 a5 "point" 82 a1 "x" 01 a1 "y" 02` decoded as an
     /// enum with associated values and encoded again: every nested container's node kept its
     /// parent alive (`parent` strong, the parent holding the child in `deferred`), so each encode
