@@ -232,6 +232,10 @@ class Script:
             self.data += bytes([len(payload or b"")]) + (payload or b"")
         return self
 
+    def restart(self):
+        self.data += bytes([6, 0xFF])
+        return self
+
     def tick(self, fifties, heartbeats=False):
         self.data += bytes([6, (fifties & 0x7F) | (0x80 if heartbeats else 0)])
         return self
@@ -319,6 +323,18 @@ def authority_seeds():
         s.tick(45).report(0, 4).report(1, 4)
     s.report(0, 5).report(1, 0).report(1, 2, 0, 1)
     seeds.append(("timeout-bye", s.data))
+
+    # A restart from the checkpoint: dedup, applied emits and unreported jobs survive it.
+    s = Script()
+    s.raw_worker([header("ready", "w0", "counter", 2, [])])
+    s.raw_client([header("action", "c1", 1), count_up_async]).raw_client([header("action", "c1", 2), count_up])
+    s.raw_worker([header("emit", 1, 0, 0), increase])
+    s.restart()
+    s.raw_client([header("action", "c1", 1), count_up_async]).raw_worker([header("heartbeat")])
+    s.raw_worker([header("ready", "w0", "counter", 2, [])])
+    s.raw_worker([header("emit", 1, 0, 0), increase]).raw_worker([header("emit", 1, 0, 1), increase])
+    s.raw_worker([header("done", 1, 0, 2)])
+    seeds.append(("restart", s.data))
 
     # Primes: factor on a worker (several emits), the failure hook, an ordered lane, rogue reports.
     factor = pack(case("factor", n=12))

@@ -67,7 +67,8 @@ enum Step: UInt8 {
     case ready = 4
     /// peer (1), what (1), job selector (1), index (1) [, raw payload frame].
     case report = 5
-    /// milliseconds / 50 (1), heartbeats flag in the top bit.
+    /// milliseconds / 50 (1), heartbeats flag in the top bit; 0xff restarts the authority instead
+    /// (a new engine restored from an encoded checkpoint, as after a crash with a snapshot).
     case tick = 6
     /// the same as rawClient or rawWorker, but with exactly one header frame (+ optional payload).
     case rawHeader = 7
@@ -164,7 +165,8 @@ func header(_ kind: String, _ fields: [MessagePackValue]) -> [UInt8] {
 // MARK: Harness
 
 final class Harness<R: FuzzApp> {
-    let engine: AuthorityEngine<R>
+    private(set) var engine: AuthorityEngine<R>
+    let maxInFlight: Int
     var model = Model()
     var now: UInt64 = 1
     let encoder = MessagePackEncoder()
@@ -180,6 +182,7 @@ final class Harness<R: FuzzApp> {
     }
 
     init(maxInFlight: Int) {
+        self.maxInFlight = maxInFlight
         engine = Self.makeEngine(maxInFlight: maxInFlight)
     }
 
@@ -274,6 +277,10 @@ final class Harness<R: FuzzApp> {
             }
         case .tick:
             let amount = script.byte()
+            if amount == 0xff {
+                restart()
+                return
+            }
             now += UInt64(amount & 0x7f) * 50
             let before = snapshot()
             engine.tick(now: now, sendHeartbeats: amount & 0x80 != 0)
@@ -462,6 +469,28 @@ final class Harness<R: FuzzApp> {
                   "version \(after.version), but \(model.syncApplied) sync + \(model.asyncApplied) async + \(model.failureApplied) failure mutations were applied")
         let shown = R.tally(in: engine.sequencer.state)
         fuzzCheck(shown == model.tally, "\(R.name): the state shows \(shown), the applied mutations add up to \(model.tally)")
+    }
+
+    /// Replaces the engine with one restored from its checkpoint after a MessagePack round trip,
+    /// as the authority does at start from its latest snapshot; workers must register again.
+    func restart() {
+        let before = snapshot()
+        let restored = Self.makeEngine(maxInFlight: maxInFlight)
+        do {
+            let bytes = try encoder.encode(engine.checkpoint())
+            restored.restore(try decoder.decode(AuthorityCheckpoint<R>.self, from: bytes))
+        } catch {
+            fuzzFailure("the checkpoint does not round-trip: \(error)")
+        }
+        let unreported = engine.sequencer.unreportedJobs.map(\.id)
+        engine = restored
+        fuzzCheck(snapshot() == before, "a restart changed the state, version or action_seq")
+        fuzzCheck(engine.sequencer.unreportedJobs.map(\.id) == unreported, "a restart changed the unreported jobs")
+        now += 1
+        fuzzCheck(engine.dispatchUnreportedJobs(now: now) == unreported.count, "not every unreported job was queued after a restart")
+        let outbox = engine.takeOutbox()
+        fuzzCheck(outbox.isEmpty, "a restart without workers sent or applied something")
+        model.jobs.removeAll()
     }
 
     // MARK: End of input

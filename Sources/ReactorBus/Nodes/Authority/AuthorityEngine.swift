@@ -38,7 +38,7 @@ package final class AuthorityEngine<R: Reactor> {
     /// Client of each action that still has open jobs.
     private(set) var actionClients: [UInt64: String] = [:]
     private var inFlight: [String: Int] = [:]
-    package var metrics = AuthorityMetrics()
+    package internal(set) var metrics = AuthorityMetrics()
     var outbox = Outbox()
 
     private let encoder = MessagePackEncoder()
@@ -320,7 +320,7 @@ package final class AuthorityEngine<R: Reactor> {
     }
 
     /// Queues every job that has not been reported (after recovery).
-    func dispatchUnreportedJobs(now: UInt64) -> Int {
+    package func dispatchUnreportedJobs(now: UInt64) -> Int {
         let jobs = sequencer.unreportedJobs
         for job in jobs {
             if let assignment = dispatcher.enqueue(job.id, kind: job.kind, now: now) { send(assignment) }
