@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 SWIFT ?= swift
 
-.PHONY: all deps build release test test-swift demo clean bench-codec
+.PHONY: all deps build release test test-swift demo clean bench-codec fuzz fuzz-long
 
 all: build
 
@@ -16,11 +16,13 @@ release: deps
 	$(SWIFT) build -c release
 
 ## The whole test suite: unit and multi-process tests (one at a time: several tests start
-## real processes and 2 cores are shared), then the docker-compose integration test.
+## real processes and 2 cores are shared), then the docker-compose integration test, then a
+## bounded libFuzzer run of both harnesses (about 3 minutes with their build; docs/FUZZING.md).
 test: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build --no-parallel
 	scripts/compose-test.sh
+	scripts/fuzz.sh 60
 
 ## Only the Swift tests (no Docker).
 test-swift: deps
@@ -30,6 +32,14 @@ test-swift: deps
 ## The main job: an embedded, all-in-one demo.
 demo: release
 	$(SWIFT) run -c release --skip-build reactor-node demo
+
+## libFuzzer on the MessagePack decoder and the authority's message handling, 60 s per target.
+fuzz: deps
+	scripts/fuzz.sh 60
+
+## The same, 10 minutes per target.
+fuzz-long: deps
+	scripts/fuzz.sh 600
 
 ## Codec throughput: Codable MessagePack vs hand-written msgpack-c.
 bench-codec: deps

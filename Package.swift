@@ -56,6 +56,24 @@ let package = Package(
         // Codec benchmark: Codable path vs hand-written msgpack-c calls (`make bench-codec`).
         .executableTarget(name: "msgpack-bench", dependencies: ["MessagePack", "CMsgPack"]),
 
+        // libFuzzer harnesses (docs/FUZZING.md). A normal build makes them plain programs that
+        // replay inputs from files or directories, so they always compile against the current
+        // code; `scripts/fuzz.sh` builds them with `-sanitize=fuzzer,address -DREACTORBUS_LIBFUZZER`,
+        // which hands their `main` to libFuzzer. They live in this package (not a separate one)
+        // because fuzz-authority drives the `package`-access AuthorityEngine directly.
+        .systemLibrary(name: "CLibFuzzer", path: "Fuzz/Sources/CLibFuzzer"),
+        .target(name: "FuzzSupport", dependencies: ["CLibFuzzer"], path: "Fuzz/Sources/FuzzSupport"),
+        .executableTarget(
+            name: "fuzz-msgpack",
+            dependencies: ["FuzzSupport", "MessagePack", "ReactorCore", "ReactorApps", "ReactorBus"],
+            path: "Fuzz/Sources/fuzz-msgpack"
+        ),
+        .executableTarget(
+            name: "fuzz-authority",
+            dependencies: ["FuzzSupport", "ReactorBus", "ReactorCore", "ReactorApps", "ReactorLog", "MessagePack"],
+            path: "Fuzz/Sources/fuzz-authority"
+        ),
+
         .testTarget(name: "ReactorCoreTests", dependencies: ["ReactorCore", "ReactorApps"]),
         .testTarget(name: "MessagePackTests", dependencies: ["MessagePack", "CMsgPack"], resources: [.copy("Fixtures")]),
         .testTarget(name: "ReactorBusTests", dependencies: ["ReactorBus", "ReactorApps", "MessagePack", "CZMQ"]),

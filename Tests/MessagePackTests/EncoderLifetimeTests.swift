@@ -17,24 +17,6 @@ private final class EncoderProbe: @unchecked Sendable {
     static let key = CodingUserInfoKey(rawValue: "encoderProbe")!
 }
 
-/// A value that opens a nested container and a super-encoder: both become deferred children.
-private struct Nesting: Encodable {
-    enum CodingKeys: String, CodingKey { case inner, base }
-    enum InnerKeys: String, CodingKey { case value }
-
-    func encode(to encoder: any Encoder) throws {
-        let probe = encoder.userInfo[EncoderProbe.key] as? EncoderProbe
-        probe?.record(encoder)
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        var inner = container.nestedContainer(keyedBy: InnerKeys.self, forKey: .inner)
-        try inner.encode(1, forKey: .value)
-        let base = container.superEncoder(forKey: .base)
-        probe?.record(base)
-        var single = base.singleValueContainer()
-        try single.encode("base")
-    }
-}
-
 /// A nested value whose encoding throws after its container was opened.
 private struct Failing: Encodable {
     struct Boom: Error {}
@@ -47,18 +29,9 @@ private struct Failing: Encodable {
     }
 }
 
-/// Regression: child encoder nodes held their parent strongly while the parent held
-/// them in its deferred list, so every nested container leaked its whole tree.
+/// The encoder's node tree is freed even when `encode(to:)` throws half-way (the
+/// leak itself is pinned down in `FuzzRegressionTests`).
 struct EncoderLifetimeTests {
-    @Test func nestedContainersAndSuperEncodersAreFreedAfterEncoding() throws {
-        let probe = EncoderProbe()
-        let encoder = MessagePackEncoder(userInfo: [EncoderProbe.key: probe])
-        let bytes = try encoder.encode([Nesting(), Nesting()])
-        #expect(bytes.isEmpty == false)
-        #expect(probe.recorded == 4)
-        #expect(probe.alive == 0)
-    }
-
     @Test func encodersAreFreedWhenEncodingThrows() {
         let probe = EncoderProbe()
         let encoder = MessagePackEncoder(userInfo: [EncoderProbe.key: probe])

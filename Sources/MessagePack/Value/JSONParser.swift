@@ -120,7 +120,8 @@ struct JSONParser {
         }
         let lexeme = String(decoding: bytes[start ..< offset], as: UTF8.self)
         if isInteger {
-            if lexeme.hasPrefix("-"), let value = Int64(lexeme) { return .int(value) }
+            // `-0` is zero, not a negative number: `.uint(0)`, as MessagePack itself reads it back.
+            if lexeme.hasPrefix("-"), let value = Int64(lexeme) { return value < 0 ? .int(value) : .uint(0) }
             if let value = UInt64(lexeme) { return .uint(value) }
         }
         guard let value = Double(lexeme) else { throw failure("number out of range") }

@@ -10,32 +10,35 @@ import ReactorLog
 /// answered or dropped and counted; it never changes state.
 ///
 /// Not thread-safe: owned by the authority's loop thread.
-final class AuthorityEngine<R: Reactor> {
+///
+/// `package` (not `public`): the libFuzzer harness `fuzz-authority` (Fuzz/, docs/FUZZING.md), a
+/// target of this package, drives it directly; it is no part of the library's API.
+package final class AuthorityEngine<R: Reactor> {
     /// Messages to send after the journal is committed.
-    struct Outbox {
+    package struct Outbox {
         /// Frames for the actions socket, routing envelope first.
-        var replies: [[[UInt8]]] = []
+        package var replies: [[[UInt8]]] = []
         /// Frames for the workers socket, routing id first.
-        var toWorkers: [[[UInt8]]] = []
+        package var toWorkers: [[[UInt8]]] = []
         /// Applied mutations with the payload bytes when they arrived encoded (from a worker).
-        var applied: [(mutation: AppliedMutation<R.Mutation>, payload: [UInt8]?)] = []
+        package var applied: [(mutation: AppliedMutation<R.Mutation>, payload: [UInt8]?)] = []
         /// Records to append to the journal before replies go out.
-        var records: [AuthorityRecord] = []
+        package var records: [AuthorityRecord] = []
 
-        var isEmpty: Bool { replies.isEmpty && toWorkers.isEmpty && applied.isEmpty && records.isEmpty }
+        package var isEmpty: Bool { replies.isEmpty && toWorkers.isEmpty && applied.isEmpty && records.isEmpty }
     }
 
     let configuration: AuthorityConfiguration
     let logger: Logger
     /// Whether journal records are collected (only with persistence).
     let isJournaling: Bool
-    private(set) var sequencer: Sequencer<R>
+    package private(set) var sequencer: Sequencer<R>
     private(set) var dispatcher: Dispatcher
     private(set) var clients: ClientLedger
     /// Client of each action that still has open jobs.
     private(set) var actionClients: [UInt64: String] = [:]
     private var inFlight: [String: Int] = [:]
-    var metrics = AuthorityMetrics()
+    package internal(set) var metrics = AuthorityMetrics()
     var outbox = Outbox()
 
     private let encoder = MessagePackEncoder()
@@ -43,7 +46,7 @@ final class AuthorityEngine<R: Reactor> {
     private let writer = HeaderWriter()
     private let heartbeatMilliseconds: UInt64
 
-    init(reactor: R, configuration: AuthorityConfiguration, logger: Logger, journaling: Bool) {
+    package init(reactor: R, configuration: AuthorityConfiguration, logger: Logger, journaling: Bool) {
         self.configuration = configuration
         self.logger = logger
         self.isJournaling = journaling
@@ -59,7 +62,7 @@ final class AuthorityEngine<R: Reactor> {
     // MARK: Actions socket
 
     /// Handles one message from the actions ROUTER (routing id first).
-    func handleClient(_ frames: [[UInt8]], now: UInt64) {
+    package func handleClient(_ frames: [[UInt8]], now: UInt64) {
         guard let (envelope, body) = Self.split(frames) else {
             metrics[.malformed] += 1
             return
@@ -143,7 +146,7 @@ final class AuthorityEngine<R: Reactor> {
     // MARK: Workers socket
 
     /// Handles one message from the workers ROUTER (routing id first).
-    func handleWorker(_ frames: [[UInt8]], now: UInt64) {
+    package func handleWorker(_ frames: [[UInt8]], now: UInt64) {
         guard frames.count >= 2 else {
             metrics[.malformed] += 1
             return
@@ -267,7 +270,7 @@ final class AuthorityEngine<R: Reactor> {
     // MARK: Time
 
     /// Heartbeats to workers, dead workers, job timeouts.
-    func tick(now: UInt64, sendHeartbeats: Bool) {
+    package func tick(now: UInt64, sendHeartbeats: Bool) {
         let expiry = dispatcher.tick(now: now)
         for peer in expiry.deadWorkers {
             metrics[.workersLost] += 1
@@ -286,7 +289,7 @@ final class AuthorityEngine<R: Reactor> {
     // MARK: Recovery
 
     /// Re-applies one journal record (no replies, no dispatch).
-    func replay(_ record: AuthorityRecord) throws {
+    package func replay(_ record: AuthorityRecord) throws {
         switch record {
         case .accepted(let client, let seq, let payload):
             let action = try decoder.decode(R.Action.self, from: payload)
@@ -303,12 +306,12 @@ final class AuthorityEngine<R: Reactor> {
     }
 
     /// The durable snapshot of everything this engine knows.
-    func checkpoint() -> AuthorityCheckpoint<R> {
+    package func checkpoint() -> AuthorityCheckpoint<R> {
         AuthorityCheckpoint(app: configuration.appName, sequencer: sequencer.checkpoint(), clients: clients, actionClients: actionClients)
     }
 
     /// Restores from a durable snapshot.
-    func restore(_ checkpoint: AuthorityCheckpoint<R>) {
+    package func restore(_ checkpoint: AuthorityCheckpoint<R>) {
         sequencer = Sequencer(reactor: sequencer.reactor, restoring: checkpoint.sequencer)
         clients = checkpoint.clients
         actionClients = checkpoint.actionClients
@@ -317,7 +320,7 @@ final class AuthorityEngine<R: Reactor> {
     }
 
     /// Queues every job that has not been reported (after recovery).
-    func dispatchUnreportedJobs(now: UInt64) -> Int {
+    package func dispatchUnreportedJobs(now: UInt64) -> Int {
         let jobs = sequencer.unreportedJobs
         for job in jobs {
             if let assignment = dispatcher.enqueue(job.id, kind: job.kind, now: now) { send(assignment) }
@@ -328,7 +331,7 @@ final class AuthorityEngine<R: Reactor> {
     // MARK: Output
 
     /// Counters with current gauges.
-    func currentMetrics() -> AuthorityMetrics {
+    package func currentMetrics() -> AuthorityMetrics {
         var snapshot = metrics
         snapshot.version = sequencer.version
         snapshot.actionSeq = sequencer.actionSeq
@@ -339,7 +342,7 @@ final class AuthorityEngine<R: Reactor> {
     }
 
     /// Takes what the batch produced.
-    func takeOutbox() -> Outbox {
+    package func takeOutbox() -> Outbox {
         defer { outbox = Outbox() }
         return outbox
     }

@@ -5,7 +5,7 @@ import ReactorCore
 /// The journal holds inputs, not results: replaying these records through the same pure
 /// `Sequencer` reproduces state, version, job bookkeeping and client dedup exactly. Payloads are
 /// kept as the MessagePack bytes that arrived, so nothing is encoded twice.
-enum AuthorityRecord: Codable, Sendable, Equatable {
+package enum AuthorityRecord: Codable, Sendable, Equatable {
     /// An accepted action, with the client identity that makes resends idempotent.
     case accepted(client: String, clientSeq: UInt64, action: [UInt8])
     /// A mutation a worker emitted (applied or buffered).
@@ -17,7 +17,7 @@ enum AuthorityRecord: Codable, Sendable, Equatable {
 }
 
 /// The authority's durable snapshot: everything needed to continue without the journal before it.
-struct AuthorityCheckpoint<R: Reactor>: Codable, Sendable {
+package struct AuthorityCheckpoint<R: Reactor>: Codable, Sendable {
     /// The app the snapshot belongs to.
     var app: String
     /// State, version, actionSeq and the job ledger.

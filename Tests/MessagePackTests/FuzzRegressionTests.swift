@@ -1,0 +1,68 @@
+import Foundation
+import Testing
+@testable import MessagePack
+
+/// Inputs that fuzz-msgpack (Fuzz/, docs/FUZZING.md) found to break a check, fed again exactly
+/// as found. Each reproducer is also in the seed corpus as `Fuzz/corpus/msgpack/regression-*`, so
+/// every fuzz run replays it too.
+@Suite struct FuzzRegressionTests {
+    /// The fuzzer's input `2d 30` ("-0") read as JSON text became `.int(0)`, which packs as the
+    /// unsigned 0 and unpacks as `.uint(0)`: a value that changed in pack/unpack. JSON `-0` is zero,
+    /// not a negative number, and now parses as `.uint(0)` like every other non-negative integer.
+    @Test func jsonMinusZeroIsUnsignedZero() throws {
+        let input: [UInt8] = [0x2d, 0x30]
+        let value = try MessagePackValue(jsonText: String(decoding: input, as: UTF8.self))
+        #expect(value == .uint(0))
+        #expect(try MessagePackValue(unpacking: value.pack()) == value)
+        #expect(try MessagePackValue(jsonText: "[-0, -1, -9223372036854775808, -9223372036854775809]")
+            == .array([.uint(0), .int(-1), .int(.min), .double(-9_223_372_036_854_775_809)]))
+        // A fraction or exponent keeps the sign: -0.0 stays the double negative zero.
+        guard case .double(let zero) = try MessagePackValue(jsonText: "-0.0") else {
+            Issue.record("-0.0 is not a double")
+            return
+        }
+        #expect(zero == 0 && zero.sign == .minus)
+    }
+
+    /// LeakSanitizer under fuzz-msgpack, on `81 a5 "point" 82 a1 "x" 01 a1 "y" 02` decoded as an
+    /// enum with associated values and encoded again: every nested container's node kept its
+    /// parent alive (`parent` strong, the parent holding the child in `deferred`), so each encode
+    /// of a value with a nested container leaked the whole node tree and its buffers.
+    @Test func encoderNodesAreFreedAfterEncoding() throws {
+        let input = bytes("81 a5 706f696e74 82 a1 78 01 a1 79 02")
+        let shape = try decoded(LeakProbe.self, input)
+        #expect(shape == .point(x: 1, y: 2))
+        let probe = EncoderProbe()
+        _ = try MessagePackEncoder().encode(probe)
+        #expect(probe.encoders.count == 3)
+        #expect(probe.encoders.allSatisfy { $0.object == nil }, "encoder nodes outlived the encode call")
+    }
+}
+
+/// The enum shape the fuzzer's input decodes as.
+private enum LeakProbe: Codable, Equatable {
+    case point(x: Int, y: Int)
+}
+
+/// Remembers, weakly, the encoder of the value and of a nested container and a super-encoder
+/// (both deferred children of the value's node).
+private final class EncoderProbe: Encodable, @unchecked Sendable {
+    struct Weak { weak var object: AnyObject? }
+    var encoders: [Weak] = []
+
+    enum Keys: String, CodingKey { case nested, base }
+
+    func encode(to encoder: any Encoder) throws {
+        encoders.append(Weak(object: encoder as AnyObject))
+        var container = encoder.container(keyedBy: Keys.self)
+        var nested = container.nestedContainer(keyedBy: Keys.self, forKey: .nested)
+        try nested.encode(1, forKey: .base)
+        let base = container.superEncoder(forKey: .base)
+        encoders.append(Weak(object: base as AnyObject))
+        var single = base.singleValueContainer()
+        try single.encode("base")
+        let superEncoder = container.superEncoder()
+        encoders.append(Weak(object: superEncoder as AnyObject))
+        try "super".encode(to: superEncoder)
+    }
+}
