@@ -96,4 +96,11 @@ struct Envelope: Codable, Equatable {
         let value = MessagePackValue.array([.uint(9_007_199_254_740_993), .int(-9_007_199_254_740_993), .double(3)])
         #expect(try MessagePackValue(jsonText: value.jsonText()) == value)
     }
+
+    @Test func equalZerosHashEqually() {
+        #expect(MessagePackValue.double(0) == .double(-0.0))
+        #expect(MessagePackValue.double(0).hashValue == MessagePackValue.double(-0.0).hashValue)
+        #expect(MessagePackValue.float(0).hashValue == MessagePackValue.float(-0.0).hashValue)
+        #expect(Set<MessagePackValue>([.double(0), .double(-0.0), .float(-0.0), .float(0)]).count == 2)
+    }
 }

@@ -117,8 +117,9 @@ extension MessagePackValue {
         case .bool(let value): hasher.combine(value)
         case .int(let value): hasher.combine(value)
         case .uint(let value): hasher.combine(value)
-        case .float(let value): hasher.combine(value.bitPattern)
-        case .double(let value): hasher.combine(value.bitPattern)
+        // Equal values hash equally: 0.0 == -0.0, so both zeros hash as +0.
+        case .float(let value): hasher.combine(value == 0 ? Float(0).bitPattern : value.bitPattern)
+        case .double(let value): hasher.combine(value == 0 ? Double(0).bitPattern : value.bitPattern)
         case .string(let value): hasher.combine(value)
         case .binary(let value): hasher.combine(value)
         case .array(let value): hasher.combine(value)
