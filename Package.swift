@@ -44,7 +44,8 @@ let package = Package(
 
         .executableTarget(
             name: "reactor-node",
-            dependencies: ["ReactorBus", "ReactorCore", "ReactorApps", "MessagePack", "ReactorLog", "ArgumentParsing"]
+            // CZMQ only for the benchmark's raw libzmq baseline (Bench/RawZMQBaseline.swift).
+            dependencies: ["ReactorBus", "ReactorCore", "ReactorApps", "MessagePack", "ReactorLog", "ArgumentParsing", "CZMQ"]
         ),
 
         // Codec benchmark: Codable path vs hand-written msgpack-c calls (`make bench-codec`).
