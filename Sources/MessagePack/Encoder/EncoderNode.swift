@@ -124,5 +124,16 @@ final class EncoderNode: Encoder {
             position = child.offset
         }
         writer.appendEncoded(from: buffer, range: position ..< buffer.count)
+        releaseChildren()
+    }
+
+    /// Lets go of the deferred children once their bytes are written (or the encode failed),
+    /// returning their buffers to the pool. A child holds its parent (for its coding path), so
+    /// a parent that kept its children would keep both, and their buffers, alive for ever.
+    func releaseChildren() {
+        while var child = deferred.popLast()?.node {
+            child.releaseChildren()
+            session.recycle(&child)
+        }
     }
 }
