@@ -4,8 +4,8 @@ import ReactorApps
 
 /// How much work each phase of a bench run does, and how long it may take.
 ///
-/// The full run sends 500,000 actions in the sync phase and scales the others from that base
-/// (1,000,000 in the memory phase); `--quick` divides everything by ten. The hidden options
+/// The full run sends 1,000,000 actions in the sync phase and scales the others from that base
+/// (1,000,000 in the memory phase too); `--quick` sends a fifth of that. The hidden options
 /// `--actions`, `--messages` and `--samples` set the base counts directly, for tests.
 struct BenchPlan: Sendable {
     var quick: Bool
@@ -37,13 +37,13 @@ struct BenchPlan: Sendable {
 
     init(quick: Bool, actions: Int?, messages: Int?, samples: Int?, workerConcurrency: Int) {
         self.quick = quick
-        let base = actions ?? (quick ? 50_000 : 500_000)
-        self.messages = messages ?? (quick ? 200_000 : 1_000_000)
-        self.samples = samples ?? (quick ? 2_000 : 20_000)
+        let base = actions ?? (quick ? 200_000 : 1_000_000)
+        self.messages = messages ?? (quick ? 500_000 : 2_000_000)
+        self.samples = samples ?? (quick ? 5_000 : 20_000)
         syncActions = base
         asyncActions = max(base * 2 / 5, 100)
         snapshotActions = max(base / 10, 100)
-        memoryActions = actions.map { max($0 * 2, 1_000) } ?? (quick ? 100_000 : 1_000_000)
+        memoryActions = actions.map { max($0, 1_000) } ?? (quick ? 200_000 : 1_000_000)
         alwaysActions = max(base / 100, 50)
         alwaysSeconds = quick ? 10 : 30
         durableActions = max(base * 2 / 5, 100)

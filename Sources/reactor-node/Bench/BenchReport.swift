@@ -49,6 +49,10 @@ struct BenchReport {
                   comparison: "<=", target: 1.5),
             Ratio(key: "ack_p99_over_rtt_p99", title: "ack p99 / raw RTT p99", value: over(results.latency?.ack.p99, baseline?.rtt.p99),
                   comparison: "<=", target: 2),
+            Ratio(key: "observed_ack_p50_over_rtt_p50", title: "ack p50, observer following / raw RTT p50",
+                  value: over(results.latency?.ackObserved.p50, baseline?.rtt.p50), comparison: "<=", target: 1.5),
+            Ratio(key: "observed_ack_p99_over_rtt_p99", title: "ack p99, observer following / raw RTT p99",
+                  value: over(results.latency?.ackObserved.p99, baseline?.rtt.p99), comparison: "<=", target: 2),
             Ratio(key: "sync_over_python", title: "sync acked/s / Python authority", value: over(results.sync?.ackedPerSecond, pythonRate),
                   comparison: ">=", target: 5),
             Ratio(key: "memory_growth", title: "authority RSS end / warm", value: results.memory.map { Double($0.endRSSKiB) / Double(max($0.warmRSSKiB, 1)) },
@@ -75,7 +79,8 @@ struct BenchReport {
         if let sync = results.sync { object.append(("sync", Self.json(sync))) }
         if let async = results.async { object.append(("async", Self.json(async))) }
         if let latency = results.latency {
-            object.append(("latency", .object([("ack", latency.ack.json), ("observed", latency.observed.json)])))
+            object.append(("latency", .object([("ack", latency.ack.json), ("ack_with_observer", latency.ackObserved.json),
+                                               ("observed", latency.observed.json)])))
         }
         if let snapshot = results.snapshot {
             object.append(("snapshot", .object([
@@ -148,6 +153,7 @@ struct BenchReport {
         }
         if let latency = results.latency {
             add("latency", "action -> ack p50 / p99", "\(Self.micro(latency.ack.p50)) / \(Self.micro(latency.ack.p99)) µs")
+            add("", "the same, observer following", "\(Self.micro(latency.ackObserved.p50)) / \(Self.micro(latency.ackObserved.p99)) µs")
             add("", "action -> observer p50 / p99", "\(Self.micro(latency.observed.p50)) / \(Self.micro(latency.observed.p99)) µs")
         }
         if let snapshot = results.snapshot {

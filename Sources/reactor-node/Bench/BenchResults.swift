@@ -30,7 +30,11 @@ struct BenchResults: Sendable {
 
     /// One action in flight at a time.
     struct Latency: Sendable {
+        /// Action -> ack, the client and the authority alone.
         var ack: LatencyRecorder.Summary
+        /// Action -> ack while an observer follows the feed.
+        var ackObserved: LatencyRecorder.Summary
+        /// Action -> the observer holds a state at or past its version.
         var observed: LatencyRecorder.Summary
     }
 
