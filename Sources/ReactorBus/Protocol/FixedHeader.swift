@@ -161,7 +161,10 @@ struct FixedHeaderReader {
         default: return nil
         }
         guard length >= 1, length <= maxBytes, bytes.count - position >= length else { return nil }
-        let text = bytes[position..<position + length].withUnsafeBufferPointer { String(validating: $0, as: UTF8.self) }
+        let text = bytes[position..<position + length].withUnsafeBufferPointer { utf8 -> String? in
+            // Ids and kinds are ASCII in practice, which is valid UTF-8 without a validation pass.
+            utf8.allSatisfy { $0 < 0x80 } ? String(decoding: utf8, as: UTF8.self) : String(validating: utf8, as: UTF8.self)
+        }
         position += length
         return text
     }
