@@ -161,6 +161,9 @@ public struct Dispatcher: Sendable {
 
     private func kind(of job: JobID) -> String { jobKinds[job] ?? "" }
 
+    /// The effect kind `job` was queued with, while the dispatcher knows the job.
+    public func queuedKind(of job: JobID) -> String? { jobKinds[job] }
+
     /// Gives waiting jobs to workers with room, oldest first, until no waiting job has a worker:
     /// the same jobs, in the same order, as walking the whole queue, since whether a job can be
     /// placed depends only on its kind and free slots only get fewer as jobs are placed.

@@ -26,8 +26,12 @@ import Testing
         _ = dispatcher.register(w1, name: "one", capacity: 4, kinds: ["a"], now: 0)
         #expect(dispatcher.enqueue(job(1), kind: "b", now: 0) == nil)
         #expect(dispatcher.enqueue(job(2), kind: "a", now: 0) == .init(job: job(2), worker: w1))
+        #expect(dispatcher.queuedKind(of: job(1)) == "b")
         let assigned = dispatcher.register(w2, name: "two", capacity: 4, kinds: ["b"], now: 0)
         #expect(assigned == [.init(job: job(1), worker: w2)])
+        #expect(dispatcher.queuedKind(of: job(1)) == "b")
+        _ = dispatcher.finished(job(1), by: w2, now: 1)
+        #expect(dispatcher.queuedKind(of: job(1)) == nil)
     }
 
     @Test func theLeastBusyWorkerGetsTheNextJob() {

@@ -361,9 +361,11 @@ final class AuthorityEngine<R: Reactor> {
     }
 
     private func send(_ assignment: Dispatcher.Assignment) {
-        guard let job = sequencer.job(assignment.job), let payload = encode(job.effect) else { return }
+        guard let effect = sequencer.openEffect(assignment.job), let payload = encode(effect) else { return }
+        // The kind was worked out (by reflection, by default) when the job was queued.
+        let kind = dispatcher.queuedKind(of: assignment.job) ?? sequencer.reactor.kind(of: effect)
         metrics[.jobsDispatched] += 1
-        toWorker(assignment.worker, .job(job.id, kind: job.kind, payload: payload))
+        toWorker(assignment.worker, .job(assignment.job, kind: kind, payload: payload))
     }
 
     private func reply(_ envelope: [[UInt8]], _ message: AuthorityReply) {
