@@ -52,6 +52,7 @@ import Testing
             ["sync", "acked_per_second"], ["sync", "applied_per_second"], ["sync", "observer_count"],
             ["async", "acked_per_second"], ["async", "applied_per_second"], ["async", "observer_count"],
             ["latency", "ack", "p50_us"], ["latency", "ack", "p99_us"], ["latency", "ack_with_observer", "p50_us"],
+            ["latency", "raw_paired", "p50_us"], ["latency", "raw_paired_with_observer", "p99_us"],
             ["latency", "observed", "p50_us"], ["latency", "observed", "p99_us"],
             ["snapshot", "acked_per_second"], ["snapshot", "state_bytes"], ["snapshot", "snapshots_published"],
             ["snapshot", "snapshots_per_1000_actions"], ["snapshot", "feed_bytes_per_second"],

@@ -31,6 +31,11 @@ struct BenchClientPeer {
         var fetchStats: Bool
         var waitWorkers: Int
         var progressEvery: Int
+        /// A `raw-echo` to time round trips against, between the actions (window 1 only).
+        var echoEndpoint: String? = nil
+        var echoFrameSizes: [Int] = []
+        /// Actions (and raw round trips) per round when interleaving.
+        var roundSize = 500
     }
 
     /// The actions of a run.
@@ -98,6 +103,15 @@ struct BenchClientPeer {
             samples.reserveCapacity(options.count)
             sendTimes = [UInt64](repeating: 0, count: options.count + 1)
         }
+        var raw: RawZMQBaseline.RoundTripper?
+        var rawLatency = LatencyRecorder()
+        if let echo = options.echoEndpoint {
+            guard options.window == 1, let tripper = RawZMQBaseline.RoundTripper(endpoint: echo, frameSizes: options.echoFrameSizes, warmup: 200) else {
+                return failed("the raw echo at \(echo) does not answer (or the window is not 1)")
+            }
+            raw = tripper
+            rawLatency = LatencyRecorder(capacity: options.count)
+        }
         let started = MonotonicClock.nanoseconds()
         let stopSendingAt = options.maxSeconds.map { started + UInt64($0 * 1e9) }
         var lastAnswer = MonotonicClock.milliseconds()
@@ -105,6 +119,13 @@ struct BenchClientPeer {
 
         while acked + errors < target {
             while sent < target && sent - (acked + errors) < options.window {
+                if let raw, sent.isMultiple(of: options.roundSize) {
+                    // A round of raw round trips between two rounds of actions (none in flight).
+                    for _ in 0..<min(options.roundSize, target - sent) {
+                        guard let nanoseconds = raw.roundTrip() else { return failed("the raw echo stopped answering") }
+                        rawLatency.record(nanoseconds: nanoseconds)
+                    }
+                }
                 let seq = UInt64(sent + 1)
                 writer.reset()
                 writer.packArrayHeader(4)
@@ -165,6 +186,9 @@ struct BenchClientPeer {
             ("action_bytes", .number(Double(actionBytes) / Double(max(sent, 1)), places: 1)),
             ("ack_bytes", .number(Double(ackBytes) / Double(max(acked, 1)), places: 1)),
         ]
+        if raw != nil {
+            result.append(("raw_round_trips", rawLatency.summary.json))
+        }
         if options.recordSamples {
             // One [send_ns, ack_ns, version] triple per action, for the latency phase.
             result.append(("samples", .array(samples.map { .array([.int($0.send), .int($0.ack), .int($0.version)]) })))

@@ -36,6 +36,8 @@ enum BenchPeer {
             .flag("stats", help: "client: report the authority's counters after the run"),
             .value("wait-workers", "N", help: "client: wait until N workers registered", default: "0"),
             .value("progress-every", "N", help: "client: a progress line every N acks", default: "0"),
+            .value("echo", "EP", help: "client: a raw-echo to time round trips against between rounds of actions"),
+            .value("round", "N", help: "client with --echo: actions and round trips per round", default: "500"),
             .value("field", "FIELD", help: "observe: the state field to report", default: "count"),
             .value("until-version", "V", help: "observe: stop once this version is seen", default: "1"),
             .value("timeout", "SECONDS", help: "observe: give up after this long", default: "60"),
@@ -81,7 +83,8 @@ enum BenchPeer {
                 endpoint: try endpoint(), workload: workload, count: try int("count", 1...Int.max), window: try int("window", 1...4_096),
                 maxSeconds: try CommonOptions.seconds(arguments, "max-seconds").map { Double($0.wholeMilliseconds) / 1_000 },
                 recordSamples: arguments.flag("record"), verifyField: arguments.string("verify-field"), fetchStats: arguments.flag("stats"),
-                waitWorkers: try int("wait-workers"), progressEvery: try int("progress-every"))
+                waitWorkers: try int("wait-workers"), progressEvery: try int("progress-every"),
+                echoEndpoint: arguments.string("echo"), echoFrameSizes: try frames(), roundSize: try int("round", 1...1_000_000))
             let context = try ZMQContext()
             defer { context.terminate(timeout: .seconds(2)) }
             return try BenchClientPeer(options: options, context: context).run()

@@ -36,6 +36,10 @@ struct BenchResults: Sendable {
         var ackObserved: LatencyRecorder.Summary
         /// Action -> the observer holds a state at or past its version.
         var observed: LatencyRecorder.Summary
+        /// Raw round trips interleaved with the actions of the run without an observer.
+        var rawPaired: LatencyRecorder.Summary
+        /// Raw round trips interleaved with the actions of the run with the observer.
+        var rawPairedObserved: LatencyRecorder.Summary
     }
 
     /// The inventory app: a large state published as whole snapshots.

@@ -1,5 +1,10 @@
 /// Phase 4: one action in flight at a time, twice.
 ///
+/// Round trips are compared in pairs: the client alternates rounds of 500 actions with rounds
+/// of 500 raw libzmq round trips (the baseline's DEALER<->ROUTER exchange, against a `raw-echo`
+/// started for the phase), so both figures come from the same minutes of the same machine.
+/// The latency targets use these paired raw figures.
+///
 /// First the client alone with the authority: *action -> ack*, the figure comparable with the
 /// raw round trip (two processes in both). Then again with an observer following the feed:
 /// the client records when it sent each `countUp` and when its ack arrived (with the version
@@ -13,10 +18,21 @@ enum LatencyPhase {
     static func run(plan: BenchPlan, results: inout BenchResults) async throws {
         let warmup = min(plan.samples / 10, 1_000)
         let count = plan.samples + warmup
-        let limit = BenchPlan.limit(count, minimumRate: 500)
-        Output.error("bench: latency — \(plan.samples.grouped) countUp actions one at a time (after \(warmup.grouped) to warm up), no observer")
+        let limit = BenchPlan.limit(count, minimumRate: 250)
+        let echo = try ChildProcess.reactorNode(["bench-peer", "raw-echo", "--reply", String(results.sizes.ack)], name: "raw-echo-paired")
+        try await BaselinePhase.withChildren([echo]) {
+            guard let endpoint = await echo.waitForEvent("ready", timeout: .seconds(10))?["endpoint"]?.stringValue else {
+                throw BenchError.phase("raw-echo did not bind\n\(echo.logTail())")
+            }
+            let paired = ["--record", "--echo", endpoint, "--frames", "\(results.sizes.actionHeader),\(results.sizes.actionPayload)"]
+            try await measure(plan: plan, warmup: warmup, count: count, limit: limit, paired: paired, results: &results)
+        }
+    }
+
+    private static func measure(plan: BenchPlan, warmup: Int, count: Int, limit: Duration, paired: [String], results: inout BenchResults) async throws {
+        Output.error("bench: latency — \(plan.samples.grouped) countUp actions one at a time (after \(warmup.grouped) to warm up), no observer, in rounds with as many raw round trips")
         let alone = try await BenchCluster.authority(app: "counter").run { cluster in
-            let client = try cluster.client(workload: "countUp", count: count, window: 1, extra: ["--record"])
+            let client = try cluster.client(workload: "countUp", count: count, window: 1, extra: paired)
             return try await cluster.result(of: client, timeout: limit)
         }
         var ackAlone = LatencyRecorder(capacity: plan.samples)
@@ -26,7 +42,7 @@ enum LatencyPhase {
         let cluster = try await BenchCluster.authority(app: "counter")
         let (sent, seen) = try await cluster.run { cluster in
             let observer = try await cluster.observer(field: "count", untilVersion: count, record: true, timeout: limit)
-            let client = try cluster.client(workload: "countUp", count: count, window: 1, extra: ["--record"])
+            let client = try cluster.client(workload: "countUp", count: count, window: 1, extra: paired)
             return (try await cluster.result(of: client, timeout: limit), try await cluster.result(of: observer, timeout: limit))
         }
         let samples = Self.samples(sent).dropFirst(warmup)
@@ -43,12 +59,15 @@ enum LatencyPhase {
             while cursor < observed.count && observed[cursor].version < sample.version { cursor += 1 }
             if cursor < observed.count { visible.record(nanoseconds: UInt64(max(observed[cursor].at - sample.send, 0))) }
         }
-        let latency = BenchResults.Latency(ack: ackAlone.summary, ackObserved: ack.summary, observed: visible.summary)
+        let latency = BenchResults.Latency(
+            ack: ackAlone.summary, ackObserved: ack.summary, observed: visible.summary,
+            rawPaired: LatencyRecorder.Summary(json: alone["raw_round_trips"]) ?? .init(),
+            rawPairedObserved: LatencyRecorder.Summary(json: sent["raw_round_trips"]) ?? .init())
         results.latency = latency
         results.check("latency_complete", "latency: every action acked, and seen by the observer",
                       alone["acked"]?.intValue == Int64(count) && alone["errors"]?.intValue == 0 && ackAlone.count == plan.samples
                           && sent["acked"]?.intValue == Int64(count) && sent["errors"]?.intValue == 0 && visible.count == samples.count && samples.count == plan.samples)
-        Output.error("bench:   ack p50 \(latency.ack.p50) µs p99 \(latency.ack.p99) µs alone; with the observer ack p50 \(latency.ackObserved.p50) µs p99 \(latency.ackObserved.p99) µs, observer p50 \(latency.observed.p50) µs p99 \(latency.observed.p99) µs")
+        Output.error("bench:   ack p50 \(latency.ack.p50) µs p99 \(latency.ack.p99) µs alone (raw \(latency.rawPaired.p50) / \(latency.rawPaired.p99) µs); with the observer ack p50 \(latency.ackObserved.p50) µs p99 \(latency.ackObserved.p99) µs, observer p50 \(latency.observed.p50) µs p99 \(latency.observed.p99) µs")
     }
 
     /// The client's `[send_ns, ack_ns, version]` triples.

@@ -5,7 +5,8 @@ import ReactorBus
 /// The baseline: what libzmq itself does on this machine, called straight from Swift through the
 /// C API — no codec, no wrapper types, no reactor — with messages of the sizes the reactor sends.
 ///
-/// Four peer roles, each run as its own process by `reactor-node bench-peer`:
+/// Four peer roles, each run as its own process by `reactor-node bench-peer` (and a round
+/// tripper the latency phase's client uses between its actions, see ``RoundTripper``):
 /// - `raw-pub`: an XPUB that waits for one subscriber, then publishes N three-frame messages
 ///   shaped like feed snapshots (topic, header, payload), then an end marker;
 /// - `raw-sub`: the SUB that counts them and reports messages per second;
@@ -198,6 +199,54 @@ enum RawZMQBaseline {
         zmq_close(socket)
         zmq_ctx_term(context)
         return 0
+    }
+
+    // MARK: Paired round trips
+
+    /// A raw DEALER to a `raw-echo`, for round trips interleaved with the reactor's: the latency
+    /// phase measures both in one process, in alternating rounds, so that a busy moment on the
+    /// machine weighs on both figures alike.
+    final class RoundTripper {
+        private let context: UnsafeMutableRawPointer?
+        private let socket: UnsafeMutableRawPointer?
+        private let frames: [[UInt8]]
+        private var message = zmq_msg_t()
+
+        /// Connects and warms up with `warmup` round trips; `nil` if the echo does not answer.
+        init?(endpoint: String, frameSizes: [Int], warmup: Int) {
+            context = zmq_ctx_new()
+            socket = zmq_socket(context, ZMQ_DEALER)
+            frames = frameSizes.map { [UInt8](repeating: 0x71, count: $0) }
+            setOption(socket, ZMQ_LINGER, 0)
+            setOption(socket, ZMQ_RCVTIMEO, receiveTimeout)
+            guard zmq_connect(socket, endpoint) == 0 else { return nil }
+            for _ in 0..<warmup where roundTrip() == nil { return nil }
+        }
+
+        deinit {
+            zmq_close(socket)
+            zmq_ctx_term(context)
+        }
+
+        /// One round trip in nanoseconds; `nil` on timeout.
+        func roundTrip() -> UInt64? {
+            let started = MonotonicClock.nanoseconds()
+            for (index, frame) in frames.enumerated() {
+                let flags = index < frames.count - 1 ? ZMQ_SNDMORE : 0
+                _ = frame.withUnsafeBytes { zmq_send(socket, $0.baseAddress, $0.count, flags) }
+            }
+            var more = true
+            while more {
+                zmq_msg_init(&message)
+                guard zmq_msg_recv(&message, socket, 0) >= 0 else {
+                    zmq_msg_close(&message)
+                    return nil
+                }
+                more = zmq_msg_more(&message) != 0
+                zmq_msg_close(&message)
+            }
+            return MonotonicClock.nanoseconds() - started
+        }
     }
 
     // MARK: Helpers
