@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 SWIFT ?= swift
 
-.PHONY: all deps build release test test-swift demo clean bench-codec fuzz fuzz-long
+.PHONY: all deps build release test test-swift demo bench clean bench-codec fuzz fuzz-long
 
 all: build
 
@@ -40,6 +40,11 @@ fuzz: deps
 ## The same, 10 minutes per target.
 fuzz-long: deps
 	scripts/fuzz.sh 600
+
+## The benchmark: every role in its own process on loopback, against raw libzmq and a Python
+## authority (about 2 minutes; BENCH_ARGS=--quick for about one, BENCH_ARGS=--json for JSON).
+bench: release
+	$(SWIFT) run -c release --skip-build reactor-node bench $(BENCH_ARGS)
 
 ## Codec throughput: Codable MessagePack vs hand-written msgpack-c.
 bench-codec: deps

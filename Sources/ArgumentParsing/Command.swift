@@ -10,14 +10,18 @@ public struct Command: Sendable {
     public var positionalName: String?
     /// Lines of help after the option list (examples, notes).
     public var discussion: String
+    /// Whether the command list in `reactor-node --help` leaves it out (internal helpers).
+    public var isHidden: Bool
+
 
     /// Creates a command.
-    public init(name: String, summary: String, options: [Option], positionalName: String? = nil, discussion: String = "") {
+    public init(name: String, summary: String, options: [Option], positionalName: String? = nil, discussion: String = "", hidden: Bool = false) {
         self.name = name
         self.summary = summary
         self.options = options
         self.positionalName = positionalName
         self.discussion = discussion
+        self.isHidden = hidden
     }
 
     /// Parses `arguments` (without the program and subcommand names) with `environment`.
@@ -89,7 +93,7 @@ public struct Command: Sendable {
     /// The help text.
     public var help: String {
         var lines = ["reactor-node \(name) — \(summary)", "", "Usage: reactor-node \(name) [options]\(positionalName.map { " \($0)..." } ?? "")", "", "Options:"]
-        let rendered = options.map { option in
+        let rendered = options.filter { !$0.isHidden }.map { option in
             ("--\(option.name)" + (option.valueName.map { " \($0)" } ?? ""), option)
         }
         let width = (rendered.map(\.0.count).max() ?? 0) + 2

@@ -14,6 +14,8 @@ public struct Option: Sendable, Hashable {
     public var defaultValue: String?
     /// Whether the option must be given.
     public var isRequired: Bool
+    /// Whether `--help` leaves it out: knobs for tests and tools, accepted like any other option.
+    public var isHidden: Bool = false
 
     /// An option that takes a value.
     public static func value(_ name: String, _ valueName: String, help: String, default defaultValue: String? = nil, required: Bool = false) -> Option {
@@ -23,6 +25,13 @@ public struct Option: Sendable, Hashable {
     /// A flag: present or not.
     public static func flag(_ name: String, help: String) -> Option {
         Option(name: name, valueName: nil, help: help, defaultValue: nil, isRequired: false)
+    }
+
+    /// The same option, left out of `--help`.
+    public func hidden() -> Option {
+        var copy = self
+        copy.isHidden = true
+        return copy
     }
 
     /// Whether this option is a flag.

@@ -14,6 +14,8 @@ enum ReactorNode {
         (ObserveCommand.spec, ObserveCommand.run),
         (KeygenCommand.spec, KeygenCommand.run),
         (DemoCommand.spec, DemoCommand.run),
+        (BenchCommand.spec, BenchCommand.run),
+        (BenchPeer.spec, BenchPeer.run),
     ]
 
     static func main() async {
@@ -50,8 +52,9 @@ enum ReactorNode {
             "reactor-node — a Redux-style state machine across processes over ZeroMQ and MessagePack", "",
             "Usage: reactor-node COMMAND [options]", "", "Commands:",
         ]
-        let width = (commands.map(\.spec.name.count).max() ?? 0) + 2
-        for (spec, _) in commands {
+        let listed = commands.filter { !$0.spec.isHidden }
+        let width = (listed.map(\.spec.name.count).max() ?? 0) + 2
+        for (spec, _) in listed {
             lines.append("  " + spec.name + String(repeating: " ", count: width - spec.name.count) + spec.summary)
         }
         lines += ["", "Run 'reactor-node COMMAND --help' for a command's options. Every option can also be set as REACTOR_<OPTION>."]

@@ -56,6 +56,17 @@ import Testing
         #expect(command.help.contains("env REACTOR_LOG_LEVEL"))
     }
 
+    @Test func hiddenOptionsAreAcceptedButNotListed() throws {
+        let bench = Command(name: "bench", summary: "measures", options: [
+            .flag("quick", help: "shorter"),
+            .value("actions", "N", help: "scale", default: "10").hidden(),
+        ], hidden: true)
+        #expect(bench.isHidden)
+        #expect(try bench.parse(["--actions", "3"])?.values["actions"] == "3")
+        #expect(bench.help.contains("--quick"))
+        #expect(!bench.help.contains("--actions"))
+    }
+
     @Test func environmentNamesFollowTheFlagNames() {
         #expect(Option.value("curve-server-key", "FILE", help: "").environmentName == "REACTOR_CURVE_SERVER_KEY")
     }

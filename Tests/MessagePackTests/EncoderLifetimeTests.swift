@@ -1,42 +1,51 @@
 import Testing
 @testable import MessagePack
 
-/// Records the encoders handed to `encode(to:)` without keeping them alive.
-///
-/// `@unchecked Sendable` only so it can travel in `userInfo`: each probe is made,
-/// filled by a synchronous `encode` and read by one test on one thread.
-private final class EncoderProbe: @unchecked Sendable {
-    private struct WeakBox { weak var object: AnyObject? }
-    private var boxes: [WeakBox] = []
+/// Encoders must not outlive their `encode` call: a leaked encoder keeps its buffers, and a
+/// process that encodes a mutation per message grows without bound.
+@Suite struct EncoderLifetimeTests {
+    /// Remembers, weakly, the encoder a value was encoded with.
+    /// Used by one test at a time, on one task.
+    final class Probe: @unchecked Sendable {
+        private weak var encoder: AnyObject?
 
-    func record(_ encoder: any Encoder) { boxes.append(WeakBox(object: encoder as AnyObject)) }
-
-    var recorded: Int { boxes.count }
-    var alive: Int { boxes.filter { $0.object != nil }.count }
-
-    static let key = CodingUserInfoKey(rawValue: "encoderProbe")!
-}
-
-/// A nested value whose encoding throws after its container was opened.
-private struct Failing: Encodable {
-    struct Boom: Error {}
-    enum CodingKeys: String, CodingKey { case inner }
-    func encode(to encoder: any Encoder) throws {
-        (encoder.userInfo[EncoderProbe.key] as? EncoderProbe)?.record(encoder)
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        _ = container.nestedUnkeyedContainer(forKey: .inner)
-        throw Boom()
+        func remember(_ encoder: any Encoder) { self.encoder = encoder as AnyObject }
+        var isAlive: Bool { encoder != nil }
     }
-}
 
-/// The encoder's node tree is freed even when `encode(to:)` throws half-way (the
-/// leak itself is pinned down in `FuzzRegressionTests`).
-struct EncoderLifetimeTests {
-    @Test func encodersAreFreedWhenEncodingThrows() {
-        let probe = EncoderProbe()
-        let encoder = MessagePackEncoder(userInfo: [EncoderProbe.key: probe])
-        #expect(throws: Failing.Boom.self) { try encoder.encode(["a": Failing()]) }
-        #expect(probe.recorded == 1)
-        #expect(probe.alive == 0)
+    /// A value whose encoding nests containers, as every enum case with a payload does.
+    struct Nested: Encodable {
+        enum Keys: String, CodingKey { case outer, inner, list, value }
+        let probe: Probe
+        let fails: Bool
+
+        func encode(to encoder: any Encoder) throws {
+            probe.remember(encoder)
+            var container = encoder.container(keyedBy: Keys.self)
+            var outer = container.nestedContainer(keyedBy: Keys.self, forKey: .outer)
+            var inner = outer.nestedContainer(keyedBy: Keys.self, forKey: .inner)
+            try inner.encode(42, forKey: .value)
+            var list = outer.nestedUnkeyedContainer(forKey: .list)
+            try list.encode("x")
+            if fails { throw EncodingError.invalidValue(42, .init(codingPath: [], debugDescription: "refused")) }
+        }
+    }
+
+    @Test func anEncoderWithNestedContainersIsFreedAfterEncoding() throws {
+        let probe = Probe()
+        let bytes = try MessagePackEncoder().encode(Nested(probe: probe, fails: false))
+        #expect(!bytes.isEmpty)
+        #expect(!probe.isAlive)
+    }
+
+    @Test func anEncoderIsFreedWhenEncodingFails() {
+        let probe = Probe()
+        #expect(throws: EncodingError.self) { try MessagePackEncoder().encode(Nested(probe: probe, fails: true)) }
+        #expect(!probe.isAlive)
+    }
+
+    @Test func enumCasesStillEncodeAsBefore() throws {
+        // {"add": {"amount": 5}}
+        #expect(try MessagePackEncoder().encode(Action.add(amount: 5)) == [0x81, 0xa3] + Array("add".utf8) + [0x81, 0xa6] + Array("amount".utf8) + [0x05])
     }
 }

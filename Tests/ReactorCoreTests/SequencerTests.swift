@@ -1,3 +1,4 @@
+import Foundation
 import Synchronization
 import Testing
 @testable import ReactorCore
@@ -227,5 +228,59 @@ final class Recorder: Middleware {
         #expect(end.finished == [a, JobID(actionSeq: 2, effectIndex: 0)])
         #expect(restored.state.log == ["s1", "A0", "A1", "A2", "C0"])
         #expect(restored.unreportedJobs.map(\.id) == [JobID(actionSeq: 1, effectIndex: 1)])
+    }
+
+    @Test func lanesAreCheckpointedAsPlainArraysOfJobs() throws {
+        var sequencer = Sequencer(reactor: LogReactor())
+        for name in ["A", "B", "C"] { _ = sequencer.accept(.act(sync: [], effects: [.init(name, lane: "L")])) }
+        _ = try sequencer.complete(job: JobID(actionSeq: 1, effectIndex: 0), emitCount: 0)
+        // The format snapshots already on disk use: the lane is the list of its open jobs.
+        let encoded = try JSONEncoder().encode(sequencer.checkpoint())
+        let json = try #require(try JSONSerialization.jsonObject(with: encoded) as? [String: Any])
+        let lanes = try #require((json["ledger"] as? [String: Any])?["lanes"] as? [String: Any])
+        let lane = try #require(lanes["L"] as? [[String: Any]])
+        #expect(lane.map { ($0["actionSeq"] as? NSNumber)?.intValue } == [2, 3])
+        let decoded = try JSONDecoder().decode(SequencerCheckpoint<LogReactor>.self, from: encoded)
+        var restored = Sequencer(reactor: LogReactor(), restoring: decoded)
+        let end = try restored.complete(job: JobID(actionSeq: 3, effectIndex: 0), emitCount: 0)
+        #expect(end.finished.isEmpty)
+        #expect(try restored.complete(job: JobID(actionSeq: 2, effectIndex: 0), emitCount: 0).finished
+                == [JobID(actionSeq: 2, effectIndex: 0), JobID(actionSeq: 3, effectIndex: 0)])
+    }
+}
+
+@Suite struct LongLaneTests {
+    /// Thousands of jobs in one lane, finishing in reverse: each waits for the one before, and
+    /// the last report releases every result in action order.
+    @Test func aLongLaneReleasesEveryResultInActionOrder() throws {
+        var sequencer = Sequencer(reactor: LogReactor())
+        let count = 3_000
+        for index in 1...count { _ = sequencer.accept(.act(sync: [], effects: [.init("job\(index)", lane: "L")])) }
+        for index in stride(from: count, through: 2, by: -1) {
+            let job = JobID(actionSeq: UInt64(index), effectIndex: 0)
+            #expect(try sequencer.apply(job: job, emitIndex: 0, mutation: .log("\(index)")).disposition == .buffered)
+            #expect(try sequencer.complete(job: job, emitCount: 1).disposition == .buffered)
+        }
+        let first = JobID(actionSeq: 1, effectIndex: 0)
+        _ = try sequencer.apply(job: first, emitIndex: 0, mutation: .log("1"))
+        let end = try sequencer.complete(job: first, emitCount: 1)
+        #expect(end.finished.count == count)
+        #expect(sequencer.state.log == (1...count).map(String.init))
+        #expect(sequencer.openJobCount == 0)
+    }
+
+    @Test func laneQueueRemovesFromTheFrontAndAnywhereElse() {
+        var lane = LaneQueue()
+        let jobs = (1...2_500).map { JobID(actionSeq: UInt64($0), effectIndex: 0) }
+        for job in jobs { lane.append(job) }
+        lane.remove(jobs[1_000])
+        for job in jobs.prefix(1_500) where job != jobs[1_000] {
+            #expect(lane.first == job)
+            lane.remove(job)
+        }
+        #expect(Array(lane.jobs) == Array(jobs.dropFirst(1_500)))
+        for job in jobs.dropFirst(1_500) { lane.remove(job) }
+        #expect(lane.isEmpty)
+        #expect(lane.first == nil)
     }
 }

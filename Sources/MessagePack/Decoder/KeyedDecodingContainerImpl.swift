@@ -34,14 +34,27 @@ struct KeyedDecodingContainerImpl<Key: CodingKey>: KeyedDecodingContainerProtoco
 
     var codingPath: [any CodingKey] { CodingPathNode.path(path) }
 
+    // A plain loop: synthesized enum decoding asks for `allKeys` of every value, and the
+    // generic `compactMap` machinery cost more than the keys themselves.
     var allKeys: [Key] {
-        (0 ..< map.mapCount).compactMap { position in
+        let count = map.mapCount
+        var keys: [Key] = []
+        keys.reserveCapacity(count)
+        for position in 0 ..< count {
             let key = map.key(position)
-            if key.isString { return key.validatedString.flatMap { Key(stringValue: $0) } }
-            if key.type == MSGPACK_OBJECT_POSITIVE_INTEGER { return Int(exactly: key.unsigned).flatMap { Key(intValue: $0) } }
-            if key.type == MSGPACK_OBJECT_NEGATIVE_INTEGER { return Int(exactly: key.signed).flatMap { Key(intValue: $0) } }
-            return nil
+            let found: Key?
+            if key.isString {
+                found = key.validatedString.flatMap { Key(stringValue: $0) }
+            } else if key.type == MSGPACK_OBJECT_POSITIVE_INTEGER {
+                found = Int(exactly: key.unsigned).flatMap { Key(intValue: $0) }
+            } else if key.type == MSGPACK_OBJECT_NEGATIVE_INTEGER {
+                found = Int(exactly: key.signed).flatMap { Key(intValue: $0) }
+            } else {
+                found = nil
+            }
+            if let found { keys.append(found) }
         }
+        return keys
     }
 
     // MARK: Lookup

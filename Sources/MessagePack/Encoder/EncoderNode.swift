@@ -127,5 +127,15 @@ final class EncoderNode: Encoder {
             position = child.offset
         }
         writer.appendEncoded(from: buffer, range: position ..< buffer.count)
+        releaseChildren()
+    }
+
+    /// Lets go of the deferred children once their bytes are written (or the encode failed),
+    /// returning their buffers to the pool for the next nested container of this encode call.
+    func releaseChildren() {
+        while var child = deferred.popLast()?.node {
+            child.releaseChildren()
+            session.recycle(&child)
+        }
     }
 }

@@ -68,8 +68,13 @@ final class EncodingSession {
     ) throws {
         if try encodeSpecial(value, into: writer, parent: parent, key: key) { return }
         var node = makeNode(parent: parent, key: key, target: writer)
-        try value.encode(to: node)
-        try node.finish(into: writer)
+        do {
+            try value.encode(to: node)
+            try node.finish(into: writer)
+        } catch {
+            node.releaseChildren()
+            throw error
+        }
         recycle(&node)
     }
 

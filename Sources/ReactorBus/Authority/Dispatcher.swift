@@ -41,11 +41,7 @@ public struct Dispatcher: Sendable {
         var since: UInt64
     }
 
-    struct Pending: Sendable {
-        var job: JobID
-        var kind: String
-        var avoid: PeerID?
-    }
+    typealias Pending = JobQueue.Pending
 
     /// A worker silent for this long is dead.
     public let deadAfter: UInt64
@@ -55,7 +51,9 @@ public struct Dispatcher: Sendable {
     private(set) var workers: [PeerID: Worker] = [:]
     private var owners: [JobID: Owner] = [:]
     private var jobKinds: [JobID: String] = [:]
-    private var queue: [Pending] = []
+    /// Jobs waiting for a worker. Freeing a slot looks only at the first job of each kind, so a
+    /// long backlog costs nothing per report (it used to be walked in full on every DONE).
+    private var queue = JobQueue()
 
     /// Creates a dispatcher.
     /// - Parameters:
@@ -86,7 +84,7 @@ public struct Dispatcher: Sendable {
             for job in previous.running { owners[job] = nil }
         }
         workers[peer] = Worker(name: name, capacity: max(1, capacity), kinds: Set(kinds), lastHeard: now)
-        queue.insert(contentsOf: requeue.map { Pending(job: $0, kind: kind(of: $0), avoid: nil) }, at: 0)
+        queue.prepend(contentsOf: requeue.map { Pending(job: $0, kind: kind(of: $0), avoid: nil) })
         return assignQueued(now: now)
     }
 
@@ -130,7 +128,7 @@ public struct Dispatcher: Sendable {
             owners[job] = nil
             expiry.requeued.append(job)
         }
-        queue.insert(contentsOf: expiry.requeued.map { Pending(job: $0, kind: kind(of: $0), avoid: peer) }, at: 0)
+        queue.prepend(contentsOf: expiry.requeued.map { Pending(job: $0, kind: kind(of: $0), avoid: peer) })
         expiry.assignments = assignQueued(now: now)
         return expiry
     }
@@ -146,7 +144,7 @@ public struct Dispatcher: Sendable {
             for job in worker.running.sorted() where owners[job]?.worker == peer {
                 owners[job] = nil
                 expiry.requeued.append(job)
-                queue.insert(Pending(job: job, kind: kind(of: job), avoid: peer), at: 0)
+                queue.prepend(Pending(job: job, kind: kind(of: job), avoid: peer))
             }
             workers[peer] = nil
         }
@@ -163,18 +161,19 @@ public struct Dispatcher: Sendable {
 
     private func kind(of job: JobID) -> String { jobKinds[job] ?? "" }
 
+    /// The effect kind `job` was queued with, while the dispatcher knows the job.
+    public func queuedKind(of job: JobID) -> String? { jobKinds[job] }
+
+    /// Gives waiting jobs to workers with room, oldest first, until no waiting job has a worker:
+    /// the same jobs, in the same order, as walking the whole queue, since whether a job can be
+    /// placed depends only on its kind and free slots only get fewer as jobs are placed.
     private mutating func assignQueued(now: UInt64) -> [Assignment] {
         guard !queue.isEmpty, !workers.isEmpty else { return [] }
         var assignments: [Assignment] = []
-        var waiting: [Pending] = []
-        for pending in queue {
-            if let worker = pickWorker(for: pending.kind, avoiding: pending.avoid) {
-                assignments.append(assign(pending.job, to: worker, now: now))
-            } else {
-                waiting.append(pending)
-            }
+        while let (pending, worker) = queue.first(placedBy: { pickWorker(for: $0.kind, avoiding: $0.avoid) }) {
+            queue.popFirst(ofKind: pending.kind)
+            assignments.append(assign(pending.job, to: worker, now: now))
         }
-        queue = waiting
         return assignments
     }
 

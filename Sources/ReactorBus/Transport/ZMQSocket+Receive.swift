@@ -58,6 +58,8 @@ extension ZMQSocket {
     /// Collects the frames of one message; `nil` if `flags` has `ZMQ_DONTWAIT` and none is waiting.
     private func receiveMultipart(flags firstFlags: Int32) throws(ZMQError) -> [[UInt8]]? {
         var frames: [[UInt8]] = []
+        // Room for a routed message (id, header, payload) without growing the array twice.
+        frames.reserveCapacity(4)
         var flags = firstFlags
         while true {
             guard let more = try receiveFrame(flags: flags) else {

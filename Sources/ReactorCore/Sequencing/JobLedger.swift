@@ -30,7 +30,7 @@ struct JobLedger<Effect: Codable, Mutation: Codable>: Codable {
 
     var open: [JobID: OpenJob] = [:]
     var actions: [UInt64: ActionJobs] = [:]
-    var lanes: [String: [JobID]] = [:]
+    var lanes: [String: LaneQueue] = [:]
 
     /// Whether the job may apply results now: it is in no lane, or first in its lane.
     func isReady(_ id: JobID, lane: String?) -> Bool {
@@ -44,7 +44,7 @@ struct JobLedger<Effect: Codable, Mutation: Codable>: Codable {
         for (index, job) in jobs.enumerated() {
             let id = JobID(actionSeq: actionSeq, effectIndex: UInt32(index))
             open[id] = OpenJob(effect: job.effect, lane: job.lane)
-            if let lane = job.lane { lanes[lane, default: []].append(id) }
+            if let lane = job.lane { lanes[lane, default: LaneQueue()].append(id) }
         }
         actions[actionSeq] = ActionJobs(effectCount: UInt32(jobs.count), remaining: UInt32(jobs.count))
     }
@@ -56,10 +56,14 @@ struct JobLedger<Effect: Codable, Mutation: Codable>: Codable {
             action.remaining -= 1
             actions[id.actionSeq] = action.remaining == 0 ? nil : action
         }
-        guard let lane = job.lane, var queue = lanes[lane] else { return nil }
-        queue.removeAll { $0 == id }
-        lanes[lane] = queue.isEmpty ? nil : queue
-        return queue.first
+        // In place: copying the lane out of the dictionary would copy all of it on every close.
+        guard let lane = job.lane, lanes[lane] != nil else { return nil }
+        lanes[lane]?.remove(id)
+        guard let next = lanes[lane]?.first else {
+            lanes[lane] = nil
+            return nil
+        }
+        return next
     }
 
     /// Whether an identity that is not open was issued and has ended, or was never issued.
@@ -71,4 +75,48 @@ struct JobLedger<Effect: Codable, Mutation: Codable>: Codable {
 }
 
 extension JobLedger: Sendable where Effect: Sendable, Mutation: Sendable {}
+
+/// The open jobs of one ordered lane, oldest first.
+///
+/// Jobs leave a lane from the front (a lane's jobs end in order), which is O(1) here: the lane
+/// keeps a moving head instead of shifting the whole array, so a long lane costs nothing per
+/// job that ends. Encoded as a plain array of the jobs, as the lane was before.
+struct LaneQueue: Codable, Sendable {
+    private var ids: [JobID] = []
+    private var head = 0
+
+    init() {}
+
+    var first: JobID? { head < ids.count ? ids[head] : nil }
+    var isEmpty: Bool { head == ids.count }
+    /// The jobs, oldest first.
+    var jobs: ArraySlice<JobID> { ids[head...] }
+
+    mutating func append(_ id: JobID) { ids.append(id) }
+
+    /// Removes `id`; O(1) when it is the first, as it is when a lane's job ends.
+    mutating func remove(_ id: JobID) {
+        if first == id {
+            head += 1
+        } else if let index = ids[head...].firstIndex(of: id) {
+            ids.remove(at: index)
+        }
+        if head == ids.count {
+            ids.removeAll(keepingCapacity: true)
+            head = 0
+        } else if head >= 1_024 && head * 2 >= ids.count {
+            ids.removeFirst(head)
+            head = 0
+        }
+    }
+
+    init(from decoder: any Decoder) throws {
+        ids = try decoder.singleValueContainer().decode([JobID].self)
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(Array(jobs))
+    }
+}
 extension JobLedger.OpenJob: Sendable where Effect: Sendable, Mutation: Sendable {}

@@ -118,6 +118,10 @@ public struct Sequencer<R: Reactor> {
         return Job(id: id, effect: job.effect, kind: reactor.kind(of: job.effect), lane: job.lane)
     }
 
+    /// The effect of the open job with this identity, if any (``job(_:)`` without working out
+    /// its kind and lane again).
+    public func openEffect(_ id: JobID) -> R.Effect? { ledger.open[id]?.effect }
+
     /// Whether any job of action `actionSeq` is still open.
     public func hasOpenJobs(actionSeq: UInt64) -> Bool { ledger.actions[actionSeq] != nil }
 

@@ -11,7 +11,7 @@ protocol AppVisitor {
 /// The apps built into reactor-node, by name.
 enum AppRegistry {
     /// Names accepted by `--app`.
-    static let names = ["counter", "primes"]
+    static let names = ["counter", "primes", "inventory"]
 
     /// Calls `visitor` with the app called `name`.
     /// - Parameter effectDelay: extra time each counter effect takes (for demos and tests).
@@ -19,6 +19,7 @@ enum AppRegistry {
         switch name {
         case "counter": try await visitor.visit(reactor: Counter(), effects: CounterEffects(delay: effectDelay))
         case "primes": try await visitor.visit(reactor: Primes(), effects: PrimesEffects())
+        case "inventory": try await visitor.visit(reactor: Inventory(), effects: InventoryEffects())
         default: throw CLIError.usage("unknown app '\(name)'; known apps: \(names.joined(separator: ", "))")
         }
     }

@@ -63,6 +63,12 @@ package final class AuthorityEngine<R: Reactor> {
 
     /// Handles one message from the actions ROUTER (routing id first).
     package func handleClient(_ frames: [[UInt8]], now: UInt64) {
+        // The common case, a DEALER's action: routing id, header, payload, without building
+        // envelope and body arrays first.
+        if frames.count == 3, !frames[1].isEmpty, let (client, seq) = ClientMessage.fixedAction(frames[1]) {
+            handleAction([frames[0]], client: client, seq: seq, payload: frames[2], now: now)
+            return
+        }
         guard let (envelope, body) = Self.split(frames) else {
             metrics[.malformed] += 1
             return
@@ -358,12 +364,18 @@ package final class AuthorityEngine<R: Reactor> {
     }
 
     private func send(_ assignment: Dispatcher.Assignment) {
-        guard let job = sequencer.job(assignment.job), let payload = encode(job.effect) else { return }
+        guard let effect = sequencer.openEffect(assignment.job), let payload = encode(effect) else { return }
+        // The kind was worked out (by reflection, by default) when the job was queued.
+        let kind = dispatcher.queuedKind(of: assignment.job) ?? sequencer.reactor.kind(of: effect)
         metrics[.jobsDispatched] += 1
-        toWorker(assignment.worker, .job(job.id, kind: job.kind, payload: payload))
+        toWorker(assignment.worker, .job(assignment.job, kind: kind, payload: payload))
     }
 
     private func reply(_ envelope: [[UInt8]], _ message: AuthorityReply) {
+        if envelope.count == 1, case .ack(let clientSeq, let actionSeq, let version) = message {
+            outbox.replies.append([envelope[0], FixedHeader.header("ack", clientSeq, actionSeq, version)])
+            return
+        }
         outbox.replies.append(envelope + message.frames(writer))
     }
 

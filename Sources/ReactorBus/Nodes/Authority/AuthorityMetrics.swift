@@ -28,6 +28,41 @@ public enum AuthorityCounter: String, CaseIterable, Sendable {
     case journalCommits = "journal_commits"
     case snapshotsWritten = "snapshots_written"
     case handshakesRefused = "handshakes_refused"
+
+    /// The counter's position in ``allCases`` (and in the metrics' storage), without hashing
+    /// its name: the authority bumps counters for every message.
+    var slot: Int {
+        switch self {
+        case .actionsAccepted: 0
+        case .actionsDuplicate: 1
+        case .actionsStale: 2
+        case .actionsBusy: 3
+        case .badActions: 4
+        case .malformed: 5
+        case .unsupportedVersion: 6
+        case .unknownKind: 7
+        case .mutationsApplied: 8
+        case .jobsDispatched: 9
+        case .jobsRedispatched: 10
+        case .jobsDone: 11
+        case .jobsFailed: 12
+        case .emitsDuplicate: 13
+        case .emitsBuffered: 14
+        case .badMutations: 15
+        case .foreignReports: 16
+        case .unknownJobs: 17
+        case .unknownWorkerMessages: 18
+        case .wrongApp: 19
+        case .workersRegistered: 20
+        case .workersLost: 21
+        case .snapshotsPublished: 22
+        case .snapshotRequests: 23
+        case .journalRecords: 24
+        case .journalCommits: 25
+        case .snapshotsWritten: 26
+        case .handshakesRefused: 27
+        }
+    }
 }
 
 /// The authority's counters plus a few gauges, as one value that can be copied across threads.
@@ -44,15 +79,13 @@ public struct AuthorityMetrics: Sendable, Equatable {
     /// Jobs waiting for a worker.
     public var queuedJobs: UInt64 = 0
 
-    private static let index: [AuthorityCounter: Int] = Dictionary(uniqueKeysWithValues: AuthorityCounter.allCases.enumerated().map { ($1, $0) })
-
     /// Creates zeroed metrics.
     public init() {}
 
     /// A counter's value.
     public subscript(counter: AuthorityCounter) -> UInt64 {
-        get { counts[Self.index[counter] ?? 0] }
-        set { counts[Self.index[counter] ?? 0] = newValue }
+        get { counts[counter.slot] }
+        set { counts[counter.slot] = newValue }
     }
 
     /// Counters and gauges by name, as the `stats` reply carries them.

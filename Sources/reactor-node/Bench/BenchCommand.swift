@@ -1,0 +1,102 @@
+import ArgumentParsing
+import Foundation
+import Glibc
+
+/// `reactor-node bench`: measures the reactor against raw libzmq, on loopback, with every role
+/// in its own process.
+///
+/// Phases, in order: raw libzmq baseline, sync pipeline, async pipeline through workers,
+/// latency, snapshot cost of a large state, the authority's memory, durability under each
+/// fsync policy, and the same pipeline against a Python authority. Each phase starts its own
+/// children (this binary again: the real `authority` and `worker` commands and the hidden
+/// `bench-peer` roles), has a time limit, and stops and reaps them whatever happens; SIGINT stops
+/// every child too. Progress goes to stderr; the table (or, with `--json`, one JSON object) to
+/// stdout. Exit 1 when a correctness check fails or a phase cannot finish; missed performance
+/// targets are reported only.
+enum BenchCommand {
+    static let spec = Command(
+        name: "bench",
+        summary: "measure throughput, latency and memory against raw ZeroMQ, every role in its own process",
+        options: [
+            .flag("quick", help: "a fifth of the counts: about a minute instead of a few"),
+            .flag("json", help: "print one JSON object with every figure instead of the table (the table goes to stderr)"),
+            .value("actions", "N", help: "base action count (sync phase; the others scale from it)").hidden(),
+            .value("messages", "N", help: "messages per raw throughput test").hidden(),
+            .value("samples", "N", help: "round trips and latency samples").hidden(),
+            .value("worker-concurrency", "N", help: "effects each worker runs at once", default: "256").hidden(),
+            .value("only", "PHASES", help: "comma-separated phases to run").hidden(),
+            .value("python-script", "FILE", help: "the Python baseline authority").hidden(),
+        ],
+        discussion: """
+        Phases: baseline (raw libzmq PUB->SUB, DEALER<->ROUTER round trips, pipelined echo), sync,
+        async (2 workers), latency, snapshot (a 10,000-item state), memory, durability (--fsync
+        always|batch|none), python (examples/python/baseline_authority.py, if python3 has zmq and msgpack).
+        Exit 1 when a correctness check fails or a phase cannot finish in its time; performance
+        targets are only reported, as met or not met.
+        """
+    )
+
+    static func run(_ arguments: ParsedArguments) async throws -> Int32 {
+        func optionalCount(_ name: String) throws -> Int? {
+            arguments.string(name) == nil ? nil : try CommonOptions.int(arguments, name, in: 1...100_000_000)
+        }
+        var plan = BenchPlan(quick: arguments.flag("quick"), actions: try optionalCount("actions"), messages: try optionalCount("messages"),
+                             samples: try optionalCount("samples"), workerConcurrency: try CommonOptions.int(arguments, "worker-concurrency", in: 1...10_000))
+        if let only = arguments.string("only") {
+            plan.only = Set(only.split(separator: ",").map(String.init))
+            guard plan.only.isSubset(of: BenchPlan.phases) else {
+                throw CLIError.usage("bench: --only takes phases among \(BenchPlan.phases.joined(separator: ","))")
+            }
+        }
+        let json = arguments.flag("json")
+        let pythonScript = arguments.string("python-script")
+
+        let trap = SignalTrap { signal in
+            Output.error("bench: signal \(signal): stopping every child process")
+            ChildRegistry.shared.stopAll(grace: .seconds(3))
+            BenchPaths.removeRunDirectory()
+            _exit(128 + signal)
+        }
+        defer {
+            _ = trap
+            ChildRegistry.shared.stopAll(grace: .seconds(3))
+            BenchPaths.removeRunDirectory()
+        }
+
+        let started = ContinuousClock.now
+        var results = BenchResults(plan: plan, sizes: try WireSizes.measure(magnitude: plan.syncActions / 2))
+        Output.error("bench: \(plan.quick ? "quick run" : "full run") on loopback, \(ProcessInfo.processInfo.activeProcessorCount) cores; children log to \(BenchPaths.runDirectory)")
+
+        func phase(_ name: String, _ body: (inout BenchResults) async throws -> Void) async {
+            guard plan.runs(name) else { return }
+            let phaseStart = ContinuousClock.now
+            do {
+                try await body(&results)
+            } catch {
+                results.failures.append((name, String(describing: error)))
+                Output.error("bench: \(name) failed: \(error)")
+            }
+            Output.error("bench: \(name) took \(String(format: "%.1f", Double((ContinuousClock.now - phaseStart).components.seconds) + Double((ContinuousClock.now - phaseStart).components.attoseconds) / 1e18)) s")
+        }
+
+        await phase("baseline") { results in results.baseline = try await BaselinePhase.run(plan: plan, sizes: results.sizes) }
+        await phase("sync") { results in try await PipelinePhase.sync(plan: plan, results: &results) }
+        await phase("async") { results in try await PipelinePhase.async(plan: plan, results: &results) }
+        await phase("latency") { results in try await LatencyPhase.run(plan: plan, results: &results) }
+        await phase("snapshot") { results in try await SnapshotPhase.run(plan: plan, results: &results) }
+        await phase("memory") { results in try await MemoryPhase.run(plan: plan, results: &results) }
+        await phase("durability") { results in try await DurabilityPhase.run(plan: plan, results: &results) }
+        await phase("python") { results in try await PythonPhase.run(plan: plan, script: pythonScript, results: &results) }
+
+        let report = BenchReport(results: results)
+        let elapsed = ContinuousClock.now - started
+        Output.error("bench: done in \(elapsed.components.seconds) s")
+        if json {
+            Output.error(report.table)
+            Output.line(report.json.rendered)
+        } else {
+            Output.line(report.table)
+        }
+        return results.passed ? 0 : 1
+    }
+}

@@ -1,0 +1,135 @@
+import ArgumentParsing
+import Glibc
+import ReactorBus
+
+/// `reactor-node bench-peer ROLE`: the processes `reactor-node bench` starts, one role each.
+///
+/// Hidden from `--help`: it is the bench's own plumbing. Every role prints JSON lines on stdout
+/// (`{"event":"ready",...}`, `{"event":"result",...}`) and logs on stderr.
+///
+/// | role | what it is |
+/// | --- | --- |
+/// | `guard -- PROGRAM ARGS` | asks for SIGTERM when the bench dies, then becomes PROGRAM |
+/// | `raw-pub`, `raw-sub`, `raw-echo`, `raw-client` | the raw libzmq baseline (``RawZMQBaseline``) |
+/// | `client` | pipelines actions to an authority (``BenchClientPeer``) |
+/// | `observe` | follows the feed until a version (``BenchObserverPeer``) |
+enum BenchPeer {
+    static let roles = ["guard", "raw-pub", "raw-sub", "raw-echo", "raw-client", "client", "observe"]
+
+    static let spec = Command(
+        name: "bench-peer",
+        summary: "one process of reactor-node bench (internal)",
+        options: ([
+            .value("parent", "PID", help: "guard: the bench's pid"),
+            .value("endpoint", "EP", help: "raw roles and client: where to connect"),
+            .value("feed", "EP", help: "observe: the feed endpoint"),
+            .value("app", "NAME", help: "observe: the app", default: "counter"),
+            .value("count", "N", help: "messages or actions", default: "1000"),
+            .value("window", "N", help: "in flight at once", default: "1000"),
+            .value("mode", "MODE", help: "raw-client: rtt or pipeline", default: "rtt"),
+            .value("frames", "B1,B2", help: "raw roles: frame sizes in bytes", default: "52,10"),
+            .value("reply", "BYTES", help: "raw-echo: reply size", default: "21"),
+            .value("workload", "NAME", help: "client: countUp, countUpAsync or inventory", default: "countUp"),
+            .value("max-seconds", "SECONDS", help: "client: stop issuing actions after this long"),
+            .flag("record", help: "client and observe: keep per-action times"),
+            .value("verify-field", "FIELD", help: "client: report this field of the final snapshot"),
+            .flag("stats", help: "client: report the authority's counters after the run"),
+            .value("wait-workers", "N", help: "client: wait until N workers registered", default: "0"),
+            .value("progress-every", "N", help: "client: a progress line every N acks", default: "0"),
+            .value("echo", "EP", help: "client: a raw-echo to time round trips against between rounds of actions"),
+            .value("round", "N", help: "client with --echo: actions and round trips per round", default: "500"),
+            .value("field", "FIELD", help: "observe: the state field to report", default: "count"),
+            .value("until-version", "V", help: "observe: stop once this version is seen", default: "1"),
+            .value("timeout", "SECONDS", help: "observe: give up after this long", default: "60"),
+        ] as [Option]).map { $0.hidden() },
+        positionalName: "ROLE",
+        discussion: "Internal: started by 'reactor-node bench'. Roles: \(roles.joined(separator: ", ")).",
+        hidden: true
+    )
+
+    static func run(_ arguments: ParsedArguments) async throws -> Int32 {
+        guard let role = arguments.positionals.first, roles.contains(role) else {
+            throw CLIError.usage("bench-peer: give a role: \(roles.joined(separator: ", "))")
+        }
+        func int(_ name: String, _ range: ClosedRange<Int> = 0...Int.max) throws -> Int { try CommonOptions.int(arguments, name, in: range) }
+        func endpoint(_ name: String = "endpoint") throws -> String {
+            guard let value = arguments.string(name) else { throw CLIError.usage("bench-peer \(role): missing --\(name)") }
+            return value
+        }
+        func frames() throws -> [Int] {
+            let sizes = (arguments.string("frames") ?? "").split(separator: ",").compactMap { Int($0) }
+            guard !sizes.isEmpty, sizes.allSatisfy({ $0 >= 0 }) else { throw CLIError.usage("bench-peer: --frames must be sizes like 52,10") }
+            return sizes
+        }
+        switch role {
+        case "guard":
+            guardAndExec(parent: try int("parent", 1...Int(Int32.max)), command: Array(arguments.positionals.dropFirst()))
+        case "raw-pub":
+            return RawZMQBaseline.publish(count: try int("count", 1...Int.max), frameSizes: try frames())
+        case "raw-sub":
+            return RawZMQBaseline.subscribe(endpoint: try endpoint())
+        case "raw-echo":
+            return RawZMQBaseline.echo(replyBytes: try int("reply"))
+        case "raw-client":
+            let mode = try arguments.choice("mode", of: ["rtt", "pipeline"]) ?? "rtt"
+            return RawZMQBaseline.client(endpoint: try endpoint(), mode: mode, count: try int("count", 1...Int.max),
+                                         window: try int("window", 1...1_000_000), frameSizes: try frames())
+        case "client":
+            let raw = arguments.string("workload") ?? ""
+            guard let workload = BenchClientPeer.Workload(rawValue: raw) else {
+                throw CLIError.usage("bench-peer client: unknown --workload '\(raw)'")
+            }
+            let options = BenchClientPeer.Options(
+                endpoint: try endpoint(), workload: workload, count: try int("count", 1...Int.max), window: try int("window", 1...4_096),
+                maxSeconds: try CommonOptions.seconds(arguments, "max-seconds").map { Double($0.wholeMilliseconds) / 1_000 },
+                recordSamples: arguments.flag("record"), verifyField: arguments.string("verify-field"), fetchStats: arguments.flag("stats"),
+                waitWorkers: try int("wait-workers"), progressEvery: try int("progress-every"),
+                echoEndpoint: arguments.string("echo"), echoFrameSizes: try frames(), roundSize: try int("round", 1...1_000_000))
+            let context = try ZMQContext()
+            defer { context.terminate(timeout: .seconds(2)) }
+            return try BenchClientPeer(options: options, context: context).run()
+        case "observe":
+            let options = BenchObserverPeer.Options(
+                app: arguments.string("app") ?? "counter", feed: try endpoint("feed"), actions: try endpoint(),
+                field: arguments.string("field") ?? "count", untilVersion: UInt64(try int("until-version")),
+                record: arguments.flag("record"),
+                timeoutSeconds: Double(try CommonOptions.seconds(arguments, "timeout")?.wholeMilliseconds ?? 60_000) / 1_000)
+            return try await BenchObserverPeer(options: options).run()
+        default:
+            break
+        }
+        return 64
+    }
+
+    /// Arranges for SIGTERM when the bench's spawning thread ends, then replaces this process
+    /// with `command` (the pid, and so `/proc/PID`, stay the same; the death signal survives exec).
+    static func guardAndExec(parent: Int, command: [String]) -> Never {
+        guard !command.isEmpty else {
+            Output.error("bench-peer guard: nothing to run")
+            exit(64)
+        }
+        setParentDeathSignal(SIGTERM)
+        // The program starts as from a shell: nothing blocked or ignored (the runtime's threads
+        // block signals, and a mask survives exec).
+        var none = sigset_t()
+        sigemptyset(&none)
+        pthread_sigmask(SIG_SETMASK, &none, nil)
+        for number in [SIGINT, SIGTERM, SIGPIPE, SIGHUP] { signal(number, SIG_DFL) }
+        // The bench may have died before the request above took effect.
+        if getppid() != pid_t(parent) { exit(1) }
+        let argv = command.map { strdup($0) } + [nil]
+        execvp(command[0], argv)
+        Output.error("bench-peer guard: cannot run \(command[0]): \(String(cString: strerror(errno)))")
+        exit(127)
+    }
+
+    /// `prctl(PR_SET_PDEATHSIG, signal)`. prctl is variadic in C, which Swift cannot call, so it
+    /// is called through a fixed-arity pointer (integer arguments are passed the same way).
+    private static func setParentDeathSignal(_ signal: Int32) {
+        typealias Prctl = @convention(c) (Int32, UInt, UInt, UInt, UInt) -> Int32
+        guard let symbol = dlsym(nil, "prctl") else { return }
+        let prctl = unsafeBitCast(symbol, to: Prctl.self)
+        let prSetPdeathsig: Int32 = 1 // <linux/prctl.h>
+        _ = prctl(prSetPdeathsig, UInt(signal), 0, 0, 0)
+    }
+}

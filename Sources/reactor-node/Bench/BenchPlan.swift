@@ -1,0 +1,123 @@
+import Foundation
+import MessagePack
+import ReactorApps
+
+/// How much work each phase of a bench run does, and how long it may take.
+///
+/// The full run sends 1,000,000 actions in the sync phase and scales the others from that base
+/// (1,000,000 in the memory phase too); `--quick` sends a fifth of that. The hidden options
+/// `--actions`, `--messages` and `--samples` set the base counts directly, for tests.
+struct BenchPlan: Sendable {
+    var quick: Bool
+    /// Messages of each raw throughput test (PUB->SUB, pipelined echo).
+    var messages: Int
+    /// Round trips of the raw RTT test and actions of the latency phase.
+    var samples: Int
+    var syncActions: Int
+    var asyncActions: Int
+    var snapshotActions: Int
+    var memoryActions: Int
+    /// Actions under `--fsync always`, and a time cap for them.
+    var alwaysActions: Int
+    var alwaysSeconds: Double
+    /// Actions under `--fsync batch` and `none`.
+    var durableActions: Int
+    var pythonActions: Int
+    /// Unacked actions a client keeps in flight (and messages of the pipelined echo).
+    var window = 1_000
+    var workers = 2
+    /// Effects each worker runs at once.
+    var workerConcurrency: Int
+    /// Items in the snapshot phase's state.
+    var inventoryItems = Inventory().itemCount
+    /// Phases to run (all when empty).
+    var only: Set<String> = []
+
+    static let phases = ["baseline", "sync", "async", "latency", "snapshot", "memory", "durability", "python"]
+
+    init(quick: Bool, actions: Int?, messages: Int?, samples: Int?, workerConcurrency: Int) {
+        self.quick = quick
+        let base = actions ?? (quick ? 200_000 : 1_000_000)
+        self.messages = messages ?? (quick ? 500_000 : 2_000_000)
+        self.samples = samples ?? (quick ? 5_000 : 20_000)
+        syncActions = base
+        asyncActions = max(base * 2 / 5, 100)
+        snapshotActions = max(base / 10, 100)
+        memoryActions = actions.map { max($0, 1_000) } ?? (quick ? 200_000 : 1_000_000)
+        alwaysActions = max(base / 100, 50)
+        alwaysSeconds = quick ? 10 : 30
+        durableActions = max(base * 2 / 5, 100)
+        pythonActions = max(base / 5, 100)
+        self.workerConcurrency = workerConcurrency
+    }
+
+    func runs(_ phase: String) -> Bool { only.isEmpty || only.contains(phase) }
+
+    /// A time limit for a phase that moves `count` actions at no less than `minimumRate` per second.
+    static func limit(_ count: Int, minimumRate: Double, base: Double = 30) -> Duration {
+        .milliseconds(Int64((base + Double(count) / minimumRate) * 1_000))
+    }
+
+    var json: BenchJSON {
+        .object([
+            ("quick", .bool(quick)), ("messages", .int(messages)), ("samples", .int(samples)), ("window", .int(window)),
+            ("sync_actions", .int(syncActions)), ("async_actions", .int(asyncActions)), ("workers", .int(workers)),
+            ("worker_concurrency", .int(workerConcurrency)), ("snapshot_actions", .int(snapshotActions)),
+            ("inventory_items", .int(inventoryItems)), ("memory_actions", .int(memoryActions)),
+            ("fsync_always_actions", .int(alwaysActions)), ("fsync_always_max_seconds", .number(alwaysSeconds)),
+            ("durable_actions", .int(durableActions)), ("python_actions", .int(pythonActions)),
+        ])
+    }
+}
+
+/// The sizes of the messages the reactor really sends, so the raw baseline sends the same.
+///
+/// Encoded exactly as the bench client and the authority encode them (MessagePack headers of
+/// docs/PROTOCOL.md, the counter's `countUp` payload), with sequence numbers and versions of the
+/// magnitude a run reaches. The sync phase reports the sizes it measured on the wire next to these.
+struct WireSizes: Sendable {
+    /// The action's header frame `[1, "action", client_id, client_seq]`.
+    var actionHeader: Int
+    /// The action's payload frame (`{"countUp":{}}`).
+    var actionPayload: Int
+    /// The ack frame `[1, "ack", client_seq, action_seq, version]`.
+    var ack: Int
+    /// A feed snapshot of the counter: topic, header `[1, version, action_seq]`, state.
+    var snapshotFrames: [Int]
+
+    static func measure(magnitude: Int) throws -> WireSizes {
+        let n = UInt64(max(magnitude, 1))
+        let writer = MessagePackWriter()
+        writer.packArrayHeader(4)
+        writer.packUInt(1)
+        writer.packString("action")
+        writer.packString("bench-" + UUID().uuidString)
+        writer.packUInt(n)
+        let header = writer.count
+        writer.reset()
+        writer.packArrayHeader(5)
+        writer.packUInt(1)
+        writer.packString("ack")
+        writer.packUInt(n)
+        writer.packUInt(n)
+        writer.packUInt(n)
+        let ack = writer.count
+        writer.reset()
+        writer.packArrayHeader(3)
+        writer.packUInt(1)
+        writer.packUInt(n)
+        writer.packUInt(n)
+        let feedHeader = writer.count
+        let payload = try MessagePackEncoder().encode(Counter.Action.countUp).count
+        let state = try MessagePackEncoder().encode(Counter.State(count: Int(n))).count
+        return WireSizes(actionHeader: header, actionPayload: payload, ack: ack, snapshotFrames: ["snapshot".utf8.count, feedHeader, state])
+    }
+
+    var json: BenchJSON {
+        .object([
+            ("action_header_bytes", .int(actionHeader)), ("action_payload_bytes", .int(actionPayload)),
+            ("action_bytes", .int(actionHeader + actionPayload)), ("ack_bytes", .int(ack)),
+            ("feed_snapshot_frames", .array(snapshotFrames.map { .int($0) })),
+        ])
+    }
+}

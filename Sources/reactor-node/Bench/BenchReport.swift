@@ -1,0 +1,207 @@
+import Foundation
+
+/// Turns ``BenchResults`` into the printed table and the one JSON object of `--json`, with
+/// each reactor figure's ratio to its baseline and whether the ratio meets its target.
+///
+/// Targets are reported, never enforced: a missed target is "not met" in the table and
+/// `"met": false` in the JSON, and the exit code stays 0. Only correctness checks fail a run.
+struct BenchReport {
+    /// One reactor figure over its baseline.
+    struct Ratio {
+        var key: String
+        var title: String
+        var value: Double?
+        /// `>=` or `<=`.
+        var comparison: String
+        var target: Double
+
+        var met: Bool? {
+            guard let value, value.isFinite else { return nil }
+            return comparison == ">=" ? value >= target : value <= target
+        }
+
+        var json: BenchJSON {
+            .object([("value", value.map { .number($0, places: 3) } ?? .null), ("target", .string("\(comparison) \(Self.format(target))x")),
+                     ("met", met.map(BenchJSON.bool) ?? .null)])
+        }
+
+        static func format(_ value: Double) -> String {
+            value >= 10 ? String(format: "%.1f", value) : String(format: "%.2f", value)
+        }
+    }
+
+    let results: BenchResults
+
+    var ratios: [Ratio] {
+        let baseline = results.baseline
+        func over(_ numerator: Double?, _ denominator: Double?) -> Double? {
+            guard let numerator, let denominator, denominator > 0 else { return nil }
+            return numerator / denominator
+        }
+        var pythonRate: Double?
+        if case .measured(let python)? = results.python { pythonRate = python.ackedPerSecond }
+        return [
+            Ratio(key: "sync_over_echo", title: "sync acked/s / raw echo msg/s", value: over(results.sync?.ackedPerSecond, baseline?.echoPerSecond),
+                  comparison: ">=", target: 0.5),
+            Ratio(key: "async_over_echo", title: "async applied/s / raw echo msg/s", value: over(results.async?.appliedPerSecond, baseline?.echoPerSecond),
+                  comparison: ">=", target: 0.25),
+            Ratio(key: "ack_p50_over_rtt_p50", title: "ack p50 / raw RTT p50 (paired)", value: over(results.latency?.ack.p50, results.latency?.rawPaired.p50),
+                  comparison: "<=", target: 1.5),
+            Ratio(key: "ack_p99_over_rtt_p99", title: "ack p99 / raw RTT p99 (paired)", value: over(results.latency?.ack.p99, results.latency?.rawPaired.p99),
+                  comparison: "<=", target: 2),
+            Ratio(key: "observed_ack_p50_over_rtt_p50", title: "ack p50, observer following / raw p50",
+                  value: over(results.latency?.ackObserved.p50, results.latency?.rawPairedObserved.p50), comparison: "<=", target: 1.5),
+            Ratio(key: "observed_ack_p99_over_rtt_p99", title: "ack p99, observer following / raw p99",
+                  value: over(results.latency?.ackObserved.p99, results.latency?.rawPairedObserved.p99), comparison: "<=", target: 2),
+            Ratio(key: "sync_over_python", title: "sync acked/s / Python authority", value: over(results.sync?.ackedPerSecond, pythonRate),
+                  comparison: ">=", target: 5),
+            Ratio(key: "memory_growth", title: "authority RSS end / warm", value: results.memory.map { Double($0.endRSSKiB) / Double(max($0.warmRSSKiB, 1)) },
+                  comparison: "<=", target: memoryTarget),
+        ]
+    }
+
+    /// The growth that still counts as flat, as a ratio of the warm resident set.
+    private var memoryTarget: Double {
+        guard let memory = results.memory, memory.warmRSSKiB > 0 else { return 1.1 }
+        return Double(memory.warmRSSKiB + max(8 * 1_024, memory.warmRSSKiB / 10)) / Double(memory.warmRSSKiB)
+    }
+
+    // MARK: JSON
+
+    var json: BenchJSON {
+        var object: [(String, BenchJSON)] = [("plan", results.plan.json), ("sizes", results.sizes.json)]
+        if let baseline = results.baseline {
+            object.append(("baseline", .object([
+                ("pubsub_messages", .int(baseline.pubsubMessages)), ("pubsub_per_second", .number(baseline.pubsubPerSecond, places: 0)),
+                ("rtt", baseline.rtt.json), ("echo_window", .int(baseline.echoWindow)), ("echo_per_second", .number(baseline.echoPerSecond, places: 0)),
+            ])))
+        }
+        if let sync = results.sync { object.append(("sync", Self.json(sync))) }
+        if let async = results.async { object.append(("async", Self.json(async))) }
+        if let latency = results.latency {
+            object.append(("latency", .object([("ack", latency.ack.json), ("raw_paired", latency.rawPaired.json),
+                                               ("ack_with_observer", latency.ackObserved.json), ("raw_paired_with_observer", latency.rawPairedObserved.json),
+                                               ("observed", latency.observed.json)])))
+        }
+        if let snapshot = results.snapshot {
+            object.append(("snapshot", .object([
+                ("items", .int(snapshot.items)), ("actions", .int(snapshot.actions)), ("acked_per_second", .number(snapshot.ackedPerSecond, places: 0)),
+                ("state_bytes", .int(snapshot.stateBytes)), ("snapshots_published", .int(snapshot.snapshotsPublished)),
+                ("snapshots_per_1000_actions", .number(snapshot.snapshotsPerThousandActions, places: 3)),
+                ("actions_per_snapshot", .number(snapshot.actionsPerSnapshot, places: 1)),
+                ("feed_bytes_per_second", .number(snapshot.feedBytesPerSecond, places: 0)), ("observer_bytes", .int(snapshot.observerBytes)),
+            ])))
+        }
+        if let memory = results.memory {
+            object.append(("memory", .object([
+                ("actions", .int(memory.actions)), ("acked_per_second", .number(memory.ackedPerSecond, places: 0)),
+                ("start_rss_kib", .int(memory.startRSSKiB)), ("warm_rss_kib", .int(memory.warmRSSKiB)), ("end_rss_kib", .int(memory.endRSSKiB)),
+                ("peak_rss_kib", .int(memory.peakKiB)), ("growth_kib", .int(memory.growthKiB)), ("flat", .bool(memory.isFlat)),
+                ("samples", .array(memory.samples.map { .object([("acked", .int($0.acked)), ("rss_kib", .int($0.rssKiB))]) })),
+            ])))
+        }
+        if !results.durability.isEmpty {
+            object.append(("durability", .object(results.durability.map { outcome in
+                (outcome.policy, .object([
+                    ("actions", .int(outcome.actions)), ("acked", .int(outcome.acked)), ("acked_per_second", .number(outcome.ackedPerSecond, places: 0)),
+                    ("journal_commits", .int(outcome.journalCommits)), ("final_count", outcome.finalCount.map(BenchJSON.int) ?? .null),
+                ]))
+            })))
+        }
+        switch results.python {
+        case .skipped(let reason)?: object.append(("python", .object([("skipped", true), ("reason", .string(reason))])))
+        case .measured(let pipeline)?:
+            var python = Self.json(pipeline)
+            python.set("skipped", false)
+            object.append(("python", python))
+        case nil: break
+        }
+        object.append(("ratios", .object(ratios.map { ($0.key, $0.json) })))
+        object.append(("checks", .object(results.checks.map { ($0.key, .bool($0.passed)) })))
+        object.append(("failures", .array(results.failures.map { .object([("phase", .string($0.phase)), ("message", .string($0.message))]) })))
+        object.append(("passed", .bool(results.passed)))
+        return .object(object)
+    }
+
+    private static func json(_ pipeline: BenchResults.Pipeline) -> BenchJSON {
+        .object([
+            ("actions", .int(pipeline.actions)), ("acked", .int(pipeline.acked)), ("errors", .int(pipeline.errors)),
+            ("acked_per_second", .number(pipeline.ackedPerSecond, places: 0)), ("applied_per_second", .number(pipeline.appliedPerSecond, places: 0)),
+            ("observer_count", pipeline.observerField.map(BenchJSON.int) ?? .null), ("snapshots_published", .int(pipeline.snapshotsPublished)),
+            ("action_bytes", .number(pipeline.measuredActionBytes)), ("ack_bytes", .number(pipeline.measuredAckBytes)),
+        ])
+    }
+
+    // MARK: Table
+
+    var table: String {
+        var rows: [(String, String, String)] = []
+        func add(_ phase: String, _ figure: String, _ value: String) { rows.append((phase, figure, value)) }
+        let sizes = results.sizes
+        add("sizes", "action / ack / feed snapshot", "\(sizes.actionHeader + sizes.actionPayload) / \(sizes.ack) / \(sizes.snapshotFrames.reduce(0, +)) bytes")
+        if let baseline = results.baseline {
+            add("baseline", "raw PUB->SUB", "\(Self.rate(baseline.pubsubPerSecond)) msg/s")
+            add("", "raw DEALER<->ROUTER RTT p50 / p99", "\(Self.micro(baseline.rtt.p50)) / \(Self.micro(baseline.rtt.p99)) µs")
+            add("", "raw echo, \(baseline.echoWindow.grouped) in flight", "\(Self.rate(baseline.echoPerSecond)) msg/s")
+        }
+        if let sync = results.sync {
+            add("sync", "countUp acked, \(sync.actions.grouped) actions", "\(Self.rate(sync.ackedPerSecond)) actions/s")
+            add("", "applied end to end (observer)", "\(Self.rate(sync.appliedPerSecond)) actions/s, count \(sync.observerField.map(String.init) ?? "-")")
+        }
+        if let async = results.async {
+            add("async", "countUpAsync applied, \(results.plan.workers) workers", "\(Self.rate(async.appliedPerSecond)) actions/s, count \(async.observerField.map(String.init) ?? "-")")
+            add("", "acked", "\(Self.rate(async.ackedPerSecond)) actions/s")
+        }
+        if let latency = results.latency {
+            add("latency", "action -> ack p50 / p99", "\(Self.micro(latency.ack.p50)) / \(Self.micro(latency.ack.p99)) µs")
+            add("", "raw RTT in between, p50 / p99", "\(Self.micro(latency.rawPaired.p50)) / \(Self.micro(latency.rawPaired.p99)) µs")
+            add("", "action -> ack, observer following", "\(Self.micro(latency.ackObserved.p50)) / \(Self.micro(latency.ackObserved.p99)) µs")
+            add("", "raw RTT in between, p50 / p99", "\(Self.micro(latency.rawPairedObserved.p50)) / \(Self.micro(latency.rawPairedObserved.p99)) µs")
+            add("", "action -> observer p50 / p99", "\(Self.micro(latency.observed.p50)) / \(Self.micro(latency.observed.p99)) µs")
+        }
+        if let snapshot = results.snapshot {
+            add("snapshot", "inventory, \(snapshot.items.grouped) items (\(snapshot.stateBytes.grouped) B)", "\(Self.rate(snapshot.ackedPerSecond)) actions/s")
+            add("", "snapshots per 1,000 actions", String(format: "%.2f (%d snapshots, %.0f actions each)", snapshot.snapshotsPerThousandActions, snapshot.snapshotsPublished, snapshot.actionsPerSnapshot))
+            add("", "feed", String(format: "%.1f MB/s", snapshot.feedBytesPerSecond / 1e6))
+        }
+        if let memory = results.memory {
+            add("memory", "authority RSS start / warm / end", "\(memory.startRSSKiB / 1_024) / \(memory.warmRSSKiB / 1_024) / \(memory.endRSSKiB / 1_024) MiB")
+            add("", "peak (VmHWM), after \(memory.actions.grouped) actions", "\(memory.peakKiB / 1_024) MiB, \(memory.isFlat ? "flat" : "GROWING")")
+            add("", "samples (acked: RSS MiB)", memory.samples.map { "\($0.acked / 1_000)k:\($0.rssKiB / 1_024)" }.joined(separator: " "))
+        }
+        for (index, outcome) in results.durability.enumerated() {
+            add(index == 0 ? "durability" : "", "--fsync \(outcome.policy) (\(outcome.acked.grouped) actions)",
+                "\(Self.rate(outcome.ackedPerSecond)) actions/s, \(outcome.journalCommits.grouped) commits")
+        }
+        switch results.python {
+        case .skipped(let reason)?: add("python", "pyzmq authority", "skipped: \(reason)")
+        case .measured(let pipeline)?: add("python", "pyzmq authority, countUp acked", "\(Self.rate(pipeline.ackedPerSecond)) actions/s")
+        case nil: break
+        }
+        var lines = Self.render(rows, header: ("phase", "figure", "value"))
+        lines.append("")
+        lines += Self.render(ratios.map { ratio in
+            let verdict = ratio.met.map { $0 ? "met" : "NOT MET" } ?? "n/a"
+            return (ratio.title, ratio.value.map { Ratio.format($0) + "x" } ?? "-", "\(ratio.comparison) \(Ratio.format(ratio.target))x  \(verdict)")
+        }, header: ("ratio", "value", "target"))
+        lines.append("")
+        for check in results.checks { lines.append("\(check.passed ? "PASS" : "FAIL")  \(check.name)") }
+        for failure in results.failures { lines.append("FAIL  \(failure.phase): \(failure.message.split(separator: "\n").first ?? "")") }
+        lines.append(results.passed ? "bench: every correctness check passed" : "bench: a correctness check FAILED")
+        return lines.joined(separator: "\n")
+    }
+
+    private static func render(_ rows: [(String, String, String)], header: (String, String, String)) -> [String] {
+        let all = [header] + rows
+        let first = all.map(\.0.count).max() ?? 0
+        let second = all.map(\.1.count).max() ?? 0
+        return all.enumerated().flatMap { index, row -> [String] in
+            let line = row.0.padding(toLength: first + 2, withPad: " ", startingAt: 0) + row.1.padding(toLength: second + 2, withPad: " ", startingAt: 0) + row.2
+            return index == 0 ? [line, String(repeating: "-", count: min(line.count + 10, 110))] : [line]
+        }
+    }
+
+    private static func rate(_ value: Double) -> String { Int(value.rounded()).grouped }
+
+    private static func micro(_ value: Double) -> String { String(format: value >= 100 ? "%.0f" : "%.1f", value) }
+}

@@ -1,0 +1,117 @@
+/// Every figure a bench run measured, phase by phase; a phase that did not run is `nil`.
+///
+/// Correctness checks (the observer's final count equals the actions sent, and so on) are kept
+/// as named booleans: any false one makes the run exit 1. Missed performance targets never do.
+struct BenchResults: Sendable {
+    /// The raw libzmq figures.
+    struct Baseline: Sendable {
+        var pubsubPerSecond: Double
+        var pubsubMessages: Int
+        var rtt: LatencyRecorder.Summary
+        var echoPerSecond: Double
+        var echoWindow: Int
+    }
+
+    /// A client pipelining actions to an authority while an observer follows the feed.
+    struct Pipeline: Sendable {
+        var actions: Int
+        var acked: Int
+        var errors: Int
+        /// Acks per second as the client saw them (first send to last ack).
+        var ackedPerSecond: Double
+        /// Actions per second until the observer held the final state (first send to that snapshot).
+        var appliedPerSecond: Double
+        var observerField: Int64?
+        var snapshotsPublished: Int
+        var measuredActionBytes: Double
+        var measuredAckBytes: Double
+        var stats: BenchJSON?
+    }
+
+    /// One action in flight at a time.
+    struct Latency: Sendable {
+        /// Action -> ack, the client and the authority alone.
+        var ack: LatencyRecorder.Summary
+        /// Action -> ack while an observer follows the feed.
+        var ackObserved: LatencyRecorder.Summary
+        /// Action -> the observer holds a state at or past its version.
+        var observed: LatencyRecorder.Summary
+        /// Raw round trips interleaved with the actions of the run without an observer.
+        var rawPaired: LatencyRecorder.Summary
+        /// Raw round trips interleaved with the actions of the run with the observer.
+        var rawPairedObserved: LatencyRecorder.Summary
+    }
+
+    /// The inventory app: a large state published as whole snapshots.
+    struct SnapshotCost: Sendable {
+        var items: Int
+        var actions: Int
+        var ackedPerSecond: Double
+        var stateBytes: Int
+        var snapshotsPublished: Int
+        var feedBytesPerSecond: Double
+        var observerBytes: Int
+        var seconds: Double
+
+        var snapshotsPerThousandActions: Double { Double(snapshotsPublished) * 1_000 / Double(max(actions, 1)) }
+        var actionsPerSnapshot: Double { Double(actions) / Double(max(snapshotsPublished, 1)) }
+    }
+
+    /// The authority's memory while it takes many actions.
+    struct Memory: Sendable {
+        struct Sample: Sendable {
+            var acked: Int
+            var rssKiB: Int
+        }
+
+        var actions: Int
+        var samples: [Sample]
+        var startRSSKiB: Int
+        var endRSSKiB: Int
+        var peakKiB: Int
+        var ackedPerSecond: Double
+
+        /// The sample after the first tenth of the actions: the reference once warm.
+        var warmRSSKiB: Int { samples.first(where: { $0.acked > 0 })?.rssKiB ?? startRSSKiB }
+        var growthKiB: Int { endRSSKiB - warmRSSKiB }
+        /// Flat: after warm-up it grew by at most 10% or 8 MiB, whichever is larger.
+        var isFlat: Bool { growthKiB <= max(8 * 1_024, warmRSSKiB / 10) }
+    }
+
+    /// Acked actions per second under one fsync policy.
+    struct Durability: Sendable {
+        var policy: String
+        var actions: Int
+        var acked: Int
+        var ackedPerSecond: Double
+        var journalCommits: Int
+        var finalCount: Int64?
+    }
+
+    /// The Python baseline authority, or why it was skipped.
+    enum Python: Sendable {
+        case skipped(String)
+        case measured(Pipeline)
+    }
+
+    var plan: BenchPlan
+    var sizes: WireSizes
+    var baseline: Baseline?
+    var sync: Pipeline?
+    var async: Pipeline?
+    var latency: Latency?
+    var snapshot: SnapshotCost?
+    var memory: Memory?
+    var durability: [Durability] = []
+    var python: Python?
+    /// Correctness checks in the order they were made: a JSON key, what was checked, the outcome.
+    var checks: [(key: String, name: String, passed: Bool)] = []
+    /// Phases that could not finish, with why.
+    var failures: [(phase: String, message: String)] = []
+
+    var passed: Bool { checks.allSatisfy(\.passed) && failures.isEmpty }
+
+    mutating func check(_ key: String, _ name: String, _ passed: Bool) {
+        checks.append((key, name, passed))
+    }
+}

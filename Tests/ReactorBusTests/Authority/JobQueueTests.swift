@@ -1,0 +1,62 @@
+import ReactorCore
+import Testing
+@testable import ReactorBus
+
+@Suite struct JobQueueTests {
+    private func pending(_ seq: UInt64, _ kind: String = "k") -> JobQueue.Pending {
+        JobQueue.Pending(job: JobID(actionSeq: seq, effectIndex: 0), kind: kind, avoid: nil)
+    }
+
+    @Test func theDequeMatchesAnArrayUnderMixedOperations() {
+        var deque = Deque<Int>()
+        var model: [Int] = []
+        var generator = SystemRandomNumberGenerator()
+        for step in 0..<20_000 {
+            switch Int.random(in: 0..<3, using: &generator) {
+            case 0:
+                deque.append(step)
+                model.append(step)
+            case 1:
+                deque.prepend(step)
+                model.insert(step, at: 0)
+            default:
+                #expect(deque.popFirst() == (model.isEmpty ? nil : model.removeFirst()))
+            }
+            #expect(deque.count == model.count)
+            #expect(deque.first == model.first)
+        }
+        #expect(deque.elements == model)
+    }
+
+    @Test func jobsComeOutInGlobalOrderAcrossKindsWithPrependsFirst() {
+        var queue = JobQueue()
+        queue.append(pending(1, "a"))
+        queue.append(pending(2, "b"))
+        queue.append(pending(3, "a"))
+        queue.prepend(contentsOf: [pending(10, "b"), pending(11, "a")])
+        queue.prepend(pending(12, "a"))
+        #expect(queue.count == 6)
+        #expect(queue.all.map(\.job.actionSeq) == [12, 10, 11, 1, 2, 3])
+        var order: [UInt64] = []
+        while let (next, _) = queue.first(placedBy: { _ in true }) {
+            order.append(next.job.actionSeq)
+            #expect(queue.popFirst(ofKind: next.kind) == next)
+        }
+        #expect(order == [12, 10, 11, 1, 2, 3])
+        #expect(queue.isEmpty)
+    }
+
+    @Test func onlyTheFirstJobOfEachKindIsConsidered() {
+        var queue = JobQueue()
+        queue.append(pending(1, "a"))
+        queue.append(pending(2, "a"))
+        queue.append(pending(3, "b"))
+        var asked: [UInt64] = []
+        let found = queue.first(placedBy: { candidate -> Bool? in
+            asked.append(candidate.job.actionSeq)
+            return candidate.kind == "b" ? true : nil
+        })
+        #expect(found?.pending.job.actionSeq == 3)
+        #expect(asked.sorted() == [1, 3])
+    }
+}

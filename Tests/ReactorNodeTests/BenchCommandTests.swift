@@ -1,0 +1,98 @@
+import Foundation
+import Testing
+
+/// `reactor-node bench` end to end, with tiny counts: every phase runs its real processes, the
+/// JSON has every figure, the correctness checks hold, and no child outlives the bench.
+@Suite(.serialized) struct BenchCommandTests {
+    static let tiny = ["--quick", "--json", "--actions", "2000", "--messages", "20000", "--samples", "200"]
+
+    /// Processes of this build that only the bench starts: its peers, its authorities (which it
+    /// starts with an unusually high --max-in-flight) and the Python baseline authority.
+    private func benchChildren() -> [String] {
+        let binary = NodeProcess.reactorNode
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        return entries.compactMap { entry -> String? in
+            guard Int32(entry) != nil, let data = FileManager.default.contents(atPath: "/proc/\(entry)/cmdline") else { return nil }
+            let arguments = data.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
+            let fromThisBuild = arguments.first.map { URL(fileURLWithPath: $0).resolvingSymlinksInPath().path == URL(fileURLWithPath: binary).resolvingSymlinksInPath().path } ?? false
+            let benchOnly = arguments.contains("bench-peer") || arguments.contains("10000000")
+            let python = arguments.contains { $0.hasSuffix("baseline_authority.py") }
+            return (fromThisBuild && benchOnly) || python ? "\(entry): \(arguments.joined(separator: " "))" : nil
+        }
+    }
+
+    private func number(_ object: [String: Any], _ path: String...) -> Double? {
+        var current: Any? = object
+        for key in path { current = (current as? [String: Any])?[key] }
+        return (current as? NSNumber)?.doubleValue
+    }
+
+    @Test func aQuickRunReportsEveryFigureAndPassesItsChecks() async throws {
+        let bench = try NodeProcess(node: ["bench"] + Self.tiny, name: "bench")
+        let status = await bench.waitForExit(timeout: .seconds(150))
+        #expect(status == 0, "\(bench.diagnostics)")
+        let line = try #require(bench.output.last(where: { $0.hasPrefix("{") }), "no JSON on stdout\(bench.diagnostics)")
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+
+        for key in ["plan", "sizes", "baseline", "sync", "async", "latency", "snapshot", "memory", "durability", "python", "ratios", "checks", "failures", "passed"] {
+            #expect(report[key] != nil, "missing \(key)")
+        }
+        #expect(report["passed"] as? Bool == true, "\(line)")
+        #expect((report["failures"] as? [Any])?.isEmpty == true, "\(line)")
+        let checks = try #require(report["checks"] as? [String: Bool])
+        for key in ["sync_count", "async_count", "latency_complete", "snapshot_count", "memory_count",
+                    "durability_always_count", "durability_batch_count", "durability_none_count"] {
+            #expect(checks[key] == true, "check \(key): \(checks[key].map(String.init) ?? "missing")")
+        }
+        #expect(checks.values.allSatisfy { $0 })
+
+        let positive: [[String]] = [
+            ["sizes", "action_bytes"], ["sizes", "ack_bytes"],
+            ["baseline", "pubsub_per_second"], ["baseline", "echo_per_second"], ["baseline", "rtt", "p50_us"], ["baseline", "rtt", "p99_us"],
+            ["sync", "acked_per_second"], ["sync", "applied_per_second"], ["sync", "observer_count"],
+            ["async", "acked_per_second"], ["async", "applied_per_second"], ["async", "observer_count"],
+            ["latency", "ack", "p50_us"], ["latency", "ack", "p99_us"], ["latency", "ack_with_observer", "p50_us"],
+            ["latency", "raw_paired", "p50_us"], ["latency", "raw_paired_with_observer", "p99_us"],
+            ["latency", "observed", "p50_us"], ["latency", "observed", "p99_us"],
+            ["snapshot", "acked_per_second"], ["snapshot", "state_bytes"], ["snapshot", "snapshots_published"],
+            ["snapshot", "snapshots_per_1000_actions"], ["snapshot", "feed_bytes_per_second"],
+            ["memory", "start_rss_kib"], ["memory", "end_rss_kib"], ["memory", "peak_rss_kib"],
+            ["durability", "always", "acked_per_second"], ["durability", "batch", "acked_per_second"], ["durability", "none", "acked_per_second"],
+        ]
+        for path in positive {
+            let value = path.dropFirst().reduce(report[path[0]]) { ($0 as? [String: Any])?[$1] }
+            #expect(((value as? NSNumber)?.doubleValue ?? 0) > 0, "\(path.joined(separator: ".")) is \(String(describing: value))")
+        }
+        #expect(number(report, "sync", "observer_count") == number(report, "sync", "actions"))
+        #expect(number(report, "async", "observer_count") == number(report, "async", "actions"))
+        #expect(((report["memory"] as? [String: Any])?["samples"] as? [Any])?.isEmpty == false)
+
+        let python = try #require(report["python"] as? [String: Any])
+        if python["skipped"] as? Bool == false {
+            #expect(number(report, "python", "acked_per_second") ?? 0 > 0)
+            #expect(checks["python_count"] == true)
+        } else {
+            #expect(python["reason"] is String)
+        }
+        let ratios = try #require(report["ratios"] as? [String: [String: Any]])
+        for key in ["sync_over_echo", "async_over_echo", "ack_p50_over_rtt_p50", "ack_p99_over_rtt_p99", "sync_over_python", "memory_growth"] {
+            let ratio = try #require(ratios[key], "missing ratio \(key)")
+            #expect(ratio["target"] is String)
+            #expect(ratio["met"] != nil)
+        }
+        #expect(benchChildren().isEmpty, "left behind: \(benchChildren())")
+    }
+
+    @Test func anInterruptedRunStopsAndReapsItsChildren() async throws {
+        let bench = try NodeProcess(node: ["bench", "--only", "sync,memory", "--actions", "5000000"], name: "bench-interrupted")
+        // Wait until a phase is under way (its children are running), then interrupt.
+        let deadline = ContinuousClock.now + .seconds(30)
+        while benchChildren().count < 2 && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(50)) }
+        #expect(benchChildren().count >= 2, "the bench started no children\(bench.diagnostics)")
+        bench.signal(SIGINT)
+        let status = await bench.waitForExit(timeout: .seconds(20))
+        #expect(status == 128 + SIGINT, "\(bench.diagnostics)")
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(benchChildren().isEmpty, "left behind: \(benchChildren())")
+    }
+}
