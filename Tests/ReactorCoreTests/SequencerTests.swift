@@ -106,6 +106,19 @@ import Testing
         #expect(sequencer.openJobCount == 0)
     }
 
+    @Test mutating func receivedEmitsCountsAppliedAndBufferedUpToTheFirstGap() throws {
+        _ = sequencer.accept(.act(sync: [], effects: [.init("e")]))
+        #expect(sequencer.receivedEmits(of: job(1)) == 0)
+        _ = try sequencer.apply(job: job(1), emitIndex: 0, mutation: .log("0"))
+        _ = try sequencer.apply(job: job(1), emitIndex: 2, mutation: .log("2"))
+        #expect(sequencer.receivedEmits(of: job(1)) == 1)
+        _ = try sequencer.apply(job: job(1), emitIndex: 1, mutation: .log("1"))
+        #expect(sequencer.receivedEmits(of: job(1)) == 3)
+        _ = try sequencer.complete(job: job(1), emitCount: 3)
+        #expect(sequencer.receivedEmits(of: job(1)) == nil)
+        #expect(sequencer.receivedEmits(of: job(9)) == nil)
+    }
+
     @Test mutating func failureAppliesContiguousEmitsThenTheFailureHook() throws {
         _ = sequencer.accept(.act(sync: [], effects: [.init("e")]))
         _ = try sequencer.apply(job: job(1), emitIndex: 0, mutation: .log("before"))

@@ -122,6 +122,18 @@ public struct Sequencer<R: Reactor> {
     /// its kind and lane again).
     public func openEffect(_ id: JobID) -> R.Effect? { ledger.open[id]?.effect }
 
+    /// How many of an open job's mutations have arrived without a gap (applied, or buffered
+    /// until their turn); `nil` when the job is not open.
+    ///
+    /// A runtime whose transport keeps each worker's messages in order uses it to tell a DONE
+    /// that declares mutations which never arrived (a faulty worker) from one that is early.
+    public func receivedEmits(of id: JobID) -> UInt32? {
+        guard let job = ledger.open[id] else { return nil }
+        var count = job.nextEmit
+        while job.buffered[count] != nil { count += 1 }
+        return count
+    }
+
     /// Whether any job of action `actionSeq` is still open.
     public func hasOpenJobs(actionSeq: UInt64) -> Bool { ledger.actions[actionSeq] != nil }
 

@@ -94,6 +94,31 @@ import Testing
         #expect(engine.sequencer.openJobCount == 1)
     }
 
+    @Test func aDoneDeclaringMutationsThatNeverArrivedFailsTheJobInsteadOfHoldingIt() throws {
+        let engine = makeEngine(journaling: true)
+        engine.handleWorker(fromWorker(worker, .ready(name: "a", app: "counter", capacity: 1, kinds: [])), now: 0)
+        engine.handleClient(try action(.countUpAsync, seq: 1), now: 0)
+        var records = engine.takeOutbox().records
+        let job = JobID(actionSeq: 1, effectIndex: 0)
+        let increase = try MessagePackEncoder().encode(Counter.Mutation.increase)
+        engine.handleWorker(fromWorker(worker, .emit(job: job, emitIndex: 0, payload: increase)), now: 1)
+        engine.handleWorker(fromWorker(worker, .done(job: job, emitCount: 3)), now: 1)
+        records += engine.takeOutbox().records
+        // The one mutation that arrived is applied once; the job ends (Counter has no failure hook).
+        #expect(engine.sequencer.state.count == 1)
+        #expect(engine.sequencer.version == 1)
+        #expect(engine.sequencer.openJobCount == 0)
+        #expect(engine.metrics[.incompleteReports] == 1)
+        #expect(engine.metrics[.jobsFailed] == 1)
+        #expect(engine.metrics[.jobsDone] == 0)
+        // The journal says the job failed, so a restart neither waits for it nor runs it again.
+        let restored = makeEngine(journaling: true)
+        for record in records { try restored.replay(record) }
+        #expect(restored.sequencer.state.count == 1)
+        #expect(restored.sequencer.unreportedJobs.isEmpty)
+        #expect(restored.sequencer.openJobCount == 0)
+    }
+
     @Test func badInputIsAnsweredAndCountedAndChangesNothing() throws {
         let engine = makeEngine()
         engine.handleClient(try action(.countUp, seq: 1), now: 0)

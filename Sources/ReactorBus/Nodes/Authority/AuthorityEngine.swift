@@ -211,6 +211,19 @@ package final class AuthorityEngine<R: Reactor> {
             } payload: { payload }
         case .done(let job, let count):
             guard report(job, by: peer, now: now) else { return }
+            // A worker's messages arrive in order, so every mutation a DONE declares is here by
+            // now; one that is missing was never sent (or was refused) and would hold the job
+            // open for ever. The job fails instead: its contiguous mutations, then the app's hook.
+            if let received = sequencer.receivedEmits(of: job), received < count {
+                metrics[.incompleteReports] += 1
+                metrics[.jobsFailed] += 1
+                let failure = EffectFailure(message: "worker reported \(count) mutation(s) but \(received) arrived", attempts: 1)
+                logger.warning("job \(job) on \(dispatcherName(peer)): \(failure.message); the job fails")
+                record(.failed(job: job, failure: failure)) { sequencer throws(SequencerError) in
+                    try sequencer.fail(job: job, error: failure)
+                }
+                return
+            }
             metrics[.jobsDone] += 1
             record(.completed(job: job, emitCount: count)) { sequencer throws(SequencerError) in
                 try sequencer.complete(job: job, emitCount: count)

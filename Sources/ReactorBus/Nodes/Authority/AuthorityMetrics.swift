@@ -28,6 +28,8 @@ public enum AuthorityCounter: String, CaseIterable, Sendable {
     case journalCommits = "journal_commits"
     case snapshotsWritten = "snapshots_written"
     case handshakesRefused = "handshakes_refused"
+    /// DONEs declaring more mutations than the worker sent: the job fails instead of waiting for ever.
+    case incompleteReports = "incomplete_reports"
 
     /// The counter's position in ``allCases`` (and in the metrics' storage), without hashing
     /// its name: the authority bumps counters for every message.
@@ -61,6 +63,7 @@ public enum AuthorityCounter: String, CaseIterable, Sendable {
         case .journalCommits: 25
         case .snapshotsWritten: 26
         case .handshakesRefused: 27
+        case .incompleteReports: 28
         }
     }
 }
