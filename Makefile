@@ -42,7 +42,7 @@ fuzz-long: deps
 	scripts/fuzz.sh 600
 
 ## The benchmark: every role in its own process on loopback, against raw libzmq and a Python
-## authority (about 2 minutes; BENCH_ARGS=--quick for about one, BENCH_ARGS=--json for JSON).
+## authority (about a minute; BENCH_ARGS=--quick for about 20 seconds, BENCH_ARGS=--json for JSON).
 bench: release
 	$(SWIFT) run -c release --skip-build reactor-node bench $(BENCH_ARGS)
 

@@ -18,7 +18,7 @@ enum BenchCommand {
         name: "bench",
         summary: "measure throughput, latency and memory against raw ZeroMQ, every role in its own process",
         options: [
-            .flag("quick", help: "a fifth of the counts: about a minute instead of a few"),
+            .flag("quick", help: "a fifth of the counts: about 20 seconds instead of about a minute"),
             .flag("json", help: "print one JSON object with every figure instead of the table (the table goes to stderr)"),
             .value("actions", "N", help: "base action count (sync phase; the others scale from it)").hidden(),
             .value("messages", "N", help: "messages per raw throughput test").hidden(),
