@@ -7,8 +7,9 @@
 #   1. batch: 10,000 mixed counter actions (half countUp, half countUpAsync)
 #      sent from a client container end in exactly {"count":10000}, seen by a
 #      fresh `observe --once --json` and on the long-running observer's last line;
-#   2. worker-kill: a second batch of 10,000 with one worker killed
-#      (docker kill) while it runs ends in exactly {"count":20000};
+#   2. worker-kill: a second, larger batch (100,000, so that it runs for
+#      seconds) with one worker killed (docker kill) while it runs ends in
+#      exactly {"count":110000};
 #   3. restart: the authority's state (count and version) survives a
 #      `docker-compose restart authority`, and a re-created authority
 #      container, which only has the named volume to recover from.
@@ -21,6 +22,8 @@
 # Usage: scripts/compose-test.sh
 # Env:   REACTORBUS_IT_SKIP_BUILD=1    use the images as they are
 #        REACTORBUS_IT_REPEAT=5000     sends per action kind in each batch
+#        REACTORBUS_IT_KILL_REPEAT=50000  sends per action kind in the worker-kill
+#                                      batch: long enough (~10 s) that the kill lands mid-run
 #        REACTORBUS_IT_SEND_TIMEOUT=300  seconds a batch may take
 #        REACTORBUS_IT_KEEP_ENGINE=1   leave a dockerd this run started running
 set -uo pipefail
@@ -31,6 +34,10 @@ source "$(dirname "$0")/docker/lib.sh"
 PROJECT="reactorbus-it-$$"
 REPEAT="${REACTORBUS_IT_REPEAT:-5000}"
 PER_BATCH=$((REPEAT * 2))
+# The worker-kill batch is larger: at the authority's speed 10,000 actions are acked in about
+# a second, too short to be sure that a worker dies while the batch is still running.
+KILL_REPEAT="${REACTORBUS_IT_KILL_REPEAT:-$((REPEAT * 10))}"
+KILL_BATCH=$((KILL_REPEAT * 2))
 SEND_TIMEOUT="${REACTORBUS_IT_SEND_TIMEOUT:-300}"
 COMPOSE=(docker-compose --ansi never -p "$PROJECT"
     -f "$REPO_ROOT/docker-compose.yml" -f "$DOCKER_SCRIPTS/compose.test.yml")
@@ -200,12 +207,12 @@ wait_healthy() {
     return 1
 }
 
-# Sends one batch from a client container: REPEAT times each action.
+# Sends one batch from a client container: $2 (default REPEAT) times each action.
 # Output: $WORK/send-$1.out (summary), .err (progress and logs).
 send_batch() {
-    local tag="$1"
+    local tag="$1" repeat="${2:-$REPEAT}"
     dc $((SEND_TIMEOUT + 60)) run --rm -T --no-deps client send \
-        --repeat "$REPEAT" --concurrency 16 --timeout "$SEND_TIMEOUT" "${ACTIONS[@]}" \
+        --repeat "$repeat" --concurrency 16 --timeout "$SEND_TIMEOUT" "${ACTIONS[@]}" \
         >"$WORK/send-$tag.out" 2>"$WORK/send-$tag.err"
 }
 
@@ -278,9 +285,9 @@ test_batch() {
 }
 
 test_worker_kill() {
-    local base="$1" want=$(($1 + PER_BATCH)) snap n victim rc t0=$SECONDS deadline killed_at=""
-    log "batch 2: sending $PER_BATCH more actions in the background"
-    send_batch 2 &
+    local base="$1" want=$(($1 + KILL_BATCH)) snap n victim rc t0=$SECONDS deadline killed_at=""
+    log "batch 2: sending $KILL_BATCH more actions in the background"
+    send_batch 2 "$KILL_REPEAT" &
     send_pid=$!
 
     # Wait for the first progress (the observer's count moving past the
@@ -351,14 +358,14 @@ test_restart() {
 
 # ---------------------------------------------------------------- main
 start=$SECONDS
-log "starting (project $PROJECT, $PER_BATCH actions per batch)"
+log "starting (project $PROJECT, $PER_BATCH actions per batch, $KILL_BATCH in the worker-kill batch)"
 if ! setup; then
     log "setup failed; no test could run"
     exit 1
 fi
 if test_batch; then
     if test_worker_kill "$PER_BATCH"; then
-        test_restart $((PER_BATCH * 2)) || true
+        test_restart $((PER_BATCH + KILL_BATCH)) || true
     fi
 fi
 log "done in $((SECONDS - start))s"
