@@ -32,6 +32,21 @@ import Testing
         #expect(sink.received.withLock { $0 } == [0: 1])
     }
 
+    @Test func aTimeoutLongerThanOneStepStillWaitsItsWholeDuration() async {
+        let policy = RetryPolicy(maxAttempts: 1, initialBackoff: .milliseconds(1), timeout: .milliseconds(180))
+        let clock = ContinuousClock()
+        let start = clock.now
+        let outcome = await EffectRunner(handler: Sleeper(duration: .seconds(60)), policy: policy).run(1) { _, _ in }
+        #expect(clock.now - start >= .milliseconds(180))
+        #expect(outcome == .failed(EffectFailure(message: "timed out after 0.18 seconds", attempts: 1)))
+    }
+
+    @Test func aCancelledStepwiseSleepEndsAtOnceWithCancellation() async {
+        let sleeper = Task { try await EffectRunner<Sleeper>.sleep(for: .seconds(30)) }
+        sleeper.cancel()
+        await #expect(throws: CancellationError.self) { try await sleeper.value }
+    }
+
     @Test func backoffDoublesUpToTheMaximum() {
         let policy = RetryPolicy(maxAttempts: 6, initialBackoff: .milliseconds(100), maxBackoff: .milliseconds(350))
         #expect((1...6).map { policy.backoff(beforeAttempt: $0) } == [

@@ -62,12 +62,33 @@ public struct EffectRunner<Handler: EffectHandler>: Sendable {
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await handler.run(effect, emit: emitter) }
             group.addTask {
-                try await Task.sleep(for: timeout)
+                try await Self.sleep(for: timeout)
                 throw EffectTimeout(timeout: timeout)
             }
             defer { group.cancelAll() }
             // The first task to finish decides: the handler's result or the timeout.
             try await group.next()
+        }
+    }
+}
+
+extension EffectRunner {
+    /// The longest single sleep of an attempt's timeout.
+    static var timeoutStep: Duration { .milliseconds(50) }
+
+    /// Sleeps for `duration` in steps of at most ``timeoutStep``.
+    ///
+    /// A cancelled `Task.sleep` keeps its timer, and the sleeping task's memory, until the
+    /// deadline it was given: one 30 s sleep per attempt held about 600 bytes for 30 s after
+    /// every effect that finished quickly, so a busy worker grew by hundreds of megabytes.
+    /// Short steps bound what a cancelled timeout leaves behind to one step.
+    static func sleep(for duration: Duration) async throws {
+        let clock = ContinuousClock()
+        let deadline = clock.now + duration
+        while true {
+            let remaining = deadline - clock.now
+            if remaining <= .zero { return }
+            try await Task.sleep(for: min(remaining, timeoutStep))
         }
     }
 }
