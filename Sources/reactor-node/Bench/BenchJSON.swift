@@ -1,4 +1,5 @@
 import Foundation
+import MessagePack
 
 /// A JSON value with ordered object keys: the bench's report and the one-line messages its child
 /// processes print on stdout.
@@ -117,22 +118,9 @@ enum BenchJSON: Sendable, Equatable {
         }
     }
 
+    /// A JSON string literal, escaped as the codec's JSON writer escapes it.
     private static func quote(_ value: String, into text: inout String) {
-        text += "\""
-        for scalar in value.unicodeScalars {
-            switch scalar {
-            case "\"": text += "\\\""
-            case "\\": text += "\\\\"
-            case "\n": text += "\\n"
-            case "\r": text += "\\r"
-            case "\t": text += "\\t"
-            case _ where scalar.value < 0x20:
-                let hex = String(scalar.value, radix: 16)
-                text += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: text.unicodeScalars.append(scalar)
-            }
-        }
-        text += "\""
+        text += MessagePackValue.string(value).jsonText()
     }
 
     /// Parses JSON text; `nil` when it is not one JSON value.
