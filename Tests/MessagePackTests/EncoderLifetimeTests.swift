@@ -6,7 +6,7 @@ import Testing
 @Suite struct EncoderLifetimeTests {
     /// Remembers, weakly, the encoder a value was encoded with.
     /// Used by one test at a time, on one task.
-    final class Probe: @unchecked Sendable {
+    final class Probe {
         private weak var encoder: AnyObject?
 
         func remember(_ encoder: any Encoder) { self.encoder = encoder as AnyObject }

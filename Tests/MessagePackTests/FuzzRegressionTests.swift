@@ -46,7 +46,7 @@ private enum LeakProbe: Codable, Equatable {
 
 /// Remembers, weakly, the encoder of the value and of a nested container and a super-encoder
 /// (both deferred children of the value's node).
-private final class EncoderProbe: Encodable, @unchecked Sendable {
+private final class EncoderProbe: Encodable {
     struct Weak { weak var object: AnyObject? }
     var encoders: [Weak] = []
 

@@ -7,7 +7,7 @@ import ReactorBus
 /// Everything binds ephemeral ports on 127.0.0.1. ``run(_:)`` always stops and reaps every
 /// child, whether the phase succeeds, fails or times out: clients and observers first, then
 /// workers, then the authority (SIGTERM, SIGKILL after a grace period).
-final class BenchCluster: @unchecked Sendable {
+final class BenchCluster {
     /// The authority's endpoints, as it printed them.
     struct Endpoints {
         var actions: String
