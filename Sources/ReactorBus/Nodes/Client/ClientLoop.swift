@@ -1,39 +1,6 @@
 import ReactorLog
 import Synchronization
 
-/// A first-in, first-out queue over an array with a moving head: amortised O(1), no per-element
-/// allocation, storage reused once it has grown.
-struct FIFO<Element> {
-    private var items: [Element] = []
-    private var head = 0
-
-    var isEmpty: Bool { head == items.count }
-    var count: Int { items.count - head }
-    var first: Element? { isEmpty ? nil : items[head] }
-
-    mutating func append(_ element: Element) { items.append(element) }
-
-    mutating func popFirst() -> Element? {
-        guard !isEmpty else { return nil }
-        let element = items[head]
-        head += 1
-        if head == items.count {
-            items.removeAll(keepingCapacity: true)
-            head = 0
-        } else if head >= 1_024 && head * 2 >= items.count {
-            items.removeFirst(head)
-            head = 0
-        }
-        return element
-    }
-
-    /// Removes and returns everything, oldest first.
-    mutating func removeAll() -> ArraySlice<Element> {
-        defer { items.removeAll(); head = 0 }
-        return items[head...]
-    }
-}
-
 /// Whether an ``ActionClient`` accepts calls; shared by the handle and its loop.
 ///
 /// Calls are posted to the loop's mailbox under this lock, and the loop marks itself closed under
@@ -139,7 +106,7 @@ final class ClientLoop {
     }
 
     /// When the latest attempt of `key` (a client_seq or request id) expires. Every attempt uses
-    /// the same timeout, so deadlines are appended in order and a FIFO is a priority queue; an
+    /// the same timeout, so deadlines are appended in order and a first-in, first-out queue is a priority queue; an
     /// entry whose attempt was answered or superseded is skipped when it comes up.
     private struct Deadline {
         var at: UInt64
@@ -162,10 +129,10 @@ final class ClientLoop {
 
     private var nextClientSeq: UInt64 = 1
     private var nextRequestID: UInt64 = ClientLoop.requestIDBase + 1
-    private var waiting = FIFO<(payload: [UInt8], continuation: ActionContinuation)>()
+    private var waiting = Deque<(payload: [UInt8], continuation: ActionContinuation)>()
     private var actions: [UInt64: PendingAction] = [:]
     private var requests: [UInt64: PendingRequest] = [:]
-    private var deadlines = FIFO<Deadline>()
+    private var deadlines = Deque<Deadline>()
     private var actionSends = 0
     private var lateAnswers = 0
     private var badReplies = 0
