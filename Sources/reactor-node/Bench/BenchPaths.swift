@@ -4,11 +4,8 @@ import Glibc
 /// Where the bench finds itself and puts its temporary files.
 enum BenchPaths {
     /// This binary (children are more of it).
-    static let reactorNode: String = {
-        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-        let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
-        return count > 0 ? String(cString: buffer) : CommandLine.arguments[0]
-    }()
+    static let reactorNode: String =
+        (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
 
     /// A fresh directory for this run (journals, logs); removed by ``removeRunDirectory()``.
     static let runDirectory: String = {

@@ -39,12 +39,7 @@ enum RawZMQBaseline {
         zmq_msg_close(&subscription)
         let frames = frameSizes.map { [UInt8](repeating: 0x73, count: $0) }
         let started = MonotonicClock.nanoseconds()
-        for _ in 0..<count {
-            for (index, frame) in frames.enumerated() {
-                let flags = index < frames.count - 1 ? ZMQ_SNDMORE : 0
-                _ = frame.withUnsafeBytes { zmq_send(socket, $0.baseAddress, $0.count, flags) }
-            }
-        }
+        for _ in 0..<count { sendMultipart(frames, on: socket) }
         _ = zmq_send(socket, "end", 3, 0)
         let seconds = Double(MonotonicClock.nanoseconds() - started) / 1e9
         Output.line(BenchJSON.object([("event", "result"), ("published", .int(count)), ("seconds", .number(seconds, places: 4))]).rendered)
@@ -67,20 +62,11 @@ enum RawZMQBaseline {
         var bytes = 0
         var first: UInt64 = 0
         while true {
-            var frames = 0
-            var more = true
-            while more {
-                zmq_msg_init(&message)
-                guard zmq_msg_recv(&message, socket, 0) >= 0 else {
-                    zmq_msg_close(&message)
-                    return fail("receive timed out after \(received) messages", context, socket)
-                }
-                bytes += zmq_msg_size(&message)
-                more = zmq_msg_more(&message) != 0
-                zmq_msg_close(&message)
-                frames += 1
+            guard let whole = receiveMultipart(on: socket, into: &message) else {
+                return fail("receive timed out after \(received) messages", context, socket)
             }
-            if frames == 1 { break }
+            bytes += whole.bytes
+            if whole.frames == 1 { break }
             if received == 0 { first = MonotonicClock.nanoseconds() }
             received += 1
         }
@@ -140,28 +126,9 @@ enum RawZMQBaseline {
         let frames = frameSizes.map { [UInt8](repeating: 0x71, count: $0) }
         var message = zmq_msg_t()
 
-        func send() {
-            for (index, frame) in frames.enumerated() {
-                let flags = index < frames.count - 1 ? ZMQ_SNDMORE : 0
-                _ = frame.withUnsafeBytes { zmq_send(socket, $0.baseAddress, $0.count, flags) }
-            }
-        }
-        /// Receives one whole reply; false on timeout.
-        func receive(_ flags: Int32 = 0) -> Bool {
-            var more = true
-            var first = true
-            while more {
-                zmq_msg_init(&message)
-                guard zmq_msg_recv(&message, socket, first ? flags : 0) >= 0 else {
-                    zmq_msg_close(&message)
-                    return false
-                }
-                more = zmq_msg_more(&message) != 0
-                zmq_msg_close(&message)
-                first = false
-            }
-            return true
-        }
+        func send() { sendMultipart(frames, on: socket) }
+        /// Receives one whole reply; false on timeout (or nothing waiting, with ZMQ_DONTWAIT).
+        func receive(_ flags: Int32 = 0) -> Bool { receiveMultipart(on: socket, into: &message, flags: flags) != nil }
 
         // Warm up: the connection is made and both sides have touched their buffers.
         for _ in 0..<min(1_000, max(count / 10, 10)) {
@@ -231,25 +198,43 @@ enum RawZMQBaseline {
         /// One round trip in nanoseconds; `nil` on timeout.
         func roundTrip() -> UInt64? {
             let started = MonotonicClock.nanoseconds()
-            for (index, frame) in frames.enumerated() {
-                let flags = index < frames.count - 1 ? ZMQ_SNDMORE : 0
-                _ = frame.withUnsafeBytes { zmq_send(socket, $0.baseAddress, $0.count, flags) }
-            }
-            var more = true
-            while more {
-                zmq_msg_init(&message)
-                guard zmq_msg_recv(&message, socket, 0) >= 0 else {
-                    zmq_msg_close(&message)
-                    return nil
-                }
-                more = zmq_msg_more(&message) != 0
-                zmq_msg_close(&message)
-            }
+            sendMultipart(frames, on: socket)
+            guard receiveMultipart(on: socket, into: &message) != nil else { return nil }
             return MonotonicClock.nanoseconds() - started
         }
     }
 
     // MARK: Helpers
+
+    /// Sends `frames` as one multipart message.
+    private static func sendMultipart(_ frames: [[UInt8]], on socket: UnsafeMutableRawPointer?) {
+        for (index, frame) in frames.enumerated() {
+            let flags = index < frames.count - 1 ? ZMQ_SNDMORE : 0
+            _ = frame.withUnsafeBytes { zmq_send(socket, $0.baseAddress, $0.count, flags) }
+        }
+    }
+
+    /// Receives one whole multipart message through `message` (reused, so no allocation per
+    /// frame); its frame and byte counts, or `nil` on timeout. `flags` apply to the first frame.
+    private static func receiveMultipart(
+        on socket: UnsafeMutableRawPointer?, into message: inout zmq_msg_t, flags: Int32 = 0
+    ) -> (frames: Int, bytes: Int)? {
+        var frames = 0
+        var bytes = 0
+        var more = true
+        while more {
+            zmq_msg_init(&message)
+            guard zmq_msg_recv(&message, socket, frames == 0 ? flags : 0) >= 0 else {
+                zmq_msg_close(&message)
+                return nil
+            }
+            bytes += zmq_msg_size(&message)
+            more = zmq_msg_more(&message) != 0
+            zmq_msg_close(&message)
+            frames += 1
+        }
+        return (frames, bytes)
+    }
 
     private static func setOption(_ socket: UnsafeMutableRawPointer?, _ option: Int32, _ value: Int32) {
         var value = value
@@ -260,7 +245,7 @@ enum RawZMQBaseline {
         var buffer = [CChar](repeating: 0, count: 256)
         var size = buffer.count
         zmq_getsockopt(socket, ZMQ_LAST_ENDPOINT, &buffer, &size)
-        return String(cString: buffer)
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     private static func fail(_ what: String, _ context: UnsafeMutableRawPointer?, _ socket: UnsafeMutableRawPointer?) -> Int32 {
