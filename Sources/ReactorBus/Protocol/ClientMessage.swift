@@ -17,10 +17,6 @@ public enum ClientMessage: Sendable, Equatable {
     /// Decodes the frames after the routing id.
     public init(frames: [[UInt8]]) throws(ProtocolError) {
         guard let first = frames.first else { throw .malformed("empty message") }
-        if frames.count == 2, let (client, seq) = Self.fixedAction(first) {
-            self = .action(clientID: client, clientSeq: seq, payload: frames[1])
-            return
-        }
         let header = try WireHeader(first)
         switch header.kind {
         case "action":
@@ -41,20 +37,11 @@ public enum ClientMessage: Sendable, Equatable {
         }
     }
 
-    /// The fast path for the one message clients send in bulk: a well-formed action header;
-    /// `nil` sends anything else to the general parser.
-    static func fixedAction(_ frame: [UInt8]) -> (client: String, seq: UInt64)? {
-        var reader = FixedHeaderReader(frame)
-        guard reader.start(count: 4, kind: "action"), let client = reader.string(maxBytes: maxClientIDBytes),
-              let seq = reader.uint(), seq >= 1, reader.isAtEnd else { return nil }
-        return (client, seq)
-    }
-
     /// The frames to send (without a routing id).
     func frames(_ writer: HeaderWriter) -> [[UInt8]] {
         switch self {
         case .action(let client, let seq, let payload):
-            [FixedHeader.action(clientID: client, seq: seq), payload]
+            [writer.header("action", { $0.packString(client); $0.packUInt(seq) }, count: 2), payload]
         case .snapshot(let id):
             [writer.header("snapshot", { $0.packUInt(id) }, count: 1)]
         case .ping(let id):
@@ -81,14 +68,6 @@ public enum AuthorityReply: Sendable, Equatable {
     /// Decodes the frames a DEALER receives.
     public init(frames: [[UInt8]]) throws(ProtocolError) {
         guard let first = frames.first else { throw .malformed("empty message") }
-        if frames.count == 1 {
-            var reader = FixedHeaderReader(first)
-            if reader.start(count: 5, kind: "ack"), let clientSeq = reader.uint(), let actionSeq = reader.uint(),
-               let version = reader.uint(), reader.isAtEnd {
-                self = .ack(clientSeq: clientSeq, actionSeq: actionSeq, version: version)
-                return
-            }
-        }
         let header = try WireHeader(first)
         switch header.kind {
         case "ack":
@@ -129,7 +108,7 @@ public enum AuthorityReply: Sendable, Equatable {
     func frames(_ writer: HeaderWriter) -> [[UInt8]] {
         switch self {
         case .ack(let clientSeq, let actionSeq, let version):
-            [FixedHeader.header("ack", clientSeq, actionSeq, version)]
+            [writer.header("ack", { $0.packUInt(clientSeq); $0.packUInt(actionSeq); $0.packUInt(version) }, count: 3)]
         case .snapshot(let id, let version, let actionSeq, let app, let payload):
             [writer.header("snapshot", { $0.packUInt(id); $0.packUInt(version); $0.packUInt(actionSeq); $0.packString(app) }, count: 4), payload]
         case .pong(let id, let version):

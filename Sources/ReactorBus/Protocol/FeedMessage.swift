@@ -20,13 +20,6 @@ public enum FeedMessage: Sendable, Equatable {
     /// Decodes the frames a SUB socket receives.
     public init(frames: [[UInt8]]) throws(ProtocolError) {
         guard frames.count >= 2 else { throw .malformed("feed messages have a topic and a header frame") }
-        if frames.count == 3, frames[0] == Self.snapshotTopic {
-            var reader = FixedHeaderReader(frames[1])
-            if reader.startFeed(count: 3), let version = reader.uint(), let actionSeq = reader.uint(), reader.isAtEnd {
-                self = .snapshot(version: version, actionSeq: actionSeq, payload: frames[2])
-                return
-            }
-        }
         let topic = String(decoding: frames[0], as: UTF8.self)
         let header = try WireHeader(frames[1], topic: topic)
         switch topic {
@@ -54,17 +47,13 @@ public enum FeedMessage: Sendable, Equatable {
         }
     }
 
-    static let snapshotTopic = Array(Topic.snapshot.utf8)
-    static let mutationTopic = Array(Topic.mutation.utf8)
-    static let heartbeatTopic = Array(Topic.heartbeat.utf8)
-
     /// The frames to publish.
     func frames(_ writer: HeaderWriter) -> [[UInt8]] {
         switch self {
         case .snapshot(let version, let actionSeq, let payload):
-            [Self.snapshotTopic, FixedHeader.feed(version, actionSeq), payload]
+            [Array(Topic.snapshot.utf8), writer.feedHeader(count: 2) { $0.packUInt(version); $0.packUInt(actionSeq) }, payload]
         case .mutation(let version, let actionSeq, let origin, let payload):
-            [Self.mutationTopic, writer.feedHeader(count: 5) { w in
+            [Array(Topic.mutation.utf8), writer.feedHeader(count: 5) { w in
                 w.packUInt(version); w.packUInt(actionSeq)
                 switch origin {
                 case .sync(let index):
@@ -76,7 +65,7 @@ public enum FeedMessage: Sendable, Equatable {
                 }
             }, payload]
         case .heartbeat(let version, let actionSeq):
-            [Self.heartbeatTopic, FixedHeader.feed(version, actionSeq)]
+            [Array(Topic.heartbeat.utf8), writer.feedHeader(count: 2) { $0.packUInt(version); $0.packUInt(actionSeq) }]
         }
     }
 }

@@ -18,10 +18,6 @@ public enum WorkerMessage: Sendable, Equatable {
     /// Decodes the frames after the routing id.
     public init(frames: [[UInt8]]) throws(ProtocolError) {
         guard let first = frames.first else { throw .malformed("empty message") }
-        if let fixed = Self.fixed(frames) {
-            self = fixed
-            return
-        }
         let header = try WireHeader(first)
         let expectedFrames = header.kind == "emit" ? 2 : 1
         guard frames.count == expectedFrames else {
@@ -55,20 +51,6 @@ public enum WorkerMessage: Sendable, Equatable {
         }
     }
 
-    /// The fast path for what workers send per job: well-formed `emit` and `done` headers;
-    /// `nil` sends anything else to the general parser.
-    static func fixed(_ frames: [[UInt8]]) -> WorkerMessage? {
-        var reader = FixedHeaderReader(frames[0])
-        if frames.count == 2 {
-            guard reader.start(count: 5, kind: "emit"), let actionSeq = reader.uint(), let effectIndex = reader.uint32(),
-                  let emitIndex = reader.uint32(), reader.isAtEnd else { return nil }
-            return .emit(job: JobID(actionSeq: actionSeq, effectIndex: effectIndex), emitIndex: emitIndex, payload: frames[1])
-        }
-        guard frames.count == 1, reader.start(count: 5, kind: "done"), let actionSeq = reader.uint(), let effectIndex = reader.uint32(),
-              let emitCount = reader.uint32(), reader.isAtEnd else { return nil }
-        return .done(job: JobID(actionSeq: actionSeq, effectIndex: effectIndex), emitCount: emitCount)
-    }
-
     static func job(_ header: WireHeader) throws(ProtocolError) -> JobID {
         JobID(actionSeq: try header.uint(0, "action_seq"), effectIndex: try header.uint32(1, "effect_index"))
     }
@@ -87,9 +69,9 @@ public enum WorkerMessage: Sendable, Equatable {
         case .bye:
             [writer.header("bye", count: 0)]
         case .emit(let job, let index, let payload):
-            [FixedHeader.header("emit", job.actionSeq, UInt64(job.effectIndex), UInt64(index)), payload]
+            [writer.header("emit", { $0.packUInt(job.actionSeq); $0.packUInt(UInt64(job.effectIndex)); $0.packUInt(UInt64(index)) }, count: 3), payload]
         case .done(let job, let count):
-            [FixedHeader.header("done", job.actionSeq, UInt64(job.effectIndex), UInt64(count))]
+            [writer.header("done", { $0.packUInt(job.actionSeq); $0.packUInt(UInt64(job.effectIndex)); $0.packUInt(UInt64(count)) }, count: 3)]
         case .failed(let job, let failure):
             [writer.header("failed", { w in
                 w.packUInt(job.actionSeq); w.packUInt(UInt64(job.effectIndex))
@@ -113,14 +95,6 @@ public enum AuthorityToWorker: Sendable, Equatable {
     /// Decodes the frames a worker's DEALER receives.
     public init(frames: [[UInt8]]) throws(ProtocolError) {
         guard let first = frames.first else { throw .malformed("empty message") }
-        if frames.count == 2 {
-            var reader = FixedHeaderReader(first)
-            if reader.start(count: 5, kind: "job"), let actionSeq = reader.uint(), let effectIndex = reader.uint32(),
-               let kind = reader.string(maxBytes: 1_024), reader.isAtEnd {
-                self = .job(JobID(actionSeq: actionSeq, effectIndex: effectIndex), kind: kind, payload: frames[1])
-                return
-            }
-        }
         let header = try WireHeader(first)
         switch header.kind {
         case "welcome":
@@ -148,7 +122,7 @@ public enum AuthorityToWorker: Sendable, Equatable {
         case .welcome(let interval):
             [writer.header("welcome", { $0.packUInt(interval) }, count: 1)]
         case .job(let job, let kind, let payload):
-            [FixedHeader.job(actionSeq: job.actionSeq, effectIndex: job.effectIndex, kind: kind), payload]
+            [writer.header("job", { $0.packUInt(job.actionSeq); $0.packUInt(UInt64(job.effectIndex)); $0.packString(kind) }, count: 3), payload]
         case .heartbeat:
             [writer.header("heartbeat", count: 0)]
         case .error(let ref, let code, let message):

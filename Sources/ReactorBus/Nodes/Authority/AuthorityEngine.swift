@@ -63,12 +63,6 @@ package final class AuthorityEngine<R: Reactor> {
 
     /// Handles one message from the actions ROUTER (routing id first).
     package func handleClient(_ frames: [[UInt8]], now: UInt64) {
-        // The common case, a DEALER's action: routing id, header, payload, without building
-        // envelope and body arrays first.
-        if frames.count == 3, !frames[1].isEmpty, let (client, seq) = ClientMessage.fixedAction(frames[1]) {
-            handleAction([frames[0]], client: client, seq: seq, payload: frames[2], now: now)
-            return
-        }
         guard let (envelope, body) = Self.split(frames) else {
             metrics[.malformed] += 1
             return
@@ -385,10 +379,6 @@ package final class AuthorityEngine<R: Reactor> {
     }
 
     private func reply(_ envelope: [[UInt8]], _ message: AuthorityReply) {
-        if envelope.count == 1, case .ack(let clientSeq, let actionSeq, let version) = message {
-            outbox.replies.append([envelope[0], FixedHeader.header("ack", clientSeq, actionSeq, version)])
-            return
-        }
         outbox.replies.append(envelope + message.frames(writer))
     }
 

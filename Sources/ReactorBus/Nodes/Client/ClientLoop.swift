@@ -223,7 +223,7 @@ final class ClientLoop {
 
     private func sendAction(_ seq: UInt64, payload: [UInt8], attempt: Int) throws(ZMQError) {
         let clientID = configuration.clientID
-        let header = FixedHeader.action(clientID: clientID, seq: seq)
+        let header = writer.header("action", { $0.packString(clientID); $0.packUInt(seq) }, count: 2)
         // A message that cannot be queued now counts as a lost attempt: its deadline resends it.
         if try socket.trySend(header, more: true) {
             if try !socket.trySend(payload) { throw ZMQError(code: ZMQError.Code.wouldBlock, function: "zmq_send") }
