@@ -1,15 +1,31 @@
 import ArgumentParsing
 
 /// Why a command ended without doing its job, and with which exit code.
+///
+/// Exit codes follow BSD's sysexits(3), so that a supervisor (systemd's
+/// `RestartPreventExitStatus=`, a compose `restart:` policy, a shell script) can tell a fault that
+/// a restart may cure from one that needs an operator. The README's "Exit codes" table lists them.
 enum CLIError: Error, CustomStringConvertible {
-    /// The command line was wrong (exit 64).
+    /// The command line was wrong (exit 64, `EX_USAGE`).
     case usage(String)
-    /// The command ran and failed (exit 1).
+    /// The command ran and failed for a reason not covered below (exit 1).
     case failed(String)
+    /// Data on disk is damaged and the command refuses to serve it (exit 65, `EX_DATAERR`).
+    case dataError(String)
+    /// A peer this command needs is not there or refused it (exit 69, `EX_UNAVAILABLE`).
+    case unavailable(String)
+    /// A file or directory could not be created or written, e.g. a full disk (exit 73, `EX_CANTCREAT`).
+    case cannotWrite(String)
+    /// An input/output error other than the above (exit 74, `EX_IOERR`).
+    case ioError(String)
+    /// A peer refused this node's configuration, e.g. a worker for another app (exit 78, `EX_CONFIG`).
+    case configuration(String)
 
     var description: String {
         switch self {
-        case .usage(let message), .failed(let message): message
+        case .usage(let message), .failed(let message), .dataError(let message), .unavailable(let message),
+             .cannotWrite(let message), .ioError(let message), .configuration(let message):
+            message
         }
     }
 
@@ -17,6 +33,11 @@ enum CLIError: Error, CustomStringConvertible {
         switch self {
         case .usage: UsageError.exitCode
         case .failed: 1
+        case .dataError: 65
+        case .unavailable: 69
+        case .cannotWrite: 73
+        case .ioError: 74
+        case .configuration: 78
         }
     }
 }
