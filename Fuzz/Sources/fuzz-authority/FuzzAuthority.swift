@@ -127,7 +127,7 @@ struct Model {
     var version: UInt64 = 0
     var actionSeq: UInt64 = 0
     /// The first ack of every (client_id, client_seq).
-    var acks: [String: [UInt64: (actionSeq: UInt64, version: UInt64)]] = [:]
+    var acks: [String: [UInt64: (actionSeq: UInt64, version: UInt64, payload: [UInt8])]] = [:]
     var actionsAccepted = 0
     /// Mutations applied, by origin.
     var syncApplied: UInt64 = 0
@@ -142,7 +142,7 @@ struct Model {
     var records: [AuthorityRecord] = []
 }
 
-let refusalCounters: [AuthorityCounter] = [.malformed, .unsupportedVersion, .unknownKind, .badActions, .actionsBusy, .actionsStale]
+let refusalCounters: [AuthorityCounter] = [.malformed, .unsupportedVersion, .unknownKind, .badActions, .actionsBusy, .actionsStale, .actionsConflict, .actionsUnknownClient]
 
 func refusals(_ metrics: AuthorityMetrics) -> UInt64 { refusalCounters.reduce(0) { $0 + metrics[$1] } }
 
@@ -154,6 +154,8 @@ func counter(for code: ErrorCode) -> AuthorityCounter? {
     case .badAction: .badActions
     case .busy: .actionsBusy
     case .stale: .actionsStale
+    case .conflict: .actionsConflict
+    case .unknownClient: .actionsUnknownClient
     case .unknownWorker, .wrongApp: nil
     }
 }
@@ -353,7 +355,13 @@ final class Harness<R: FuzzApp> {
                 fuzzFailure("error code \(code) on the actions socket")
             }
             if case .action(let clientID, let seq, let payload) = request {
-                fuzzCheck(code == .stale || code == .busy || code == .badAction, "a well-formed action \(clientID)/\(seq) was refused as \(code)")
+                fuzzCheck(code == .stale || code == .busy || code == .badAction || code == .conflict, "a well-formed action \(clientID)/\(seq) was refused as \(code)")
+                if code == .conflict {
+                    let first = model.acks[clientID]?[seq]
+                    fuzzCheck(first != nil && first?.payload != payload, "action \(clientID)/\(seq) refused as a conflict, but it was \(first == nil ? "never accepted" : "accepted with the same payload")")
+                } else {
+                    fuzzCheck(code == .stale || model.acks[clientID]?[seq] == nil, "a resend of accepted action \(clientID)/\(seq) was refused as \(code)")
+                }
                 if code == .badAction {
                     fuzzCheck((try? decoder.decode(R.Action.self, from: payload)) == nil, "an action that decodes was refused as bad_action")
                 }
@@ -364,7 +372,9 @@ final class Harness<R: FuzzApp> {
             }
             if let first = model.acks[clientID]?[seq] {
                 fuzzCheck(after == before, "a resent action \(clientID)/\(seq) changed the state")
-                fuzzCheck(actionSeq == first.actionSeq && version == first.version,
+                fuzzCheck(payload == first.payload, "a resend of \(clientID)/\(seq) with another payload was acked, not refused as a conflict")
+                // action_seq 0: applied earlier, ack no longer kept; acked with the current version.
+                fuzzCheck((actionSeq == first.actionSeq && version == first.version) || (actionSeq == 0 && version == after.version),
                           "resent action \(clientID)/\(seq) acked as \(actionSeq)/\(version), first as \(first.actionSeq)/\(first.version)")
                 fuzzCheck(engine.metrics[.actionsDuplicate] == metricsBefore[.actionsDuplicate] + 1, "a duplicate action was not counted")
             } else {
@@ -375,7 +385,7 @@ final class Harness<R: FuzzApp> {
                 if let sync = R.syncCount(of: action) {
                     fuzzCheck(outbox.applied.count == sync, "accepting \(action) applied \(outbox.applied.count) mutations, expected \(sync)")
                 }
-                model.acks[clientID, default: [:]][seq] = (actionSeq, version)
+                model.acks[clientID, default: [:]][seq] = (actionSeq, version, payload)
                 model.actionsAccepted += 1
             }
         case .snapshot(_, let version, let actionSeq, let app, let payload):

@@ -6,6 +6,8 @@ public enum ErrorCode: String, Sendable, Hashable, CaseIterable {
     case badAction = "bad_action"
     case busy
     case stale
+    case conflict
+    case unknownClient = "unknown_client"
     case unknownWorker = "unknown_worker"
     case wrongApp = "wrong_app"
 }

@@ -20,6 +20,8 @@ enum AuthorityCommand {
             .value("heartbeat", "SECONDS", help: "heartbeat interval with workers; 3 missed = dead", default: "1"),
             .value("job-timeout", "SECONDS", help: "give a job to another worker after this long", default: "60"),
             .value("max-in-flight", "N", help: "actions per client with unfinished effects before 'busy'", default: "10000"),
+            .value("max-clients", "N", help: "clients whose resends are deduplicated; past it the least recently seen are forgotten and their resends refused", default: "1000000"),
+            .value("remembered-acks", "N", help: "acks kept per client, so a resend gets its original action_seq and is checked against its payload", default: "8"),
             CommonOptions.maxMessageBytes,
             CommonOptions.logLevel,
         ] + SecurityOptions.authority,
@@ -41,6 +43,12 @@ enum AuthorityCommand {
         configuration.heartbeatInterval = try CommonOptions.seconds(arguments, "heartbeat") ?? .seconds(1)
         configuration.jobTimeout = try CommonOptions.seconds(arguments, "job-timeout") ?? .seconds(60)
         configuration.maxInFlightPerClient = try CommonOptions.int(arguments, "max-in-flight", in: 1...10_000_000)
+        let maxClients = try CommonOptions.int(arguments, "max-clients", in: 1...100_000_000)
+        configuration.clientLedger = ClientLedgerLimits(
+            rememberedAcks: try CommonOptions.int(arguments, "remembered-acks", in: 1...4_096),
+            maxClients: maxClients,
+            maxForgottenClients: ClientLedgerLimits.forgottenClients(forMaxClients: maxClients)
+        )
         configuration.maxMessageBytes = Int64(try CommonOptions.int(arguments, "max-message-bytes", in: 1_024...(1 << 30)))
         if let directory = arguments.string("data") {
             let raw = try arguments.required("fsync")

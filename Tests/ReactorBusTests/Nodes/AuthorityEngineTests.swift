@@ -12,9 +12,10 @@ import Testing
     let worker = PeerID([9, 9])
     let otherWorker = PeerID([8, 8])
 
-    func makeEngine(maxInFlight: Int = 10_000, journaling: Bool = false) -> AuthorityEngine<Counter> {
+    func makeEngine(maxInFlight: Int = 10_000, journaling: Bool = false, ledger: ClientLedgerLimits = ClientLedgerLimits()) -> AuthorityEngine<Counter> {
         var configuration = AuthorityConfiguration(appName: "counter", actionsEndpoint: "", workersEndpoint: "", feedEndpoint: "")
         configuration.maxInFlightPerClient = maxInFlight
+        configuration.clientLedger = ledger
         return AuthorityEngine(reactor: Counter(), configuration: configuration, logger: Logger(label: "test", sink: .discard), journaling: journaling)
     }
 
@@ -52,6 +53,59 @@ import Testing
         #expect(try replies(engine).last == .ack(clientSeq: 1, actionSeq: 1, version: 1))
         #expect(engine.sequencer.state.count == 2)
         #expect(engine.metrics[.actionsDuplicate] == 1)
+    }
+
+    @Test func aResendWithAnotherPayloadIsRefusedAsAConflict() throws {
+        let engine = makeEngine()
+        engine.handleClient(try action(.countUp, seq: 1), now: 0)
+        engine.handleClient(try action(.countUpAsync, seq: 1), now: 0)
+        let answers = try replies(engine)
+        #expect(answers.count == 2)
+        guard case .error(let ref, let code, _) = answers.last else { Issue.record("expected an error, got \(answers)"); return }
+        #expect(ref == 1 && code == .conflict)
+        #expect(engine.sequencer.state.count == 1)
+        #expect(engine.metrics[.actionsConflict] == 1)
+    }
+
+    @Test func aResendWhoseAckIsNoLongerKeptIsAckedWithTheCurrentVersionAndNotApplied() throws {
+        let engine = makeEngine(ledger: ClientLedgerLimits(rememberedAcks: 2))
+        for seq in 1...5 as ClosedRange<UInt64> { engine.handleClient(try action(.countUp, seq: seq), now: 0) }
+        _ = try replies(engine)
+        engine.handleClient(try action(.countUp, seq: 2), now: 0)
+        engine.handleClient(try action(.countUp, seq: 5), now: 0)
+        #expect(try replies(engine) == [.ack(clientSeq: 2, actionSeq: 0, version: 5), .ack(clientSeq: 5, actionSeq: 5, version: 5)])
+        #expect(engine.sequencer.state.count == 5)
+        #expect(engine.metrics[.actionsDuplicate] == 2)
+    }
+
+    @Test func aForgottenClientsResendIsRefusedAndNotAppliedAgain() throws {
+        let engine = makeEngine(ledger: ClientLedgerLimits(maxClients: 50))
+        for seq in 1...3 as ClosedRange<UInt64> { engine.handleClient(try action(.countUp, seq: seq, id: "early"), now: 0) }
+        for index in 1...100 { engine.handleClient(try action(.countUp, seq: 1, id: "other-\(index)"), now: 0) }
+        _ = try replies(engine)
+        engine.handleClient(try action(.countUp, seq: 2, id: "early"), now: 0)
+        let answers = try replies(engine)
+        guard case .error(let ref, let code, let message)? = answers.first, answers.count == 1 else { Issue.record("expected one error, got \(answers)"); return }
+        #expect(ref == 2 && code == .unknownClient)
+        #expect(message.contains("--max-clients"))
+        #expect(engine.sequencer.state.count == 103)
+        #expect(engine.metrics[.actionsUnknownClient] == 1)
+        #expect(engine.currentMetrics().dictionary["clients_forgotten"] ?? 0 >= 51)
+    }
+
+    @Test func theLedgerSurvivesACheckpointWithTheConfiguredLimits() throws {
+        let engine = makeEngine(ledger: ClientLedgerLimits(maxClients: 10))
+        for index in 1...20 { engine.handleClient(try action(.countUp, seq: 1, id: "c\(index)"), now: 0) }
+        _ = try replies(engine)
+        let payload = try MessagePackEncoder().encode(engine.checkpoint())
+        let restored = makeEngine(ledger: ClientLedgerLimits(maxClients: 10))
+        restored.restore(try MessagePackDecoder().decode(AuthorityCheckpoint<Counter>.self, from: payload))
+        restored.handleClient(try action(.countUp, seq: 1, id: "c1"), now: 0)
+        restored.handleClient(try action(.countUp, seq: 1, id: "c20"), now: 0)
+        let answers = try replies(restored)
+        guard case .error(_, .unknownClient, _) = answers.first else { Issue.record("expected unknown_client, got \(answers)"); return }
+        #expect(answers.last == .ack(clientSeq: 1, actionSeq: 20, version: 20))
+        #expect(restored.sequencer.state.count == 20)
     }
 
     @Test func asyncActionsRunOnARegisteredWorkerAndApplyExactlyOnce() throws {

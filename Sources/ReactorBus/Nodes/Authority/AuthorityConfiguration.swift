@@ -21,6 +21,9 @@ public struct AuthorityConfiguration: Sendable {
     public var maxMessageBytes: Int64 = 1 << 20
     /// Actions of one client whose effects have not finished, beyond which it gets `busy`.
     public var maxInFlightPerClient: Int = 10_000
+    /// What the idempotent-retry ledger remembers: acks per client, clients, tombstones of
+    /// forgotten clients (docs/PROTOCOL.md, "Idempotent retry").
+    public var clientLedger = ClientLedgerLimits()
     /// Messages queued per feed subscriber before the feed drops for that subscriber.
     public var feedHighWaterMark: Int = 10_000
     /// An idle authority publishes a heartbeat with its version this often.

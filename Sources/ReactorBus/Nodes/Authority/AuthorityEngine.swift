@@ -56,7 +56,7 @@ package final class AuthorityEngine<R: Reactor> {
             deadAfterMilliseconds: heartbeatMilliseconds * UInt64(max(1, configuration.missedHeartbeats)),
             jobTimeoutMilliseconds: max(1, configuration.jobTimeout.wholeMilliseconds)
         )
-        self.clients = ClientLedger()
+        self.clients = ClientLedger(limits: configuration.clientLedger)
     }
 
     // MARK: Actions socket
@@ -92,14 +92,27 @@ package final class AuthorityEngine<R: Reactor> {
     }
 
     private func handleAction(_ envelope: [[UInt8]], client: String, seq: UInt64, payload: [UInt8], now: UInt64) {
-        switch clients.verdict(client: client, seq: seq) {
+        switch clients.verdict(client: client, seq: seq, payload: payload) {
         case .duplicate(let ack):
             metrics[.actionsDuplicate] += 1
             reply(envelope, .ack(clientSeq: seq, actionSeq: ack.actionSeq, version: ack.version))
             return
+        case .appliedEarlier:
+            // Applied once already; its ack is no longer kept. The current version includes it.
+            metrics[.actionsDuplicate] += 1
+            reply(envelope, .ack(clientSeq: seq, actionSeq: 0, version: sequencer.version))
+            return
+        case .conflict(let ack):
+            metrics[.actionsConflict] += 1
+            reply(envelope, .error(ref: seq, code: .conflict, message: "client_seq \(seq) was accepted as action \(ack.actionSeq) with another payload; nothing was applied: number every new action with the next client_seq"))
+            return
         case .stale:
             metrics[.actionsStale] += 1
-            reply(envelope, .error(ref: seq, code: .stale, message: "client_seq \(seq) is older than the last \(clients.window) remembered; it may or may not have been applied"))
+            reply(envelope, .error(ref: seq, code: .stale, message: "client_seq \(seq) is older than what the authority remembers of client '\(client)'; it may or may not have been applied"))
+            return
+        case .unknownClient(let highest):
+            metrics[.actionsUnknownClient] += 1
+            reply(envelope, .error(ref: seq, code: .unknownClient, message: "the authority no longer remembers client '\(client)' (more than \(clients.limits.maxClients) other clients were seen since; raise --max-clients); client_seq \(seq) ≤ \(highest) may or may not have been applied, nothing was applied now: check the state, then send new actions numbered above \(highest) or under a new client id"))
             return
         case .new:
             break
@@ -126,7 +139,7 @@ package final class AuthorityEngine<R: Reactor> {
     private func accept(_ action: R.Action, client: String, seq: UInt64, payload: [UInt8], now: UInt64, dispatch: Bool) -> ClientLedger.Ack {
         let acceptance = sequencer.accept(action)
         let ack = ClientLedger.Ack(actionSeq: acceptance.actionSeq, version: acceptance.version)
-        clients.record(client: client, seq: seq, ack: ack)
+        clients.record(client: client, seq: seq, payload: payload, ack: ack)
         metrics[.actionsAccepted] += 1
         metrics[.mutationsApplied] += UInt64(acceptance.applied.count)
         for applied in acceptance.applied { outbox.applied.append((applied, nil)) }
@@ -327,6 +340,7 @@ package final class AuthorityEngine<R: Reactor> {
     package func restore(_ checkpoint: AuthorityCheckpoint<R>) {
         sequencer = Sequencer(reactor: sequencer.reactor, restoring: checkpoint.sequencer)
         clients = checkpoint.clients
+        clients.apply(configuration.clientLedger)
         actionClients = checkpoint.actionClients
         inFlight = [:]
         for client in actionClients.values { inFlight[client, default: 0] += 1 }
@@ -351,6 +365,8 @@ package final class AuthorityEngine<R: Reactor> {
         snapshot.openJobs = UInt64(sequencer.openJobCount)
         snapshot.workers = UInt64(dispatcher.workerCount)
         snapshot.queuedJobs = UInt64(dispatcher.queuedCount)
+        snapshot.clients = UInt64(clients.clientCount)
+        snapshot.forgottenClients = UInt64(clients.forgottenCount)
         return snapshot
     }
 

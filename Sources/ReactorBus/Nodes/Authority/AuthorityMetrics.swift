@@ -30,6 +30,10 @@ public enum AuthorityCounter: String, CaseIterable, Sendable {
     case handshakesRefused = "handshakes_refused"
     /// DONEs declaring more mutations than the worker sent: the job fails instead of waiting for ever.
     case incompleteReports = "incomplete_reports"
+    /// Resends whose payload differs from the accepted original: refused with `conflict`.
+    case actionsConflict = "actions_conflict"
+    /// Resends from a client whose dedup state was forgotten: refused with `unknown_client`.
+    case actionsUnknownClient = "actions_unknown_client"
 
     /// The counter's position in ``allCases`` (and in the metrics' storage), without hashing
     /// its name: the authority bumps counters for every message.
@@ -64,6 +68,8 @@ public enum AuthorityCounter: String, CaseIterable, Sendable {
         case .snapshotsWritten: 26
         case .handshakesRefused: 27
         case .incompleteReports: 28
+        case .actionsConflict: 29
+        case .actionsUnknownClient: 30
         }
     }
 }
@@ -81,6 +87,10 @@ public struct AuthorityMetrics: Sendable, Equatable {
     public var workers: UInt64 = 0
     /// Jobs waiting for a worker.
     public var queuedJobs: UInt64 = 0
+    /// Clients the idempotent-retry ledger remembers.
+    public var clients: UInt64 = 0
+    /// Forgotten clients whose tombstone the ledger keeps.
+    public var forgottenClients: UInt64 = 0
 
     /// Creates zeroed metrics.
     public init() {}
@@ -100,6 +110,8 @@ public struct AuthorityMetrics: Sendable, Equatable {
         result["open_jobs"] = openJobs
         result["workers"] = workers
         result["queued_jobs"] = queuedJobs
+        result["clients"] = clients
+        result["clients_forgotten"] = forgottenClients
         return result
     }
 }

@@ -40,6 +40,8 @@ public enum ClientError: Error, Sendable, Hashable, CustomStringConvertible {
         case .busy: "; too many of this client's actions have unfinished effects, retry later or raise the authority's --max-in-flight"
         case .badAction: "; the payload does not decode as the app's action: check the app and the action's encoding"
         case .stale: "; the resend is older than the authority remembers, it may or may not have been applied"
+        case .conflict: "; this client_seq was already used for another action: two clients may share one client id"
+        case .unknownClient: "; the authority forgot this client id (raise its --max-clients): check the state before sending again, under a new client id"
         case .unsupportedVersion: "; upgrade the older side so both speak the same protocol version"
         case .malformed, .unknownKind: "; client and authority disagree on the protocol: check both versions"
         case .unknownWorker, .wrongApp: ""
@@ -51,7 +53,9 @@ public enum ClientError: Error, Sendable, Hashable, CustomStringConvertible {
 public struct ActionAck: Sendable, Hashable, CustomStringConvertible {
     /// The client's sequence number of the action.
     public var clientSeq: UInt64
-    /// The authority's sequence number for the action (the same for every resend).
+    /// The authority's sequence number for the action (the same for every resend), or 0 when the
+    /// action was applied long enough ago that the authority no longer keeps its ack: a resend is
+    /// then acked with 0 and the current version, which includes the action.
     public var actionSeq: UInt64
     /// The state version right after the action's sync mutations.
     public var version: UInt64

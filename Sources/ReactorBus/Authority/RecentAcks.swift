@@ -1,0 +1,84 @@
+/// The acks of one client's most recently accepted actions, kept so that a resend is answered
+/// with its original `action_seq` and `version`, and so that a resend with another payload is
+/// recognised as a conflict.
+///
+/// A ring of at most `capacity` entries (the authority's `--remembered-acks`): a resend comes
+/// within one client window of the original, so a few dozen suffice, and the ledger stays
+/// kilobytes for thousands of clients.
+struct RecentAcks: Codable, Sendable, Equatable {
+    struct Entry: Codable, Sendable, Equatable {
+        var seq: UInt64
+        var actionSeq: UInt64
+        var version: UInt64
+        /// ``PayloadFingerprint`` of the action's payload; 0 when unknown (a legacy snapshot).
+        var fingerprint: UInt64
+
+        init(seq: UInt64, actionSeq: UInt64, version: UInt64, fingerprint: UInt64) {
+            self.seq = seq
+            self.actionSeq = actionSeq
+            self.version = version
+            self.fingerprint = fingerprint
+        }
+
+        // A flat array of four numbers: no key names repeated for every entry in snapshots.
+        init(from decoder: any Decoder) throws {
+            var container = try decoder.unkeyedContainer()
+            seq = try container.decode(UInt64.self)
+            actionSeq = try container.decode(UInt64.self)
+            version = try container.decode(UInt64.self)
+            fingerprint = try container.decode(UInt64.self)
+        }
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.unkeyedContainer()
+            try container.encode(seq)
+            try container.encode(actionSeq)
+            try container.encode(version)
+            try container.encode(fingerprint)
+        }
+    }
+
+    private(set) var entries: [Entry] = []
+    /// Where the next entry goes once the ring is full.
+    private var next = 0
+
+    init() {}
+
+    /// The entry for `seq`, if still kept.
+    func entry(for seq: UInt64) -> Entry? {
+        // Newest first: a resend is usually of something recent. At most `capacity` steps.
+        var index = (next - 1 + entries.count) % max(1, entries.count)
+        for _ in 0..<entries.count {
+            if entries[index].seq == seq { return entries[index] }
+            index = (index - 1 + entries.count) % entries.count
+        }
+        return nil
+    }
+
+    mutating func append(_ entry: Entry, capacity: Int) {
+        let capacity = max(1, capacity)
+        if entries.count < capacity {
+            if next != entries.count { inOrder() }
+            entries.append(entry)
+            next = entries.count % capacity
+            return
+        }
+        if entries.count > capacity { shrink(to: capacity) }
+        entries[next] = entry
+        next = (next + 1) % entries.count
+    }
+
+    /// Keeps the `capacity` newest entries (after the limit was lowered between runs).
+    mutating func shrink(to capacity: Int) {
+        guard entries.count > capacity else { return }
+        inOrder()
+        entries = Array(entries.suffix(capacity))
+        next = 0
+    }
+
+    /// Rotates the ring so that the oldest entry is first and the next one goes at the end.
+    private mutating func inOrder() {
+        entries = Array(entries[next...] + entries[..<next])
+        next = entries.count
+    }
+}
