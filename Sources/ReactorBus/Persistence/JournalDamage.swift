@@ -94,9 +94,6 @@ public struct JournalDamage: Hashable, Sendable, CustomStringConvertible {
     public var description: String {
         var text = isTornTail ? "torn tail " : ""
         text += "\(location); \(recordsAfterDescription)"
-        if let lost = lostLSNs {
-            text += "; lost \(lost.count) record(s) (LSN \(lost.lowerBound)...\(lost.upperBound))"
-        }
         text += "; kept \(recordsKeptInSegment) records in the segment, cut \(bytesCut) bytes"
         if let preservedCopy { text += " (saved to \(preservedCopy))" }
         if !movedAside.isEmpty { text += "; moved aside \(movedAside.joined(separator: ", "))" }
