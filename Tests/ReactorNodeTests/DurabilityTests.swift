@@ -244,9 +244,9 @@ import Testing
         #expect(await again.waitForExit() == 0)
     }
 
-    /// A journal that ends before the newest snapshot (its end lost) must not be continued: new
-    /// records would reuse LSNs the snapshot covers and be skipped at the next restart.
-    @Test func aJournalEndingBeforeTheNewestSnapshotIsRefused() async throws {
+    /// A journal that ends before the newest snapshot (its end lost) must not be continued as it
+    /// is: new records would reuse LSNs the snapshot covers and be skipped at the next restart.
+    @Test func aJournalEndingBeforeTheNewestSnapshotIsRefusedOrContinuedAfterIt() async throws {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let node = try authority()
         let endpoints = try await node.endpoints()
@@ -265,6 +265,21 @@ import Testing
         #expect(await refused.waitForExit(timeout: .seconds(30)) == 65, "\(refused.diagnostics)")
         #expect(refused.output.isEmpty, "\(refused.output)")
         #expect(refused.diagnostics.contains("covers the journal through LSN 30, but the journal ends at LSN 29"), "\(refused.diagnostics)")
+
+        // The truncate policy continues the journal after the snapshot: the next action is LSN 31,
+        // and it is replayed (not skipped) after a crash.
+        let repaired = try authority(endpoints, extra: ["--repair", "truncate"])
+        #expect(try await version(after: repaired) == 30, "\(repaired.diagnostics)")
+        #expect(repaired.diagnostics.contains("journal ends at LSN 29, before the newest snapshot (LSN 30)"), "\(repaired.diagnostics)")
+        let more = try NodeProcess(node: ["send", "--app", "counter", "--actions", endpoints.actions, #"{"countUp":{}}"#], name: "send")
+        #expect(await more.waitForExit() == 0)
+        repaired.signal(SIGKILL)
+        await repaired.waitForExit()
+        let again = try authority(endpoints)
+        #expect(try await version(after: again) == 31, "\(again.diagnostics)")
+        #expect(again.diagnostics.contains("(1 record(s) replayed)"), "\(again.diagnostics)")
+        again.signal(SIGTERM)
+        #expect(await again.waitForExit() == 0)
     }
 
     @Test func aSnapshotPlusAJournalTailRestoresTheSameStateAndVersion() async throws {

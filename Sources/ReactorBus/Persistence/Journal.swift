@@ -217,6 +217,39 @@ public final class Journal {
         return removed
     }
 
+    /// Continues the log after `lsn`, past its last record: for a journal whose end was lost (cut
+    /// by a repair, or never synced under ``FsyncPolicy/none``) while a snapshot covers through
+    /// `lsn`. Every segment is renamed `<name>.corrupt` (their records are all covered by that
+    /// snapshot) and an empty segment starting at `lsn + 1` is created, so new records never
+    /// reuse an LSN the snapshot covers. Does nothing if `lsn <= lastLSN`.
+    ///
+    /// - Returns: the renamed segments (new paths), oldest first.
+    /// - Throws: ``PersistenceError/io(operation:path:errno:)``; afterwards the journal is failed.
+    @discardableResult
+    public func continueAfter(_ lsn: UInt64) throws -> [String] {
+        try checkUsable()
+        guard lsn > lastLSN else { return [] }
+        try writePending()
+        var moved: [String] = []
+        try failing {
+            for segment in segments {
+                let target = PosixFile.freshPath(segment.path + ".corrupt")
+                try PosixFile.rename(segment.path, to: target)
+                moved.append(target)
+            }
+            try PosixFile.syncDirectory(journalDirectory)
+        }
+        let next = try failing {
+            try JournalSegment.create(in: journalDirectory, firstLSN: lsn + 1, app: app, sync: true)
+        }
+        PosixFile.close(activeFD)
+        activeFD = next.fd
+        segments = [next.segment]
+        lastLSN = lsn
+        committedLSN = lsn
+        return moved
+    }
+
     // MARK: Reading
 
     /// A reader over the records with LSN `> lsn` that reached `write(2)` (by ``commit()``, or

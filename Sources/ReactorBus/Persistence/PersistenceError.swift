@@ -38,7 +38,8 @@ public enum PersistenceError: Error, Hashable, Sendable, CustomStringConvertible
     case journalDamaged(JournalDamage)
     /// The newest valid snapshot covers records the journal no longer has (its end was lost, e.g.
     /// to a power failure under the `none` fsync policy, or cut by a repair): continuing would
-    /// number new records with LSNs the snapshot already covers.
+    /// number new records with LSNs the snapshot already covers. The truncate repair policy
+    /// continues the journal after the snapshot instead (``Journal/continueAfter(_:)``).
     case snapshotBeyondJournal(snapshotLSN: UInt64, journalLastLSN: UInt64, directory: String)
     /// Snapshot files exist but none passes its checks (each was moved aside as `.corrupt`).
     case noValidSnapshot(directory: String, rejected: [SnapshotRejection])
@@ -86,7 +87,8 @@ public enum PersistenceError: Error, Hashable, Sendable, CustomStringConvertible
             return text
         case .snapshotBeyondJournal(let snapshot, let last, let directory):
             return "the newest snapshot in \(directory) covers the journal through LSN \(snapshot), but the journal ends at LSN \(last); "
-                + "refusing to start, since new records would reuse LSNs the snapshot covers. Restore the data directory from a backup"
+                + "refusing to start, since new records would reuse LSNs the snapshot covers. Restore the data directory from a backup, "
+                + "or continue from the snapshot with the truncate repair policy (reactor-node authority --repair truncate)"
         case .noValidSnapshot(let directory, let rejected):
             let list = rejected.map { $0.description }.joined(separator: "; ")
             return "no valid snapshot in \(directory) (\(list)); restore a backup or replay from an uncompacted journal"

@@ -305,6 +305,31 @@ extension PersistenceTests {
             #expect(PersistenceError.journalDamaged(found).description.contains("at least 6 intact record(s) after it (up to LSN 20)"))
         }
 
+        /// A snapshot through LSN 20 and a journal that ends at 15: the journal continues at 21, so
+        /// no new record reuses an LSN the snapshot covers.
+        @Test func continuingAfterASnapshotBeyondTheEndNeverReusesAnLSN() throws {
+            let dir = try TemporaryDirectory()
+            try makeLog(dir, records: 15)
+            do {
+                let journal = try open(dir)
+                #expect(try journal.continueAfter(15) == [])
+                #expect(try journal.continueAfter(20) == [dir.segment(1) + ".corrupt", dir.segment(11) + ".corrupt"])
+                #expect(journal.lastLSN == 20)
+                #expect(journal.firstLSN == 21)
+                #expect(try journal.append(Disk.payload(21)) == 21)
+                try journal.close()
+            }
+            #expect(try Disk.list(dir.journal) == [
+                "segment-00000000000000000001.log.corrupt",
+                "segment-00000000000000000011.log.corrupt",
+                "segment-00000000000000000021.log",
+            ])
+            let reopened = try open(dir)
+            #expect(reopened.recoveryReport == JournalRecoveryReport(
+                segmentsScanned: 1, recordsKept: 1, firstLSN: 21, lastLSN: 21, damage: nil))
+            #expect(try reopened.records(after: 20) == Disk.expected(21...21))
+        }
+
         @Test func unknownFormatVersionIsRefusedAndNothingChanges() throws {
             let dir = try TemporaryDirectory()
             try makeLog(dir, records: 15)

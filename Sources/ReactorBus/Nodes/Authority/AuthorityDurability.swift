@@ -63,8 +63,13 @@ final class AuthorityDurability<R: Reactor> {
         if after > journal.lastLSN {
             // Appending would reuse LSNs the snapshot already covers, and the next restart would
             // skip those records.
-            throw PersistenceError.snapshotBeyondJournal(
-                snapshotLSN: after, journalLastLSN: journal.lastLSN, directory: configuration.directory)
+            let journalEnd = journal.lastLSN
+            guard configuration.repair == .truncate else {
+                throw PersistenceError.snapshotBeyondJournal(
+                    snapshotLSN: after, journalLastLSN: journalEnd, directory: configuration.directory)
+            }
+            let moved = try journal.continueAfter(after)
+            logger.warning("journal ends at LSN \(journalEnd), before the newest snapshot (LSN \(after)): under the truncate repair policy the journal continues after the snapshot; moved aside \(moved.joined(separator: ", "))")
         }
         var reader = try journal.reader(after: after)
         var replayed = 0
