@@ -120,10 +120,10 @@ import Testing
     }
 
     /// Sends `count` countUp actions, then SIGKILLs the authority (no final snapshot).
-    func journalOnly(_ count: Int, extra: [String] = []) async throws -> (actions: String, workers: String, feed: String) {
+    func journalOnly(_ count: Int, concurrency: Int = 1, extra: [String] = []) async throws -> (actions: String, workers: String, feed: String) {
         let node = try authority(extra: extra)
         let endpoints = try await node.endpoints()
-        let sent = try NodeProcess(node: ["send", "--app", "counter", "--actions", endpoints.actions, "--repeat", String(count), "--concurrency", "1", #"{"countUp":{}}"#], name: "send")
+        let sent = try NodeProcess(node: ["send", "--app", "counter", "--actions", endpoints.actions, "--repeat", String(count), "--concurrency", String(concurrency), #"{"countUp":{}}"#], name: "send")
         #expect(await sent.waitForExit(timeout: .seconds(60)) == 0)
         node.signal(SIGKILL)
         await node.waitForExit()
@@ -151,7 +151,8 @@ import Testing
         try handle.close()
         let node = try authority()
         #expect(try await version(after: node) == 49)
-        #expect(node.diagnostics.contains("journal damaged"))
+        #expect(node.diagnostics.contains("journal: cut a torn tail"), "\(node.diagnostics)")
+        #expect(node.diagnostics.contains("after LSN 49; 0 intact record(s) after it"), "\(node.diagnostics)")
         let endpoints = try await node.endpoints()
         let more = try NodeProcess(node: ["send", "--app", "counter", "--actions", endpoints.actions, #"{"countUp":{}}"#], name: "send")
         #expect(await more.waitForExit() == 0)
@@ -160,20 +161,125 @@ import Testing
         #expect(await node.waitForExit() == 0)
     }
 
-    @Test func flippedBytesInTheMiddleKeepEverythingBeforeThem() async throws {
+    /// Every file under the data directory's journal, by name, with its bytes.
+    func journalFiles() throws -> [String: Data] {
+        let journal = directory + "/journal"
+        var files: [String: Data] = [:]
+        for name in try FileManager.default.contentsOfDirectory(atPath: journal) {
+            files[name] = try Data(contentsOf: URL(fileURLWithPath: journal + "/" + name))
+        }
+        return files
+    }
+
+    /// The frames of a segment of the `counter` app, read independently of the journal code:
+    /// (offset, payload length) in order; a frame's LSN is its index + 1 in the first segment.
+    func frames(of bytes: [UInt8]) -> [(offset: Int, length: Int)] {
+        var frames: [(offset: Int, length: Int)] = []
+        var offset = 14 + "counter".utf8.count
+        while offset + 16 <= bytes.count {
+            let length = bytes[offset..<(offset + 4)].reversed().reduce(0) { $0 << 8 | Int($1) }
+            guard offset + 16 + length <= bytes.count else { break }
+            frames.append((offset, length))
+            offset += 16 + length
+        }
+        return frames
+    }
+
+    /// The issue's scenario: acknowledged actions, then one flipped byte in the middle of the
+    /// journal. The authority must refuse to serve and leave the files alone; `--repair truncate`
+    /// then serves exactly the records before the damage and says what was lost.
+    @Test func aFlippedByteInTheMiddleStopsTheAuthorityUntilTheLossIsAccepted() async throws {
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        _ = try await journalOnly(50)
+        let total = 2_000
+        let first = try await journalOnly(total, concurrency: 16, extra: ["--snapshot-interval", "3600"])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory + "/snapshots").filter { $0.hasSuffix(".snap") } == [])
         let path = try segment()
         var bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
-        let middle = bytes.count / 2
-        for offset in middle..<(middle + 4) { bytes[offset] ^= 0xff }
+        let layout = frames(of: bytes)
+        #expect(layout.count == total)
+        // The frame holding the journal's middle byte: flip its last payload byte.
+        let index = try #require(layout.lastIndex { $0.offset <= bytes.count / 2 })
+        let damaged = layout[index]
+        bytes[damaged.offset + 16 + damaged.length - 1] ^= 0x01
         try Data(bytes).write(to: URL(fileURLWithPath: path))
+        let lastIntact = index  // LSN of the frame before it; each countUp is one record
+        let after = total - lastIntact - 1
+        let before = try journalFiles()
+
+        // Refused: exit 65, nothing bound (no endpoints line), the journal untouched.
+        let refused = try authority(first)
+        #expect(await refused.waitForExit(timeout: .seconds(30)) == 65, "\(refused.diagnostics)")
+        #expect(refused.output.isEmpty, "\(refused.output)")
+        let message = refused.diagnostics
+        #expect(message.contains("journal damaged before its end: \(path) at offset \(damaged.offset): checksum mismatch"), "\(message)")
+        #expect(message.contains("after LSN \(lastIntact); \(after) intact record(s) after it (up to LSN \(total))"), "\(message)")
+        #expect(message.contains("--repair truncate"), "\(message)")
+        #expect(!message.contains("recovered version"), "\(message)")
+        #expect(try journalFiles() == before)
+        // A repair policy other than truncate (or refuse) is a usage error, before anything is opened.
+        let invalid = try authority(first, extra: ["--repair", "bogus"])
+        #expect(await invalid.waitForExit() == 64, "\(invalid.diagnostics)")
+        #expect(try journalFiles() == before)
+
+        // Accepting the loss: serves the records before the damage and logs what was lost.
+        let repaired = try authority(first, extra: ["--repair", "truncate"])
+        let endpoints = try await repaired.endpoints()
+        #expect(endpoints.actions == first.actions && endpoints.feed == first.feed)
+        let stats = try await WireProbe(actions: endpoints.actions).stats()
+        #expect(stats["version"] == UInt64(lastIntact), "\(repaired.diagnostics)")
+        #expect(stats["action_seq"] == UInt64(lastIntact))
+        let log = repaired.diagnostics
+        #expect(log.contains("cut by the truncate repair policy: lost \(total - lastIntact) record(s) (LSN \(lastIntact + 1)...\(total))"), "\(log)")
+        let files = try journalFiles()
+        #expect(files.keys.sorted() == [URL(fileURLWithPath: path).lastPathComponent, URL(fileURLWithPath: path).lastPathComponent + ".cut-at-\(damaged.offset).corrupt"])
+        #expect(files[URL(fileURLWithPath: path).lastPathComponent] == Data(bytes[..<damaged.offset]))
+        repaired.signal(SIGTERM)
+        #expect(await repaired.waitForExit() == 0)
+
+        // The cut journal opens cleanly afterwards, without the repair option.
+        let again = try authority(first)
+        #expect(try await version(after: again) == UInt64(lastIntact))
+        #expect(!again.diagnostics.contains("journal damaged"), "\(again.diagnostics)")
+        again.signal(SIGTERM)
+        #expect(await again.waitForExit() == 0)
+    }
+
+    /// A journal that ends before the newest snapshot (its end lost) must not be continued as it
+    /// is: new records would reuse LSNs the snapshot covers and be skipped at the next restart.
+    @Test func aJournalEndingBeforeTheNewestSnapshotIsRefusedOrContinuedAfterIt() async throws {
+        defer { try? FileManager.default.removeItem(atPath: directory) }
         let node = try authority()
-        let kept = try #require(try await version(after: node))
-        #expect(kept > 10 && kept < 50, "kept \(kept)")
-        #expect(node.diagnostics.contains("journal damaged"))
-        node.signal(SIGTERM)
+        let endpoints = try await node.endpoints()
+        let sent = try NodeProcess(node: ["send", "--app", "counter", "--actions", endpoints.actions, "--repeat", "30", #"{"countUp":{}}"#], name: "send")
+        #expect(await sent.waitForExit(timeout: .seconds(60)) == 0)
+        node.signal(SIGTERM)  // a graceful stop writes a snapshot through LSN 30
         #expect(await node.waitForExit() == 0)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory + "/snapshots").filter { $0.hasSuffix(".snap") }
+                == ["snapshot-00000000000000000030.snap"])
+        let path = try segment()
+        let size = try #require(try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int)
+        let handle = try #require(FileHandle(forUpdatingAtPath: path))
+        try handle.truncate(atOffset: UInt64(size - 3))  // record 30 torn: the journal ends at 29
+        try handle.close()
+        let refused = try authority(endpoints)
+        #expect(await refused.waitForExit(timeout: .seconds(30)) == 65, "\(refused.diagnostics)")
+        #expect(refused.output.isEmpty, "\(refused.output)")
+        #expect(refused.diagnostics.contains("covers the journal through LSN 30, but the journal ends at LSN 29"), "\(refused.diagnostics)")
+
+        // The truncate policy continues the journal after the snapshot: the next action is LSN 31,
+        // and it is replayed (not skipped) after a crash.
+        let repaired = try authority(endpoints, extra: ["--repair", "truncate"])
+        #expect(try await version(after: repaired) == 30, "\(repaired.diagnostics)")
+        #expect(repaired.diagnostics.contains("journal ends at LSN 29, before the newest snapshot (LSN 30)"), "\(repaired.diagnostics)")
+        let more = try NodeProcess(node: ["send", "--app", "counter", "--actions", endpoints.actions, #"{"countUp":{}}"#], name: "send")
+        #expect(await more.waitForExit() == 0)
+        repaired.signal(SIGKILL)
+        await repaired.waitForExit()
+        let again = try authority(endpoints)
+        #expect(try await version(after: again) == 31, "\(again.diagnostics)")
+        #expect(again.diagnostics.contains("(1 record(s) replayed)"), "\(again.diagnostics)")
+        again.signal(SIGTERM)
+        #expect(await again.waitForExit() == 0)
     }
 
     @Test func aSnapshotPlusAJournalTailRestoresTheSameStateAndVersion() async throws {

@@ -14,7 +14,8 @@ import Glibc
 /// ``FsyncPolicy/none``, `fdatasync`s it. Acknowledge an action only after the commit that
 /// covers its LSN returned.
 ///
-/// Opening recovers: see ``recoveryReport`` and ``JournalRecoveryReport``.
+/// Opening recovers: a torn tail is cut; other damage is refused unless the ``repair`` policy
+/// allows cutting it. See ``recoveryReport`` and ``JournalRecoveryReport``.
 ///
 /// Threads: not `Sendable`; one thread (the authority's loop) owns the journal.
 /// Errors: every throwing method throws ``PersistenceError``. After a failed write or sync the
@@ -34,6 +35,8 @@ public final class Journal {
     public let maxRecordBytes: Int
     /// What recovery found and repaired when this journal was opened.
     public let recoveryReport: JournalRecoveryReport
+    /// What opening was allowed to do about damage other than a torn tail.
+    public let repair: JournalRepairPolicy
     /// Counters since open.
     public private(set) var metrics = DurabilityMetrics()
     /// LSN of the last appended record, committed or not (0 for an empty log).
@@ -68,14 +71,18 @@ public final class Journal {
     ///     of its own.
     ///   - maxRecordBytes: payload limit for ``append(_:)`` (default 16 MiB, at most `UInt32.max`).
     ///     Not applied to records already on disk.
-    /// - Throws: ``PersistenceError/locked(directory:pid:)`` if another journal holds the
-    ///   directory; ``PersistenceError/unsupportedFormat(version:file:)``,
+    ///   - repair: what to do about damage other than a torn tail (default
+    ///     ``JournalRepairPolicy/refuse``). A torn tail is always cut.
+    /// - Throws: ``PersistenceError/journalDamaged(_:)`` for damage other than a torn tail under
+    ///   ``JournalRepairPolicy/refuse`` (files left untouched, directory lock released);
+    ///   ``PersistenceError/locked(directory:pid:)`` if another journal holds the directory; ``PersistenceError/unsupportedFormat(version:file:)``,
     ///   ``PersistenceError/appMismatch(expected:found:file:)`` or
     ///   ``PersistenceError/notAJournalSegment(file:)`` for foreign segments (left untouched);
     ///   ``PersistenceError/io(operation:path:errno:)``; ``PersistenceError/invalidConfiguration(_:)``.
     public init(
         directory: String, app: String, policy: FsyncPolicy = .default,
-        segmentBytes: Int = Journal.defaultSegmentBytes, maxRecordBytes: Int = Journal.defaultMaxRecordBytes
+        segmentBytes: Int = Journal.defaultSegmentBytes, maxRecordBytes: Int = Journal.defaultMaxRecordBytes,
+        repair: JournalRepairPolicy = .refuse
     ) throws {
         guard (1...SegmentHeader.maxAppBytes).contains(app.utf8.count) else {
             throw PersistenceError.invalidConfiguration("app name must be 1 to 255 UTF-8 bytes, got \(app.utf8.count)")
@@ -93,7 +100,7 @@ public final class Journal {
         let outcome: JournalRecovery.Outcome
         let fd: Int32
         do {
-            outcome = try JournalRecovery.run(directory: journalDirectory, app: app)
+            outcome = try JournalRecovery.run(directory: journalDirectory, app: app, repair: repair)
             if outcome.segments.isEmpty {
                 let first = try JournalSegment.create(in: journalDirectory, firstLSN: 1, app: app, sync: policy.syncsOnCommit)
                 segments = [first.segment]
@@ -112,6 +119,7 @@ public final class Journal {
         self.policy = policy
         self.segmentBytes = segmentBytes
         self.maxRecordBytes = maxRecordBytes
+        self.repair = repair
         self.lock = lock
         activeFD = fd
         recoveryReport = outcome.report
@@ -207,6 +215,39 @@ public final class Journal {
             try sync(directory: journalDirectory)
         }
         return removed
+    }
+
+    /// Continues the log after `lsn`, past its last record: for a journal whose end was lost (cut
+    /// by a repair, or never synced under ``FsyncPolicy/none``) while a snapshot covers through
+    /// `lsn`. Every segment is renamed `<name>.corrupt` (their records are all covered by that
+    /// snapshot) and an empty segment starting at `lsn + 1` is created, so new records never
+    /// reuse an LSN the snapshot covers. Does nothing if `lsn <= lastLSN`.
+    ///
+    /// - Returns: the renamed segments (new paths), oldest first.
+    /// - Throws: ``PersistenceError/io(operation:path:errno:)``; afterwards the journal is failed.
+    @discardableResult
+    public func continueAfter(_ lsn: UInt64) throws -> [String] {
+        try checkUsable()
+        guard lsn > lastLSN else { return [] }
+        try writePending()
+        var moved: [String] = []
+        try failing {
+            for segment in segments {
+                let target = PosixFile.freshPath(segment.path + ".corrupt")
+                try PosixFile.rename(segment.path, to: target)
+                moved.append(target)
+            }
+            try PosixFile.syncDirectory(journalDirectory)
+        }
+        let next = try failing {
+            try JournalSegment.create(in: journalDirectory, firstLSN: lsn + 1, app: app, sync: true)
+        }
+        PosixFile.close(activeFD)
+        activeFD = next.fd
+        segments = [next.segment]
+        lastLSN = lsn
+        committedLSN = lsn
+        return moved
     }
 
     // MARK: Reading

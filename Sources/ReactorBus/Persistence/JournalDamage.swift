@@ -1,7 +1,11 @@
-/// The first damaged spot recovery found in the journal, and what it did about it.
+/// The first damaged spot recovery found in the journal, what lies after it, and what was done
+/// about it.
 ///
-/// Recovery keeps every record before this spot, cuts the segment there (`ftruncate` + sync),
-/// and renames any later segments with a `.corrupt` suffix so nothing is replayed past a hole.
+/// A torn tail (``isTornTail``) is cut automatically. Any other damage makes opening refuse
+/// (``PersistenceError/journalDamaged(_:)``, files untouched) unless the repair policy is
+/// ``JournalRepairPolicy/truncate``: then recovery keeps every record before this spot, cuts the
+/// segment there (`ftruncate` + sync), and renames any later segments with a `.corrupt` suffix so
+/// nothing is replayed past a hole.
 public struct JournalDamage: Hashable, Sendable, CustomStringConvertible {
     /// What was wrong at ``offset``.
     public enum Problem: Hashable, Sendable, CustomStringConvertible {
@@ -40,23 +44,57 @@ public struct JournalDamage: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
-    /// Path of the damaged segment.
+    /// Path of the damaged segment (for a missing segment, the first segment after the hole).
     public var segment: String
-    /// Byte offset in ``segment`` where the damage starts (and where the file now ends).
+    /// Byte offset in ``segment`` where the damage starts (and, once repaired, where it ends).
     public var offset: Int
     /// What was wrong.
     public var problem: Problem
+    /// LSN of the last intact record before the damage (0 if there is none).
+    public var lastIntactLSN: UInt64
     /// Valid records kept in ``segment`` (before ``offset``).
     public var recordsKeptInSegment: UInt64
-    /// Bytes removed from ``segment`` (from ``offset`` to its old end).
+    /// Whether this is a torn tail: damage at the end of the newest segment with no intact record
+    /// after it, which is what a crash in the middle of a write leaves. Only a torn tail is cut
+    /// without the ``JournalRepairPolicy/truncate`` policy.
+    public var isTornTail: Bool
+    /// Intact records found after the damage: resynchronised past it in ``segment``, and in every
+    /// later segment. Cutting at the damage loses them.
+    public var intactRecordsAfter: UInt64
+    /// False when part of what follows the damage could not be read at all (a later segment
+    /// with a foreign header or an I/O error), so ``intactRecordsAfter`` is a lower bound.
+    public var intactRecordsAfterIsExact: Bool
+    /// The highest LSN found anywhere in the journal; ``lastIntactLSN`` when nothing intact
+    /// follows the damage.
+    public var lastLSNFound: UInt64
+    /// Bytes removed from ``segment`` (from ``offset`` to its old end); 0 if nothing was cut.
     public var bytesCut: Int
     /// Where the cut bytes were saved, unless they were a plain torn write at the end of the log.
     public var preservedCopy: String?
     /// Later segments, renamed with a `.corrupt` suffix (new paths), oldest first.
     public var movedAside: [String]
 
+    /// The LSNs a cut at the damage gives up: from the one after ``lastIntactLSN`` to
+    /// ``lastLSNFound``; `nil` when no intact record follows the damage (a torn tail).
+    public var lostLSNs: ClosedRange<UInt64>? {
+        lastLSNFound > lastIntactLSN ? (lastIntactLSN + 1)...lastLSNFound : nil
+    }
+
+    /// `"31 intact records after it (up to LSN 45)"`, or `"at least 31 ..."`.
+    var recordsAfterDescription: String {
+        let count = (intactRecordsAfterIsExact ? "" : "at least ") + "\(intactRecordsAfter) intact record(s)"
+        return intactRecordsAfter == 0 ? count + " after it" : count + " after it (up to LSN \(lastLSNFound))"
+    }
+
+    /// Where the damage is and what it is: `"<segment> at offset <n>: <problem>, after LSN <n>"`.
+    var location: String {
+        "\(segment) at offset \(offset): \(problem), after LSN \(lastIntactLSN)"
+    }
+
     public var description: String {
-        var text = "\(segment) at offset \(offset): \(problem); kept \(recordsKeptInSegment) records in it, cut \(bytesCut) bytes"
+        var text = isTornTail ? "torn tail " : ""
+        text += "\(location); \(recordsAfterDescription)"
+        text += "; kept \(recordsKeptInSegment) records in the segment, cut \(bytesCut) bytes"
         if let preservedCopy { text += " (saved to \(preservedCopy))" }
         if !movedAside.isEmpty { text += "; moved aside \(movedAside.joined(separator: ", "))" }
         return text

@@ -1,8 +1,10 @@
 /// What opening a ``Journal`` found: how much of the log is intact and whether anything was cut.
 ///
-/// Log it at startup. A report with ``damage`` after a crash under the `always` or `batch`
-/// policy normally shows a torn tail of unacknowledged records; damage anywhere else (a checksum
-/// mismatch, segments moved aside) means the disk changed data after it was written.
+/// Log it at startup. A report with ``damage`` normally shows a torn tail
+/// (``JournalDamage/isTornTail``) of unacknowledged records, which a crash leaves. Damage anywhere
+/// else means the disk changed data after it was written; it appears here only when the journal
+/// was opened with ``JournalRepairPolicy/truncate`` (otherwise opening throws
+/// ``PersistenceError/journalDamaged(_:)``), and ``JournalDamage/lostLSNs`` says what was lost.
 public struct JournalRecoveryReport: Hashable, Sendable, CustomStringConvertible {
     /// Segment files read (including a damaged one, excluding ones moved aside).
     public var segmentsScanned: Int
@@ -12,7 +14,7 @@ public struct JournalRecoveryReport: Hashable, Sendable, CustomStringConvertible
     public var firstLSN: UInt64
     /// LSN of the last valid record, 0 if there is none.
     public var lastLSN: UInt64
-    /// The first damage found and repaired, `nil` if the log was intact.
+    /// The first damage found and cut, `nil` if the log was intact.
     public var damage: JournalDamage?
 
     /// True when nothing had to be cut or moved aside.

@@ -3,8 +3,8 @@ import Glibc
 /// Everything the journal and the snapshot store can refuse or fail with.
 ///
 /// Each description says what is wrong, where, and what an operator can do about it.
-/// Damage that recovery can repair safely (a torn or corrupt journal tail) is not an error: it is
-/// repaired and described in a ``JournalRecoveryReport``. The cases here are the ones where
+/// Damage that recovery can repair safely (a torn journal tail, which holds no acknowledged
+/// record) is not an error: it is cut and described in a ``JournalRecoveryReport``. The cases here are the ones where
 /// continuing could lose or invent data, so the caller must stop.
 public enum PersistenceError: Error, Hashable, Sendable, CustomStringConvertible {
     /// A system call failed. `operation` is the call (`open`, `write`, `fdatasync`, ...).
@@ -31,6 +31,16 @@ public enum PersistenceError: Error, Hashable, Sendable, CustomStringConvertible
     case journalGap(requestedAfter: UInt64, oldestAvailable: UInt64, directory: String)
     /// A record that passed recovery no longer passes its checks when read back.
     case damagedRecord(file: String, offset: Int, problem: String)
+    /// The journal is damaged somewhere other than its torn tail (a bad record with intact
+    /// records after it, damage in an older segment, a missing segment): cutting there would roll
+    /// acknowledged records back, so opening refused and changed nothing. The damage says where,
+    /// what, and how many intact records lie after it.
+    case journalDamaged(JournalDamage)
+    /// The newest valid snapshot covers records the journal no longer has (its end was lost, e.g.
+    /// to a power failure under the `none` fsync policy, or cut by a repair): continuing would
+    /// number new records with LSNs the snapshot already covers. The truncate repair policy
+    /// continues the journal after the snapshot instead (``Journal/continueAfter(_:)``).
+    case snapshotBeyondJournal(snapshotLSN: UInt64, journalLastLSN: UInt64, directory: String)
     /// Snapshot files exist but none passes its checks (each was moved aside as `.corrupt`).
     case noValidSnapshot(directory: String, rejected: [SnapshotRejection])
     /// A snapshot older than the newest one on disk was offered.
@@ -67,11 +77,35 @@ public enum PersistenceError: Error, Hashable, Sendable, CustomStringConvertible
                 + "start from a snapshot covering at least LSN \(oldest - 1)"
         case .damagedRecord(let file, let offset, let problem):
             return "record at offset \(offset) of \(file) is damaged (\(problem)); reopen the journal to recover"
+        case .journalDamaged(let damage):
+            var text = "journal damaged before its end: \(damage.location); \(damage.recordsAfterDescription); "
+                + "refusing to start, nothing was changed. Restore the data directory from a backup, or accept the loss "
+                + "with the truncate repair policy (reactor-node authority --repair truncate), which cuts the journal there"
+            if let lost = damage.lostLSNs {
+                text += " and loses \(lost.count) record(s) (LSN \(lost.lowerBound)...\(lost.upperBound))"
+            }
+            return text
+        case .snapshotBeyondJournal(let snapshot, let last, let directory):
+            return "the newest snapshot in \(directory) covers the journal through LSN \(snapshot), but the journal ends at LSN \(last); "
+                + "refusing to start, since new records would reuse LSNs the snapshot covers. Restore the data directory from a backup, "
+                + "or continue from the snapshot with the truncate repair policy (reactor-node authority --repair truncate)"
         case .noValidSnapshot(let directory, let rejected):
             let list = rejected.map { $0.description }.joined(separator: "; ")
             return "no valid snapshot in \(directory) (\(list)); restore a backup or replay from an uncompacted journal"
         case .staleSnapshot(let lsn, let newest):
             return "snapshot through LSN \(lsn) is older than the newest one on disk (LSN \(newest)); refusing to go back"
+        }
+    }
+
+    /// Whether this error means data on disk is damaged or missing (as opposed to a busy
+    /// directory, a foreign file, an I/O failure or a wrong argument): continuing would lose or
+    /// invent acknowledged data, and restarting will not help.
+    public var isDataDamage: Bool {
+        switch self {
+        case .journalDamaged, .journalGap, .damagedRecord, .noValidSnapshot, .snapshotBeyondJournal: true
+        case .journalFailed(_, let cause): cause.isDataDamage
+        case .io, .locked, .unsupportedFormat, .appMismatch, .notAJournalSegment, .recordTooLarge,
+             .invalidConfiguration, .invalidFsyncPolicy, .closed, .staleSnapshot: false
         }
     }
 

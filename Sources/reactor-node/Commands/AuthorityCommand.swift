@@ -17,6 +17,7 @@ enum AuthorityCommand {
             .value("fsync", "POLICY", help: "always (before each ack), batch (once per batch, before its acks) or none", default: "batch"),
             .value("snapshot-every", "N", help: "write a snapshot after N journal records", default: "100000"),
             .value("snapshot-interval", "SECONDS", help: "or after this long", default: "60"),
+            .value("repair", "truncate", help: "start even if the journal is damaged before its end, cutting it there (what follows is lost and logged); without it such damage exits 65"),
             .value("heartbeat", "SECONDS", help: "heartbeat interval with workers; 3 missed = dead", default: "1"),
             .value("job-timeout", "SECONDS", help: "give a job to another worker after this long", default: "60"),
             .value("max-in-flight", "N", help: "actions per client with unfinished effects before 'busy'", default: "10000"),
@@ -56,7 +57,13 @@ enum AuthorityCommand {
             var persistence = PersistenceConfiguration(directory: directory, fsync: policy)
             persistence.snapshotEveryRecords = UInt64(try CommonOptions.int(arguments, "snapshot-every", in: 1...Int.max))
             persistence.snapshotInterval = try CommonOptions.seconds(arguments, "snapshot-interval") ?? .seconds(60)
+            if let raw = arguments.string("repair") {
+                guard let repair = JournalRepairPolicy(raw) else { throw CLIError.usage("authority: '--repair \(raw)' must be truncate (or refuse, the default)") }
+                persistence.repair = repair
+            }
             configuration.persistence = persistence
+        } else if arguments.string("repair") != nil {
+            throw CLIError.usage("authority: --repair needs --data")
         }
         configuration.security = try SecurityOptions.authority(arguments)
         let logger = try CommonOptions.logger("authority", arguments)
@@ -79,6 +86,8 @@ enum AuthorityCommand {
                 endpoints = try await node.start()
             } catch let error as ZMQError where error.code == ZMQError.Code.invalidArgument || error.code == ZMQError.Code.protocolNotSupported {
                 throw CLIError.usage("authority: cannot bind: \(error)")
+            } catch let error as PersistenceError where error.isDataDamage {
+                throw CLIError.dataError("authority: cannot start: \(error)")
             } catch {
                 throw CLIError.failed("authority: cannot start: \(error)")
             }

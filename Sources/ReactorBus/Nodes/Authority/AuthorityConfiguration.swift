@@ -52,6 +52,9 @@ public struct PersistenceConfiguration: Sendable {
     public var snapshotEveryRecords: UInt64 = 100_000
     /// ... or this long after the last one, whichever comes first (if anything changed).
     public var snapshotInterval: Duration = .seconds(60)
+    /// What to do about journal damage other than a torn tail: refuse to start (the default) or
+    /// cut the journal there and lose what follows (``JournalRepairPolicy/truncate``).
+    public var repair: JournalRepairPolicy = .refuse
 
     /// Creates a configuration with the defaults above.
     public init(directory: String, fsync: FsyncPolicy = .batch) {

@@ -29,11 +29,16 @@ final class AuthorityDurability<R: Reactor> {
         self.configuration = configuration
         self.app = app
         self.logger = logger
-        journal = try Journal(directory: configuration.directory, app: app, policy: configuration.fsync)
+        journal = try Journal(directory: configuration.directory, app: app, policy: configuration.fsync, repair: configuration.repair)
         snapshots = try SnapshotStore(directory: configuration.directory, app: app)
         let report = journal.recoveryReport
         if let damage = report.damage {
-            logger.warning("journal damaged: \(damage); kept everything before it")
+            if damage.isTornTail {
+                logger.warning("journal: cut a torn tail (a write a crash cut short, never acknowledged): \(damage)")
+            } else {
+                let lost = damage.lostLSNs.map { "lost \($0.count) record(s) (LSN \($0.lowerBound)...\($0.upperBound))" } ?? "lost no intact record"
+                logger.warning("journal damaged, cut by the truncate repair policy: \(lost); \(damage)")
+            }
         }
         logger.info("data directory \(configuration.directory): \(report.recordsKept) journal record(s), fsync \(configuration.fsync)")
     }
@@ -54,6 +59,17 @@ final class AuthorityDurability<R: Reactor> {
             }
         } catch PersistenceError.noValidSnapshot where journal.firstLSN <= 1 {
             logger.warning("no valid snapshot; replaying the whole journal")
+        }
+        if after > journal.lastLSN {
+            // Appending would reuse LSNs the snapshot already covers, and the next restart would
+            // skip those records.
+            let journalEnd = journal.lastLSN
+            guard configuration.repair == .truncate else {
+                throw PersistenceError.snapshotBeyondJournal(
+                    snapshotLSN: after, journalLastLSN: journalEnd, directory: configuration.directory)
+            }
+            let moved = try journal.continueAfter(after)
+            logger.warning("journal ends at LSN \(journalEnd), before the newest snapshot (LSN \(after)): under the truncate repair policy the journal continues after the snapshot; moved aside \(moved.joined(separator: ", "))")
         }
         var reader = try journal.reader(after: after)
         var replayed = 0
