@@ -156,7 +156,7 @@ func counter(for code: ErrorCode) -> AuthorityCounter? {
     case .stale: .actionsStale
     case .conflict: .actionsConflict
     case .unknownClient: .actionsUnknownClient
-    case .unknownWorker, .wrongApp: nil
+    case .unknownWorker, .wrongApp, .unavailable: nil
     }
 }
 

@@ -8,6 +8,7 @@ public enum ErrorCode: String, Sendable, Hashable, CaseIterable {
     case stale
     case conflict
     case unknownClient = "unknown_client"
+    case unavailable
     case unknownWorker = "unknown_worker"
     case wrongApp = "wrong_app"
 }

@@ -17,16 +17,21 @@ public struct ZMQError: Error, Sendable, Hashable, CustomStringConvertible {
     public let code: Int32
     /// The libzmq function that failed, e.g. `"zmq_bind"`.
     public let function: String
+    /// The endpoint the call was given, for `zmq_bind` and `zmq_connect`: which of a node's
+    /// sockets failed is what an operator needs to know first.
+    public let endpoint: String?
 
-    /// Creates an error from an errno value and the name of the failing call.
-    public init(code: Int32, function: String) {
+    /// Creates an error from an errno value, the name of the failing call and, for calls that
+    /// take one, the endpoint.
+    public init(code: Int32, function: String, endpoint: String? = nil) {
         self.code = code
         self.function = function
+        self.endpoint = endpoint
     }
 
-    /// Text such as `zmq_bind: Address already in use (errno 98)`, from `zmq_strerror`.
+    /// Text such as `zmq_bind tcp://*:7001: Address already in use (errno 98)`, from `zmq_strerror`.
     public var description: String {
-        "\(function): \(ZMQError.message(for: code)) (errno \(code))"
+        "\(function)\(endpoint.map { " " + $0 } ?? ""): \(ZMQError.message(for: code)) (errno \(code))"
     }
 
     /// The human-readable message libzmq gives for an errno value.

@@ -84,7 +84,11 @@ public final class ZMQSocket {
     ///   `EPROTONOSUPPORT` (unknown transport), `ENOTSOCK` (closed), `ETERM`.
     public func bind(_ endpoint: String) throws(ZMQError) {
         let handle = try openHandle("zmq_bind")
-        try zmqCall("zmq_bind") { zmq_bind(handle, endpoint) }
+        do {
+            try zmqCall("zmq_bind") { zmq_bind(handle, endpoint) }
+        } catch {
+            throw ZMQError(code: error.code, function: error.function, endpoint: endpoint)
+        }
     }
 
     /// Connects to an endpoint; libzmq connects (and reconnects) asynchronously in the background.
@@ -92,7 +96,11 @@ public final class ZMQSocket {
     /// - Throws: ``ZMQError`` from `zmq_connect`: `EINVAL`, `EPROTONOSUPPORT`, `ENOTSOCK`, `ETERM`.
     public func connect(_ endpoint: String) throws(ZMQError) {
         let handle = try openHandle("zmq_connect")
-        try zmqCall("zmq_connect") { zmq_connect(handle, endpoint) }
+        do {
+            try zmqCall("zmq_connect") { zmq_connect(handle, endpoint) }
+        } catch {
+            throw ZMQError(code: error.code, function: error.function, endpoint: endpoint)
+        }
     }
 
     /// Stops accepting on an endpoint previously bound (use the resolved ``ZMQReadOnlySocketOption/lastEndpoint`` for wildcards).

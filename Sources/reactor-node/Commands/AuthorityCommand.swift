@@ -84,18 +84,19 @@ enum AuthorityCommand {
             let endpoints: AuthorityNode<R>.Endpoints
             do {
                 endpoints = try await node.start()
-            } catch let error as ZMQError where error.code == ZMQError.Code.invalidArgument || error.code == ZMQError.Code.protocolNotSupported {
-                throw CLIError.usage("authority: cannot bind: \(error)")
-            } catch let error as PersistenceError where error.isDataDamage {
-                throw CLIError.dataError("authority: cannot start: \(error)")
+            } catch let error as ZMQError {
+                throw CLIError("authority: cannot bind", error)
             } catch {
-                throw CLIError.failed("authority: cannot start: \(error)")
+                throw CLIError("authority: cannot start", error)
             }
             Output.line(#"{"actions":"\#(endpoints.actions)","workers":"\#(endpoints.workers)","feed":"\#(endpoints.feed)"}"#)
             await node.wait()
             _ = trap
             context.terminate(timeout: .seconds(2))
             let metrics = node.metrics
+            if let failure = node.failure {
+                throw CLIError("authority: stopped at version \(metrics.version)", failure)
+            }
             logger.info("stopped at version \(metrics.version) after \(metrics[.actionsAccepted]) action(s)")
             return 0
         }

@@ -57,12 +57,13 @@ enum WorkerCommand {
             do {
                 try node.start()
             } catch {
-                throw CLIError.failed("worker: cannot start: \(error)")
+                throw CLIError("worker: cannot start", error)
             }
             await node.wait()
             _ = trap
             context.terminate(timeout: .seconds(2))
             let metrics = node.metrics
+            if let failure = node.failure { throw CLIError("worker: stopped", failure) }
             logger.info("stopped after \(metrics.jobsDone) job(s) done, \(metrics.jobsFailed) failed")
             return 0
         }

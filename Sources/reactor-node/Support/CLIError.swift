@@ -1,4 +1,6 @@
 import ArgumentParsing
+import Glibc
+import ReactorBus
 
 /// Why a command ended without doing its job, and with which exit code.
 ///
@@ -38,6 +40,42 @@ enum CLIError: Error, CustomStringConvertible {
         case .cannotWrite: 73
         case .ioError: 74
         case .configuration: 78
+        }
+    }
+
+    /// The exit a node's own failure calls for, with `message` (which should name the command and
+    /// what it was doing) before the error's description.
+    init(_ message: String, _ error: any Error) {
+        let text = "\(message): \(error)"
+        switch error {
+        case let error as PersistenceError:
+            self = Self.classify(error, text)
+        case let error as ProtocolError where error.code == .wrongApp:
+            self = .configuration(text)
+        case let error as ZMQError where error.code == ZMQError.Code.invalidArgument || error.code == ZMQError.Code.protocolNotSupported:
+            self = .usage(text)
+        case let error as ZMQError where error.code == EADDRINUSE || error.code == EADDRNOTAVAIL:
+            self = .unavailable(text + "; stop whatever holds that endpoint or choose another")
+        default:
+            self = .failed(text)
+        }
+    }
+
+    private static func classify(_ error: PersistenceError, _ text: String) -> CLIError {
+        if error.isDataDamage { return .dataError(text) }
+        switch error {
+        case .journalFailed(_, let cause):
+            return classify(cause, text)
+        case .io(_, _, let code) where code == ENOSPC || code == EDQUOT || code == EROFS:
+            return .cannotWrite(text + "; free space in the data directory (or give it a larger volume), then start the authority again: nothing unjournaled was acknowledged")
+        case .io:
+            return .ioError(text)
+        case .locked:
+            return .unavailable(text)
+        case .unsupportedFormat, .appMismatch, .notAJournalSegment:
+            return .dataError(text)
+        default:
+            return .failed(text)
         }
     }
 }

@@ -39,6 +39,8 @@ import ReactorBus
             defer { socket.close() }
             let error = expectZMQError(ZMQError.Code.protocolNotSupported) { try socket.bind("foo://x") }
             #expect(error?.function == "zmq_bind")
+            #expect(error?.endpoint == "foo://x")
+            #expect(error?.description.hasPrefix("zmq_bind foo://x: ") == true)
             expectZMQError(ZMQError.Code.protocolNotSupported) { try socket.connect("foo://x") }
         }
     }

@@ -14,6 +14,7 @@ final class AuthorityLoop<R: Reactor> {
     private let logger: Logger
     private let thread: NodeThread
     private let publishMetrics: (AuthorityMetrics) -> Void
+    private let failure: NodeFailure
     private let actions: ZMQSocket
     private let workers: ZMQSocket
     private let feed: FeedPublisher
@@ -30,7 +31,8 @@ final class AuthorityLoop<R: Reactor> {
     let endpoints: AuthorityNode<R>.Endpoints
 
     init(reactor: R, configuration: AuthorityConfiguration, logger: Logger, context: ZMQContext, thread: NodeThread,
-         publishMetrics: @escaping (AuthorityMetrics) -> Void) throws {
+         failure: NodeFailure, publishMetrics: @escaping (AuthorityMetrics) -> Void) throws {
+        self.failure = failure
         self.configuration = configuration
         self.logger = logger
         self.thread = thread
@@ -115,6 +117,7 @@ final class AuthorityLoop<R: Reactor> {
         } catch let error as ZMQError where error.isTerminated {
             logger.info("context shut down: stopping")
         } catch {
+            failure.record(error)
             logger.error("authority stopped: \(error)")
         }
         durability?.close(engine: engine)
@@ -166,13 +169,30 @@ final class AuthorityLoop<R: Reactor> {
     private func flush(now: UInt64) throws {
         let outbox = engine.takeOutbox()
         if let durability, !outbox.records.isEmpty {
-            // A journal that cannot be written ends the node before any ack of this batch leaves.
-            try durability.append(outbox.records, engine: engine)
+            // A journal that cannot be written ends the node before any ack of this batch leaves;
+            // the batch's clients are told why instead of waiting for a timeout.
+            do {
+                try durability.append(outbox.records, engine: engine)
+            } catch {
+                for frames in outbox.replies { _ = try? actions.trySend(Self.refusingAck(frames, because: error)) }
+                throw error
+            }
         }
         for frames in outbox.replies { _ = try actions.trySend(frames) }
         for frames in outbox.toWorkers { _ = try workers.trySend(frames) }
         try publish(outbox.applied, now: now)
         durability?.snapshotIfDue(engine: engine, now: now)
+    }
+
+    /// An ack that may not leave because its journal record could not be written, turned into
+    /// an `unavailable` error for the same `client_seq`; any other reply unchanged.
+    static func refusingAck(_ frames: [[UInt8]], because error: any Error) -> [[UInt8]] {
+        let envelopeCount = frames.count > 1 && frames[1].isEmpty ? 2 : 1
+        guard case .ack(let clientSeq, _, _)? = try? AuthorityReply(frames: Array(frames.dropFirst(envelopeCount))) else { return frames }
+        let refusal = AuthorityReply.error(
+            ref: clientSeq, code: .unavailable,
+            message: "the authority cannot write its journal (\(error)) and stops; whether this action was applied is unknown: resend it with the same client_seq once the authority is back")
+        return Array(frames.prefix(envelopeCount)) + refusal.frames(HeaderWriter())
     }
 
     private func publish(_ applied: [(mutation: AppliedMutation<R.Mutation>, payload: [UInt8]?)], now: UInt64) throws(ZMQError) {

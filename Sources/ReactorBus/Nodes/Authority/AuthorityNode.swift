@@ -29,6 +29,7 @@ public final class AuthorityNode<R: Reactor>: Sendable {
     private let context: ZMQContext
     private let thread: NodeThread
     private let latestMetrics = Mutex(AuthorityMetrics())
+    private let stopCause = NodeFailure()
 
     /// Creates a node; nothing is bound until ``start()``.
     public init(reactor: R, configuration: AuthorityConfiguration, logger: Logger, context: ZMQContext) throws(ZMQError) {
@@ -49,7 +50,8 @@ public final class AuthorityNode<R: Reactor>: Sendable {
             let started = thread.start { [self] in
                 let loop: AuthorityLoop<R>
                 do {
-                    loop = try AuthorityLoop(reactor: reactor, configuration: configuration, logger: logger, context: context, thread: thread) { snapshot in
+                    loop = try AuthorityLoop(reactor: reactor, configuration: configuration, logger: logger, context: context, thread: thread,
+                                             failure: stopCause) { snapshot in
                         self.latestMetrics.withLock { $0 = snapshot }
                     }
                 } catch {
@@ -69,6 +71,11 @@ public final class AuthorityNode<R: Reactor>: Sendable {
 
     /// Returns once the node has stopped.
     public func wait() async { await thread.wait() }
+
+    /// Why the node stopped on its own, e.g. a ``PersistenceError`` when its journal could not be
+    /// written (a full disk); `nil` while it runs and after a stop that was asked for. A node
+    /// that stops on its own has acknowledged nothing it could not journal.
+    public var failure: (any Error)? { stopCause.error }
 
     /// Counters and gauges as of the last loop turn.
     public var metrics: AuthorityMetrics { latestMetrics.withLock { $0 } }

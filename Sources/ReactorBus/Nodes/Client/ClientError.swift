@@ -41,6 +41,7 @@ public enum ClientError: Error, Sendable, Hashable, CustomStringConvertible {
         case .badAction: "; the payload does not decode as the app's action: check the app and the action's encoding"
         case .stale: "; the resend is older than the authority remembers, it may or may not have been applied"
         case .conflict: "; this client_seq was already used for another action: two clients may share one client id"
+        case .unavailable: "; the authority cannot take actions now (see its log): resend with the same client_seq once it is back"
         case .unknownClient: "; the authority forgot this client id (raise its --max-clients): check the state before sending again, under a new client id"
         case .unsupportedVersion: "; upgrade the older side so both speak the same protocol version"
         case .malformed, .unknownKind: "; client and authority disagree on the protocol: check both versions"

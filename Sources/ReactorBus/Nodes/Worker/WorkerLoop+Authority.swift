@@ -57,6 +57,7 @@ extension WorkerLoop {
             try sendReady()
         case .wrongApp:
             logger.error("the authority serves another app than '\(configuration.appName)': \(text); the worker stops")
+            failure.record(ProtocolError(.wrongApp, text))
             fatal = true
         default:
             logger.warning("the authority reported \(code.rawValue) (ref \(ref)): \(text)")

@@ -65,13 +65,16 @@ where Handler.Effect == R.Effect, Handler.Mutation == R.Mutation {
     var drainDeadline: UInt64?
     /// Set when the worker can never work (`wrong_app`): the loop ends at the next turn.
     var fatal = false
+    /// Where the reason for such an end goes, for whoever waits for the node.
+    let failure: NodeFailure
 
     /// Creates the loop and its first socket, connects, and sends `ready`.
     ///
     /// - Throws: ``ZMQError`` when the socket cannot be created or the endpoint is invalid.
     init(configuration: WorkerConfiguration, logger: Logger, context: ZMQContext, thread: NodeThread,
          stopRequest: WorkerStopRequest, metrics: WorkerMetricsRecorder, events: Mailbox<WorkerJobEvent>,
-         launcher: WorkerJobLauncher<R, Handler>) throws(ZMQError) {
+         launcher: WorkerJobLauncher<R, Handler>, failure: NodeFailure) throws(ZMQError) {
+        self.failure = failure
         self.configuration = configuration
         self.logger = logger
         self.context = context

@@ -46,6 +46,7 @@ where Handler.Effect == R.Effect, Handler.Mutation == R.Mutation {
     private let phase = Mutex(Phase.idle)
     private let stopRequest = WorkerStopRequest()
     private let recorder = WorkerMetricsRecorder()
+    private let stopCause = NodeFailure()
 
     /// Creates a worker that does nothing until ``start()``.
     ///
@@ -62,6 +63,11 @@ where Handler.Effect == R.Effect, Handler.Mutation == R.Mutation {
         self.logger = logger.labelled("worker \(configuration.name)")
         self.context = context
     }
+
+    /// Why the worker stopped on its own: a ``ProtocolError`` with code
+    /// ``ErrorCode/wrongApp`` when the authority serves another app. `nil` while it runs and
+    /// after a stop that was asked for.
+    public var failure: (any Error)? { stopCause.error }
 
     /// A snapshot of the worker's counters; consistent, and safe to read from any thread.
     public var metrics: WorkerMetrics { recorder.snapshot }
@@ -88,12 +94,13 @@ where Handler.Effect == R.Effect, Handler.Mutation == R.Mutation {
             reactor: reactor, runner: EffectRunner(handler: effects, policy: configuration.retry), events: events,
             kinds: configuration.kinds, maxPayloadBytes: configuration.maxMessageBytes, logger: logger)
         let (configuration, logger, context) = (self.configuration, self.logger, self.context)
-        let (stopRequest, recorder) = (self.stopRequest, self.recorder)
+        let (stopRequest, recorder, stopCause) = (self.stopRequest, self.recorder, self.stopCause)
         thread.start {
             let loop: WorkerLoop<R, Handler>
             do throws(ZMQError) {
                 loop = try WorkerLoop(configuration: configuration, logger: logger, context: context, thread: thread,
-                                      stopRequest: stopRequest, metrics: recorder, events: events, launcher: launcher)
+                                      stopRequest: stopRequest, metrics: recorder, events: events, launcher: launcher,
+                                      failure: stopCause)
             } catch {
                 startup.finish(error)
                 return

@@ -1,0 +1,92 @@
+import Foundation
+import ReactorApps
+import ReactorBus
+import ReactorLog
+import Testing
+
+/// Nodes that cannot go on stop with a non-zero, sysexits-style code and say why; clients are
+/// told instead of left to time out.
+@Suite struct FatalStopTests {
+    static let loopback = ["--actions", "tcp://127.0.0.1:*", "--workers", "tcp://127.0.0.1:*", "--feed", "tcp://127.0.0.1:*"]
+
+    @Test func aWorkerRefusedForAnotherAppExits78() async throws {
+        let authority = try NodeProcess(node: ["authority", "--app", "counter"] + Self.loopback, name: "authority")
+        let endpoints = try await authority.endpoints()
+        let worker = try NodeProcess(node: ["worker", "--app", "primes", "--authority", endpoints.workers, "--name", "misplaced"], name: "worker")
+        #expect(await worker.waitForExit(timeout: .seconds(15)) == 78, "\(worker.diagnostics)")
+        #expect(worker.diagnostics.contains("worker: stopped: wrong_app"), "\(worker.diagnostics)")
+        authority.signal(SIGTERM)
+        #expect(await authority.waitForExit() == 0)
+    }
+
+    @Test func anEndpointInUseIsNamedAndExits69() async throws {
+        let first = try NodeProcess(node: ["authority", "--app", "counter"] + Self.loopback, name: "first")
+        let endpoints = try await first.endpoints()
+        let second = try NodeProcess(node: ["authority", "--app", "counter", "--actions", "tcp://127.0.0.1:*", "--workers", endpoints.workers, "--feed", "tcp://127.0.0.1:*"], name: "second")
+        #expect(await second.waitForExit(timeout: .seconds(15)) == 69, "\(second.diagnostics)")
+        #expect(second.diagnostics.contains("zmq_bind \(endpoints.workers): Address already in use"), "\(second.diagnostics)")
+        #expect(second.output.isEmpty)
+        first.signal(SIGTERM)
+        #expect(await first.waitForExit() == 0)
+    }
+
+    /// Mounting needs root; CI runs as root. Without it the test cannot run at all.
+    static let canMount = geteuid() == 0
+
+    @Test(.enabled(if: canMount)) func aFullDiskStopsTheAuthorityWith73AndClientsAreToldWhy() async throws {
+        let mountPoint = NSTemporaryDirectory() + "reactorbus-full-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: true)
+        let mount = try NodeProcess(executable: "/bin/mount", arguments: ["-t", "tmpfs", "-o", "size=192k", "tmpfs", mountPoint], name: "mount")
+        try #require(await mount.waitForExit() == 0, "cannot mount a tmpfs: \(mount.diagnostics)")
+        defer {
+            let umount = Process()
+            umount.executableURL = URL(fileURLWithPath: "/bin/umount")
+            umount.arguments = ["-l", mountPoint]
+            try? umount.run()
+            umount.waitUntilExit()
+            try? FileManager.default.removeItem(atPath: mountPoint)
+        }
+        let directory = mountPoint + "/data"
+        var authority = try NodeProcess(node: ["authority", "--app", "counter", "--data", directory] + Self.loopback, name: "authority")
+        let endpoints = try await authority.endpoints()
+
+        let context = try ZMQContext()
+        defer { context.terminate(timeout: .seconds(2)) }
+        let client = try ActionClient<Counter>(
+            configuration: ActionClientConfiguration(actionsEndpoint: endpoints.actions, timeout: .seconds(2), retries: 0, window: 16),
+            logger: Logger(label: "client", sink: .discard), context: context)
+        try client.start()
+        defer { client.close() }
+        var acked = 0
+        var refusal: (code: ErrorCode, message: String)?
+        // 192 KiB hold a few thousand records of this app; the loop is bounded all the same.
+        for _ in 0..<50_000 {
+            do {
+                _ = try await client.send(.countUp)
+                acked += 1
+            } catch .refused(let code, let message) {
+                refusal = (code, message)
+                break
+            } catch {
+                Issue.record("expected a refusal when the disk is full, got \(error)")
+                break
+            }
+        }
+        #expect(refusal?.code == .unavailable)
+        #expect(refusal?.message.contains("cannot write its journal") == true, "\(String(describing: refusal))")
+        #expect(await authority.waitForExit(timeout: .seconds(15)) == 73, "\(authority.diagnostics)")
+        #expect(authority.diagnostics.contains("No space left on device"))
+        #expect(acked > 100)
+
+        // Restarted on the still-full disk: everything acknowledged is there, and the first
+        // write stops it again with the same code, not a clean exit.
+        authority = try NodeProcess(node: ["authority", "--app", "counter", "--data", directory, "--actions", endpoints.actions,
+                                           "--workers", endpoints.workers, "--feed", endpoints.feed], name: "authority")
+        _ = try await authority.endpoints()
+        let stats = try await WireProbe(actions: endpoints.actions).stats()
+        #expect(stats["version"] ?? 0 >= UInt64(acked), "acked \(acked), recovered \(stats)")
+        let again = try NodeProcess(node: ["send", "--app", "counter", "--actions", endpoints.actions, "--repeat", "200", "--timeout", "2", #"{"countUp":{}}"#], name: "send")
+        #expect(await again.waitForExit(timeout: .seconds(60)) != 0)
+        #expect(await authority.waitForExit(timeout: .seconds(15)) == 73, "\(authority.diagnostics)")
+    }
+}
