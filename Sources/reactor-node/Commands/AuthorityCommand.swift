@@ -19,6 +19,8 @@ enum AuthorityCommand {
             .value("snapshot-interval", "SECONDS", help: "or after this long", default: "60"),
             .value("heartbeat", "SECONDS", help: "heartbeat interval with workers; 3 missed = dead", default: "1"),
             .value("job-timeout", "SECONDS", help: "give a job to another worker after this long", default: "60"),
+            .value("max-worker-capacity", "N", help: "most jobs one worker is given at once, whatever it announces", default: "256"),
+            .value("quarantine-after", "K", help: "job timeouts in a row that quarantine a worker (0 = never)", default: "3"),
             .value("max-in-flight", "N", help: "actions per client with unfinished effects before 'busy'", default: "10000"),
             CommonOptions.maxMessageBytes,
             CommonOptions.logLevel,
@@ -40,6 +42,8 @@ enum AuthorityCommand {
         )
         configuration.heartbeatInterval = try CommonOptions.seconds(arguments, "heartbeat") ?? .seconds(1)
         configuration.jobTimeout = try CommonOptions.seconds(arguments, "job-timeout") ?? .seconds(60)
+        configuration.maxWorkerCapacity = try CommonOptions.int(arguments, "max-worker-capacity", in: 1...1_000_000)
+        configuration.quarantineAfter = try CommonOptions.int(arguments, "quarantine-after", in: 0...1_000_000)
         configuration.maxInFlightPerClient = try CommonOptions.int(arguments, "max-in-flight", in: 1...10_000_000)
         configuration.maxMessageBytes = Int64(try CommonOptions.int(arguments, "max-message-bytes", in: 1_024...(1 << 30)))
         if let directory = arguments.string("data") {

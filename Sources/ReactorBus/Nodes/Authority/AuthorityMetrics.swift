@@ -30,6 +30,12 @@ public enum AuthorityCounter: String, CaseIterable, Sendable {
     case handshakesRefused = "handshakes_refused"
     /// DONEs declaring more mutations than the worker sent: the job fails instead of waiting for ever.
     case incompleteReports = "incomplete_reports"
+    /// Quarantines of workers whose jobs kept timing out (a relapse after probation counts again).
+    case workersQuarantined = "workers_quarantined"
+    /// Quarantined workers that finished a probation job in time and got their capacity back.
+    case workersRecovered = "workers_recovered"
+    /// `ready` messages announcing more than `--max-worker-capacity`, trusted with that many.
+    case capacitiesClamped = "capacities_clamped"
 
     /// The counter's position in ``allCases`` (and in the metrics' storage), without hashing
     /// its name: the authority bumps counters for every message.
@@ -64,6 +70,9 @@ public enum AuthorityCounter: String, CaseIterable, Sendable {
         case .snapshotsWritten: 26
         case .handshakesRefused: 27
         case .incompleteReports: 28
+        case .workersQuarantined: 29
+        case .workersRecovered: 30
+        case .capacitiesClamped: 31
         }
     }
 }
@@ -81,6 +90,8 @@ public struct AuthorityMetrics: Sendable, Equatable {
     public var workers: UInt64 = 0
     /// Jobs waiting for a worker.
     public var queuedJobs: UInt64 = 0
+    /// Workers in quarantine now.
+    public var quarantinedWorkers: UInt64 = 0
 
     /// Creates zeroed metrics.
     public init() {}
@@ -100,6 +111,7 @@ public struct AuthorityMetrics: Sendable, Equatable {
         result["open_jobs"] = openJobs
         result["workers"] = workers
         result["queued_jobs"] = queuedJobs
+        result["quarantined_workers"] = quarantinedWorkers
         return result
     }
 }
