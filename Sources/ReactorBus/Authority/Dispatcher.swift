@@ -1,13 +1,17 @@
 import ReactorCore
 
-/// Decides which worker runs which job: capacity, effect kinds, heartbeats, re-dispatch.
+/// Decides which worker runs which job: capacity, effect kinds, heartbeats, re-dispatch, trust.
 ///
 /// A pure value driven by the authority's loop: events in (a worker announced itself, a job
 /// arrived, a job ended, time passed), assignments out. Time is a plain millisecond count so
 /// tests can drive it.
 ///
-/// A worker's slot stays taken until the worker itself reports the job's end, even when the job
-/// was taken from it after `jobTimeout`: a worker that hangs does not get more work.
+/// A worker is trusted with at most `maxWorkerCapacity` jobs at once, whatever it announces. A
+/// worker's slot stays taken until the worker itself reports the job's end, even when the job
+/// was taken from it after `jobTimeout`: a worker that hangs does not get more work. A worker
+/// whose jobs time out `quarantineAfter` times in a row is quarantined: its jobs go to other
+/// workers at once and it gets none until a cool-off has passed, then one at a time on
+/// probation until one ends in time (see ``WorkerHealth``).
 public struct Dispatcher: Sendable {
     /// One job handed to one worker.
     public struct Assignment: Hashable, Sendable {
@@ -23,17 +27,25 @@ public struct Dispatcher: Sendable {
         public var requeued: [JobID] = []
         /// New assignments that the requeued jobs got at once.
         public var assignments: [Assignment] = []
+        /// Workers quarantined by this tick (their jobs are among `requeued`).
+        public var quarantined: [PeerID] = []
+        /// Quarantined workers whose cool-off ended: on probation, one job at a time.
+        public var onProbation: [PeerID] = []
     }
 
     struct Worker: Sendable {
         var name: String
+        /// The capacity it announced, clamped to `maxWorkerCapacity`.
         var capacity: Int
         var kinds: Set<String>
         var running: Set<JobID> = []
         var lastHeard: UInt64
+        var health = WorkerHealth()
 
         func serves(_ kind: String) -> Bool { kinds.isEmpty || kinds.contains(kind) }
-        var hasRoom: Bool { running.count < capacity }
+        /// Jobs it may hold at once now: its capacity, 1 on probation, 0 in quarantine.
+        var trustedCapacity: Int { health.capacity(trusted: capacity) }
+        var hasRoom: Bool { running.count < trustedCapacity }
     }
 
     struct Owner: Sendable {
@@ -47,6 +59,12 @@ public struct Dispatcher: Sendable {
     public let deadAfter: UInt64
     /// A job running this long on one worker is given to another.
     public let jobTimeout: UInt64
+    /// The most jobs one worker is given at once, whatever capacity it announces.
+    public let maxWorkerCapacity: Int
+    /// Job timeouts in a row that quarantine a worker; 0 never quarantines.
+    public let quarantineAfter: Int
+    /// The first quarantine's length; each failed probation doubles it (up to 32 times).
+    public let coolOff: UInt64
 
     private(set) var workers: [PeerID: Worker] = [:]
     private var owners: [JobID: Owner] = [:]
@@ -59,9 +77,16 @@ public struct Dispatcher: Sendable {
     /// - Parameters:
     ///   - deadAfterMilliseconds: silence after which a worker is dead (3 heartbeats).
     ///   - jobTimeoutMilliseconds: time after which a running job is given to another worker.
-    public init(deadAfterMilliseconds: UInt64 = 3_000, jobTimeoutMilliseconds: UInt64 = 60_000) {
+    ///   - maxWorkerCapacity: the most jobs one worker is given at once (at least 1).
+    ///   - quarantineAfter: job timeouts in a row that quarantine a worker; 0 never does.
+    ///   - coolOffMilliseconds: the first quarantine's length; `nil` is `jobTimeoutMilliseconds`.
+    public init(deadAfterMilliseconds: UInt64 = 3_000, jobTimeoutMilliseconds: UInt64 = 60_000, maxWorkerCapacity: Int = 256,
+                quarantineAfter: Int = 3, coolOffMilliseconds: UInt64? = nil) {
         self.deadAfter = deadAfterMilliseconds
         self.jobTimeout = jobTimeoutMilliseconds
+        self.maxWorkerCapacity = max(1, maxWorkerCapacity)
+        self.quarantineAfter = max(0, quarantineAfter)
+        self.coolOff = max(1, coolOffMilliseconds ?? jobTimeoutMilliseconds)
     }
 
     /// Jobs waiting for a worker.
@@ -74,16 +99,28 @@ public struct Dispatcher: Sendable {
     public func owner(of job: JobID) -> PeerID? { owners[job]?.worker }
     /// The name a worker announced.
     public func name(of peer: PeerID) -> String? { workers[peer]?.name }
+    /// The jobs `peer` may hold at once now: its clamped capacity, 1 on probation, 0 in quarantine.
+    public func trustedCapacity(of peer: PeerID) -> Int? { workers[peer]?.trustedCapacity }
+    /// Whether `peer` is quarantined (gets no job until its cool-off ends).
+    public func isQuarantined(_ peer: PeerID) -> Bool { workers[peer]?.health.isQuarantined ?? false }
+    /// Workers quarantined now.
+    public var quarantinedCount: Int { workers.values.count(where: \.health.isQuarantined) }
+    /// The capacity a worker announcing `announced` is trusted with when healthy.
+    public func trustedCapacity(announced: UInt64) -> Int { Int(clamping: min(max(1, announced), UInt64(maxWorkerCapacity))) }
 
     /// A worker announced itself. A worker that announces itself again has restarted its
-    /// session: the jobs it had are queued again.
+    /// session: the jobs it had are queued again. Its capacity is clamped to `maxWorkerCapacity`;
+    /// a quarantine or probation outlives a new `ready` on the same connection (it would
+    /// otherwise be a way out for a worker that keeps failing).
     public mutating func register(_ peer: PeerID, name: String, capacity: Int, kinds: [String], now: UInt64) -> [Assignment] {
         var requeue: [JobID] = []
+        var worker = Worker(name: name, capacity: min(max(1, capacity), maxWorkerCapacity), kinds: Set(kinds), lastHeard: now)
         if let previous = workers[peer] {
             requeue = previous.running.filter { owners[$0]?.worker == peer }.sorted()
             for job in previous.running { owners[job] = nil }
+            worker.health = previous.health
         }
-        workers[peer] = Worker(name: name, capacity: max(1, capacity), kinds: Set(kinds), lastHeard: now)
+        workers[peer] = worker
         queue.prepend(contentsOf: requeue.map { Pending(job: $0, kind: kind(of: $0), avoid: nil) })
         return assignQueued(now: now)
     }
@@ -105,16 +142,22 @@ public struct Dispatcher: Sendable {
 
     /// A worker reported the end of a job (DONE or FAILED). Frees its slot.
     ///
+    /// A report of a job the worker still owns came in time: it clears the worker's run of
+    /// timeouts and ends a probation.
+    ///
     /// - Returns: whether the job was the worker's to report (if not, its report must be
-    ///   ignored), and the assignments the free slot made possible.
-    public mutating func finished(_ job: JobID, by peer: PeerID, now: UInt64) -> (owned: Bool, assignments: [Assignment]) {
+    ///   ignored), the assignments the free slot made possible, and whether the report ended
+    ///   the worker's probation (it has its full capacity again).
+    public mutating func finished(_ job: JobID, by peer: PeerID, now: UInt64) -> (owned: Bool, assignments: [Assignment], recovered: Bool) {
         let owned = owners[job]?.worker == peer
         workers[peer]?.running.remove(job)
+        var recovered = false
         if owned {
             owners[job] = nil
             jobKinds[job] = nil
+            recovered = workers[peer]?.health.reportedInTime() ?? false
         }
-        return (owned, assignQueued(now: now))
+        return (owned, assignQueued(now: now), recovered)
     }
 
     /// Every known worker.
@@ -136,7 +179,9 @@ public struct Dispatcher: Sendable {
     /// Whether `peer` may send results for `job` now.
     public func isOwner(_ peer: PeerID, of job: JobID) -> Bool { owners[job]?.worker == peer }
 
-    /// Forgets dead workers and takes back jobs that ran too long; queues their jobs again.
+    /// Forgets dead workers, takes back jobs that ran too long and queues them again,
+    /// quarantines workers whose jobs keep timing out, and puts on probation those whose
+    /// cool-off ended.
     public mutating func tick(now: UInt64) -> Expiry {
         var expiry = Expiry()
         for (peer, worker) in workers where now >= worker.lastHeard + deadAfter {
@@ -148,13 +193,34 @@ public struct Dispatcher: Sendable {
             }
             workers[peer] = nil
         }
-        for (job, owner) in owners.sorted(by: { $0.key < $1.key }) where now >= owner.since + jobTimeout {
+        let overdue = owners.filter { now >= $0.value.since + jobTimeout }.sorted { $0.key < $1.key }
+        // A quarantine takes back the worker's other jobs too: skip those already taken.
+        for (job, owner) in overdue where owners[job]?.worker == owner.worker {
             owners[job] = nil
             expiry.requeued.append(job)
             queue.append(Pending(job: job, kind: kind(of: job), avoid: owner.worker))
+            if workers[owner.worker]?.health.timedOut(now: now, quarantineAfter: quarantineAfter, coolOff: coolOff) == true {
+                expiry.quarantined.append(owner.worker)
+                expiry.requeued += takeBack(from: owner.worker)
+            }
+        }
+        let quarantined = workers.compactMap { $0.value.health.isQuarantined ? $0.key : nil }
+        for peer in quarantined where workers[peer]?.health.wake(now: now) == true {
+            expiry.onProbation.append(peer)
         }
         expiry.assignments = assignQueued(now: now)
         return expiry
+    }
+
+    /// Takes every job a quarantined worker owns, ahead of the backlog, and frees all its slots
+    /// (also those still held by jobs that timed out): on probation it starts from nothing.
+    private mutating func takeBack(from peer: PeerID) -> [JobID] {
+        guard let worker = workers[peer] else { return [] }
+        let jobs = worker.running.filter { owners[$0]?.worker == peer }.sorted()
+        for job in jobs { owners[job] = nil }
+        workers[peer]?.running = []
+        queue.prepend(contentsOf: jobs.map { Pending(job: $0, kind: kind(of: $0), avoid: peer) })
+        return jobs
     }
 
     // MARK: Internals

@@ -20,6 +20,8 @@ enum AuthorityCommand {
             .value("repair", "truncate", help: "start even if the journal is damaged before its end, cutting it there (what follows is lost and logged); without it such damage exits 65"),
             .value("heartbeat", "SECONDS", help: "heartbeat interval with workers; 3 missed = dead", default: "1"),
             .value("job-timeout", "SECONDS", help: "give a job to another worker after this long", default: "60"),
+            .value("max-worker-capacity", "N", help: "most jobs one worker is given at once, whatever it announces", default: "256"),
+            .value("quarantine-after", "K", help: "job timeouts in a row that quarantine a worker (0 = never)", default: "3"),
             .value("max-in-flight", "N", help: "actions per client with unfinished effects before 'busy'", default: "10000"),
             .value("max-clients", "N", help: "clients whose resends are deduplicated; past it the least recently seen are forgotten and their resends refused", default: "1000000"),
             .value("remembered-acks", "N", help: "acks kept per client, so a resend gets its original action_seq and is checked against its payload", default: "8"),
@@ -43,6 +45,8 @@ enum AuthorityCommand {
         )
         configuration.heartbeatInterval = try CommonOptions.seconds(arguments, "heartbeat") ?? .seconds(1)
         configuration.jobTimeout = try CommonOptions.seconds(arguments, "job-timeout") ?? .seconds(60)
+        configuration.maxWorkerCapacity = try CommonOptions.int(arguments, "max-worker-capacity", in: 1...1_000_000)
+        configuration.quarantineAfter = try CommonOptions.int(arguments, "quarantine-after", in: 0...1_000_000)
         configuration.maxInFlightPerClient = try CommonOptions.int(arguments, "max-in-flight", in: 1...10_000_000)
         let maxClients = try CommonOptions.int(arguments, "max-clients", in: 1...100_000_000)
         configuration.clientLedger = ClientLedgerLimits(

@@ -132,4 +132,158 @@ import Testing
         #expect(next.map(\.job) == [job(1), job(2), job(3)])
         #expect(dispatcher.queuedCount == 3)
     }
+
+    // MARK: Trust
+
+    @Test func anAnnouncedCapacityIsClampedToTheMaximum() {
+        var dispatcher = Dispatcher(maxWorkerCapacity: 4)
+        #expect(dispatcher.trustedCapacity(announced: 1_000_000) == 4)
+        #expect(dispatcher.trustedCapacity(announced: UInt64.max) == 4)
+        #expect(dispatcher.trustedCapacity(announced: 3) == 3)
+        #expect(dispatcher.trustedCapacity(announced: 0) == 1)
+        for seq in 1...10 { _ = dispatcher.enqueue(job(UInt64(seq)), kind: "k", now: 0) }
+        let assigned = dispatcher.register(w1, name: "greedy", capacity: 1_000_000, kinds: [], now: 0)
+        #expect(assigned.map(\.job) == (1...4).map { job(UInt64($0)) })
+        #expect(dispatcher.trustedCapacity(of: w1) == 4)
+        #expect(dispatcher.queuedCount == 6)
+        #expect(Dispatcher().maxWorkerCapacity == 256)
+    }
+
+    /// A greedy worker (takes jobs, never reports) next to a healthy one of capacity 1.
+    private func greedyAndHealthy(quarantineAfter: Int = 3) -> Dispatcher {
+        var dispatcher = Dispatcher(deadAfterMilliseconds: 1_000_000, jobTimeoutMilliseconds: 500, maxWorkerCapacity: 4, quarantineAfter: quarantineAfter)
+        _ = dispatcher.register(w1, name: "greedy", capacity: 1_000_000, kinds: [], now: 0)
+        _ = dispatcher.register(w2, name: "healthy", capacity: 1, kinds: [], now: 0)
+        return dispatcher
+    }
+
+    @Test func aWorkerWhoseJobsKeepTimingOutIsQuarantinedAndItsJobsGoToTheHealthyWorker() {
+        var dispatcher = greedyAndHealthy()
+        var toGreedy: [JobID] = []
+        var toHealthy: [JobID] = []
+        for seq in 1...5 {
+            let assignment = dispatcher.enqueue(job(UInt64(seq)), kind: "k", now: 0)
+            if assignment?.worker == w1 { toGreedy.append(job(UInt64(seq))) }
+            if assignment?.worker == w2 { toHealthy.append(job(UInt64(seq))) }
+        }
+        #expect(toGreedy.count == 4)
+        #expect(toHealthy.count == 1)
+        // The healthy worker keeps its job moving; it reports in time.
+        #expect(dispatcher.finished(toHealthy[0], by: w2, now: 100).assignments.isEmpty)
+        // All four greedy jobs time out together: the third quarantines it, the fourth is taken back with it.
+        let expiry = dispatcher.tick(now: 500)
+        #expect(expiry.quarantined == [w1])
+        #expect(expiry.onProbation.isEmpty)
+        #expect(Set(expiry.requeued) == Set(toGreedy))
+        #expect(expiry.requeued.count == 4)
+        #expect(expiry.assignments.count == 1)
+        #expect(expiry.assignments.allSatisfy { $0.worker == w2 })
+        #expect(dispatcher.isQuarantined(w1))
+        #expect(dispatcher.quarantinedCount == 1)
+        #expect(dispatcher.trustedCapacity(of: w1) == 0)
+        // While quarantined, every job goes to the healthy worker, even when it is busy: they wait.
+        var served: [JobID] = expiry.assignments.map(\.job)
+        var running = served
+        #expect(dispatcher.enqueue(job(6), kind: "k", now: 501) == nil)
+        while let next = running.first {
+            running.removeFirst()
+            let freed = dispatcher.finished(next, by: w2, now: 600)
+            #expect(freed.owned)
+            #expect(freed.assignments.allSatisfy { $0.worker == w2 })
+            running += freed.assignments.map(\.job)
+            served += freed.assignments.map(\.job)
+        }
+        #expect(Set(served) == Set(toGreedy + [job(6)]))
+        #expect(served.count == 5)
+        #expect(dispatcher.queuedCount == 0)
+    }
+
+    @Test func timeoutsBelowTheThresholdOrBrokenByAReportInTimeDoNotQuarantine() {
+        var dispatcher = Dispatcher(deadAfterMilliseconds: 1_000_000, jobTimeoutMilliseconds: 500, quarantineAfter: 3)
+        _ = dispatcher.register(w1, name: "slowish", capacity: 8, kinds: [], now: 0)
+        _ = dispatcher.enqueue(job(1), kind: "k", now: 0)
+        _ = dispatcher.enqueue(job(2), kind: "k", now: 0)
+        #expect(dispatcher.tick(now: 500).quarantined.isEmpty)
+        // Two timeouts in a row (the jobs came back to it: it is the only worker), then one in time.
+        let retried = dispatcher.finished(job(1), by: w1, now: 600)
+        #expect(retried.owned)
+        #expect(!dispatcher.isQuarantined(w1))
+        // Two more timeouts: 2 in a row again, not 4.
+        _ = dispatcher.enqueue(job(3), kind: "k", now: 600)
+        let expiry = dispatcher.tick(now: 1_100)
+        #expect(expiry.requeued.count == 2)
+        #expect(expiry.quarantined.isEmpty)
+        #expect(dispatcher.trustedCapacity(of: w1) == 8)
+    }
+
+    @Test func quarantineAfterZeroNeverQuarantines() {
+        var dispatcher = greedyAndHealthy(quarantineAfter: 0)
+        for seq in 1...5 { _ = dispatcher.enqueue(job(UInt64(seq)), kind: "k", now: 0) }
+        let expiry = dispatcher.tick(now: 500)
+        #expect(expiry.requeued.count == 5)
+        #expect(expiry.quarantined.isEmpty)
+        #expect(dispatcher.quarantinedCount == 0)
+    }
+
+    @Test func afterTheCoolOffAQuarantinedWorkerGetsOneJobAndComesBackWhenItEndsInTime() {
+        var dispatcher = greedyAndHealthy()
+        for seq in 1...4 { _ = dispatcher.enqueue(job(UInt64(seq)), kind: "k", now: 0) }
+        // Three go to the greedy worker (least busy first), one to the healthy one.
+        #expect(dispatcher.tick(now: 500).quarantined == [w1])
+        // Still in its cool-off (one job timeout, 500 ms): nothing for it.
+        #expect(dispatcher.tick(now: 999).onProbation.isEmpty)
+        for seq in 10...13 { _ = dispatcher.enqueue(job(UInt64(seq)), kind: "k", now: 999) }
+        let woken = dispatcher.tick(now: 1_000)
+        #expect(woken.onProbation == [w1])
+        #expect(dispatcher.trustedCapacity(of: w1) == 1)
+        // On probation it holds one job, not four.
+        #expect(woken.assignments.filter { $0.worker == w1 }.count == 1)
+        let probationJob = woken.assignments.first { $0.worker == w1 }?.job
+        #expect(probationJob != nil)
+        // It recovered: the job ends in time, its capacity is back.
+        let report = dispatcher.finished(probationJob ?? job(0), by: w1, now: 1_200)
+        #expect(report.owned)
+        #expect(report.recovered)
+        #expect(dispatcher.trustedCapacity(of: w1) == 4)
+        #expect(!dispatcher.isQuarantined(w1))
+        #expect(report.assignments.filter { $0.worker == w1 }.count >= 1)
+    }
+
+    @Test func aWorkerThatKeepsFailingIsQuarantinedAgainForLongerAndNeverHoldsMoreThanOneJob() {
+        var dispatcher = greedyAndHealthy()
+        for seq in 1...200 { _ = dispatcher.enqueue(job(UInt64(seq)), kind: "k", now: 0) }
+        #expect(dispatcher.tick(now: 500).quarantined == [w1])
+        // The healthy worker never reports here, so jobs pile up for it: only the greedy one's
+        // probations take any. Each relapse doubles the cool-off: 500, 1,000, 2,000, 4,000 ms.
+        var now: UInt64 = 500
+        var probations: [UInt64] = []
+        var quarantines: [UInt64] = [500]
+        while now < 20_000 {
+            now += 100
+            let expiry = dispatcher.tick(now: now)
+            if !expiry.onProbation.isEmpty {
+                probations.append(now)
+                #expect(expiry.assignments.filter { $0.worker == w1 }.count == 1)
+            }
+            if !expiry.quarantined.isEmpty { quarantines.append(now) }
+            #expect((dispatcher.trustedCapacity(of: w1) ?? 0) <= 1)
+        }
+        #expect(probations == [1_000, 2_500, 5_000, 9_500, 18_000])
+        #expect(quarantines == [500, 1_500, 3_000, 5_500, 10_000, 18_500])
+    }
+
+    @Test func aNewReadyOnTheSameConnectionDoesNotEndAQuarantine() {
+        var dispatcher = greedyAndHealthy()
+        for seq in 1...4 { _ = dispatcher.enqueue(job(UInt64(seq)), kind: "k", now: 0) }
+        #expect(dispatcher.tick(now: 500).quarantined == [w1])
+        let again = dispatcher.register(w1, name: "greedy", capacity: 1_000_000, kinds: [], now: 600)
+        #expect(again.isEmpty)
+        #expect(dispatcher.isQuarantined(w1))
+        #expect(dispatcher.enqueue(job(5), kind: "k", now: 601) == nil)
+        // A new connection is a new worker, with a clean record.
+        let w3 = PeerID([3])
+        let fresh = dispatcher.register(w3, name: "greedy", capacity: 1_000_000, kinds: [], now: 700)
+        #expect(fresh.count == 4)
+        #expect(fresh.allSatisfy { $0.worker == w3 })
+    }
 }

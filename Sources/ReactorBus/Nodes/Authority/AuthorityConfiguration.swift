@@ -14,6 +14,14 @@ public struct AuthorityConfiguration: Sendable {
     public var missedHeartbeats: Int = 3
     /// A job that runs longer than this on one worker is given to another.
     public var jobTimeout: Duration = .seconds(60)
+    /// The most jobs one worker is given at once: a worker announcing a larger capacity is
+    /// trusted with this many (and the authority logs it).
+    public var maxWorkerCapacity: Int = 256
+    /// Job timeouts in a row (no job reported in time in between) after which a worker is
+    /// quarantined: its jobs go to other workers and it gets none for a cool-off of one
+    /// `jobTimeout` (doubled at each relapse), then one at a time until one ends in time.
+    /// 0 never quarantines.
+    public var quarantineAfter: Int = 3
     /// Messages read from one socket per loop turn before the batch is flushed.
     public var maxBatch: Int = 2_048
     /// Largest message accepted on the actions and workers sockets; larger ones are dropped by

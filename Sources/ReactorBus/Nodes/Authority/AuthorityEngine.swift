@@ -54,7 +54,9 @@ package final class AuthorityEngine<R: Reactor> {
         self.heartbeatMilliseconds = max(1, configuration.heartbeatInterval.wholeMilliseconds)
         self.dispatcher = Dispatcher(
             deadAfterMilliseconds: heartbeatMilliseconds * UInt64(max(1, configuration.missedHeartbeats)),
-            jobTimeoutMilliseconds: max(1, configuration.jobTimeout.wholeMilliseconds)
+            jobTimeoutMilliseconds: max(1, configuration.jobTimeout.wholeMilliseconds),
+            maxWorkerCapacity: configuration.maxWorkerCapacity,
+            quarantineAfter: configuration.quarantineAfter
         )
         self.clients = ClientLedger(limits: configuration.clientLedger)
     }
@@ -182,9 +184,15 @@ package final class AuthorityEngine<R: Reactor> {
                 return
             }
             let known = dispatcher.knows(peer)
-            let assignments = dispatcher.register(peer, name: name, capacity: Int(clamping: capacity), kinds: kinds, now: now)
+            let trusted = dispatcher.trustedCapacity(announced: capacity)
+            let assignments = dispatcher.register(peer, name: name, capacity: trusted, kinds: kinds, now: now)
             metrics[.workersRegistered] += 1
-            logger.info("worker \(name) \(known ? "re-registered" : "registered"): capacity \(capacity), kinds \(kinds.isEmpty ? "all" : kinds.joined(separator: ","))")
+            if capacity > UInt64(trusted) {
+                metrics[.capacitiesClamped] += 1
+                logger.warning("worker \(name) (\(peer)) announced capacity \(capacity): trusted with \(trusted) (--max-worker-capacity)")
+            }
+            let standing = dispatcher.isQuarantined(peer) ? " (still quarantined)" : ""
+            logger.info("worker \(name) (\(peer)) \(known ? "re-registered" : "registered"): capacity \(trusted), kinds \(kinds.isEmpty ? "all" : kinds.joined(separator: ","))\(standing)")
             toWorker(peer, .welcome(heartbeatMilliseconds: heartbeatMilliseconds))
             for assignment in assignments { send(assignment) }
             return
@@ -247,7 +255,11 @@ package final class AuthorityEngine<R: Reactor> {
 
     /// Frees the worker's slot; whether the report is the owner's to make.
     private func report(_ job: JobID, by peer: PeerID, now: UInt64) -> Bool {
-        let (owned, assignments) = dispatcher.finished(job, by: peer, now: now)
+        let (owned, assignments, recovered) = dispatcher.finished(job, by: peer, now: now)
+        if recovered {
+            metrics[.workersRecovered] += 1
+            logger.notice("worker \(dispatcherName(peer)) (\(peer)) finished its probation job in time: capacity \(dispatcher.trustedCapacity(of: peer) ?? 0) again")
+        }
         for assignment in assignments { send(assignment) }
         if !owned { metrics[.foreignReports] += 1 }
         return owned
@@ -301,6 +313,16 @@ package final class AuthorityEngine<R: Reactor> {
         for peer in expiry.deadWorkers {
             metrics[.workersLost] += 1
             logger.warning("worker \(peer) missed \(configuration.missedHeartbeats) heartbeats: considered dead")
+        }
+        for peer in expiry.quarantined {
+            metrics[.workersQuarantined] += 1
+            let health = dispatcher.workers[peer]?.health
+            var until: UInt64 = now
+            if case .quarantined(let end)? = health?.state { until = end }
+            logger.warning("worker \(dispatcherName(peer)) (\(peer)) quarantined: \(health?.consecutiveTimeouts ?? 0) job timeout(s) in a row; its jobs go to other workers, none for it for \(until - now) ms, then one at a time on probation")
+        }
+        for peer in expiry.onProbation {
+            logger.notice("worker \(dispatcherName(peer)) (\(peer)) on probation: one job at a time until one ends in time")
         }
         if !expiry.requeued.isEmpty {
             metrics[.jobsRedispatched] += UInt64(expiry.requeued.count)
@@ -367,6 +389,7 @@ package final class AuthorityEngine<R: Reactor> {
         snapshot.queuedJobs = UInt64(dispatcher.queuedCount)
         snapshot.clients = UInt64(clients.clientCount)
         snapshot.forgottenClients = UInt64(clients.forgottenCount)
+        snapshot.quarantinedWorkers = UInt64(dispatcher.quarantinedCount)
         return snapshot
     }
 

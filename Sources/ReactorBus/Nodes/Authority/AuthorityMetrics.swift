@@ -34,6 +34,12 @@ public enum AuthorityCounter: String, CaseIterable, Sendable {
     case actionsConflict = "actions_conflict"
     /// Resends from a client whose dedup state was forgotten: refused with `unknown_client`.
     case actionsUnknownClient = "actions_unknown_client"
+    /// Quarantines of workers whose jobs kept timing out (a relapse after probation counts again).
+    case workersQuarantined = "workers_quarantined"
+    /// Quarantined workers that finished a probation job in time and got their capacity back.
+    case workersRecovered = "workers_recovered"
+    /// `ready` messages announcing more than `--max-worker-capacity`, trusted with that many.
+    case capacitiesClamped = "capacities_clamped"
 
     /// The counter's position in ``allCases`` (and in the metrics' storage), without hashing
     /// its name: the authority bumps counters for every message.
@@ -70,6 +76,9 @@ public enum AuthorityCounter: String, CaseIterable, Sendable {
         case .incompleteReports: 28
         case .actionsConflict: 29
         case .actionsUnknownClient: 30
+        case .workersQuarantined: 31
+        case .workersRecovered: 32
+        case .capacitiesClamped: 33
         }
     }
 }
@@ -91,6 +100,8 @@ public struct AuthorityMetrics: Sendable, Equatable {
     public var clients: UInt64 = 0
     /// Forgotten clients whose tombstone the ledger keeps.
     public var forgottenClients: UInt64 = 0
+    /// Workers in quarantine now.
+    public var quarantinedWorkers: UInt64 = 0
 
     /// Creates zeroed metrics.
     public init() {}
@@ -112,6 +123,7 @@ public struct AuthorityMetrics: Sendable, Equatable {
         result["queued_jobs"] = queuedJobs
         result["clients"] = clients
         result["clients_forgotten"] = forgottenClients
+        result["quarantined_workers"] = quarantinedWorkers
         return result
     }
 }
