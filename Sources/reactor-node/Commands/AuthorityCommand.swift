@@ -20,6 +20,7 @@ enum AuthorityCommand {
             .value("heartbeat", "SECONDS", help: "heartbeat interval with workers; 3 missed = dead", default: "1"),
             .value("job-timeout", "SECONDS", help: "give a job to another worker after this long", default: "60"),
             .value("max-in-flight", "N", help: "actions per client with unfinished effects before 'busy'", default: "10000"),
+            .value("feed-queue-bytes", "N", help: "bytes queued per feed subscriber before it loses messages (and resyncs)", default: "67108864"),
             CommonOptions.maxMessageBytes,
             CommonOptions.logLevel,
         ] + SecurityOptions.authority,
@@ -41,6 +42,7 @@ enum AuthorityCommand {
         configuration.heartbeatInterval = try CommonOptions.seconds(arguments, "heartbeat") ?? .seconds(1)
         configuration.jobTimeout = try CommonOptions.seconds(arguments, "job-timeout") ?? .seconds(60)
         configuration.maxInFlightPerClient = try CommonOptions.int(arguments, "max-in-flight", in: 1...10_000_000)
+        configuration.feedQueueBytes = try CommonOptions.int(arguments, "feed-queue-bytes", in: 4_096...(1 << 40))
         configuration.maxMessageBytes = Int64(try CommonOptions.int(arguments, "max-message-bytes", in: 1_024...(1 << 30)))
         if let directory = arguments.string("data") {
             let raw = try arguments.required("fsync")

@@ -81,6 +81,8 @@ public struct AuthorityMetrics: Sendable, Equatable {
     public var workers: UInt64 = 0
     /// Jobs waiting for a worker.
     public var queuedJobs: UInt64 = 0
+    /// The feed's high-water mark in messages per subscriber, as derived from its byte budget.
+    public var feedHighWaterMark: UInt64 = 0
 
     /// Creates zeroed metrics.
     public init() {}
@@ -100,6 +102,7 @@ public struct AuthorityMetrics: Sendable, Equatable {
         result["open_jobs"] = openJobs
         result["workers"] = workers
         result["queued_jobs"] = queuedJobs
+        result["feed_high_water_mark"] = feedHighWaterMark
         return result
     }
 }
