@@ -25,6 +25,7 @@ enum AuthorityCommand {
             .value("max-in-flight", "N", help: "actions per client with unfinished effects before 'busy'", default: "10000"),
             .value("max-clients", "N", help: "clients whose resends are deduplicated; past it the least recently seen are forgotten and their resends refused", default: "1000000"),
             .value("remembered-acks", "N", help: "acks kept per client, so a resend gets its original action_seq and is checked against its payload", default: "8"),
+            .value("feed-queue-bytes", "N", help: "bytes queued per feed subscriber before it loses messages (and resyncs)", default: "67108864"),
             CommonOptions.maxMessageBytes,
             CommonOptions.logLevel,
         ] + SecurityOptions.authority,
@@ -54,6 +55,7 @@ enum AuthorityCommand {
             maxClients: maxClients,
             maxForgottenClients: ClientLedgerLimits.forgottenClients(forMaxClients: maxClients)
         )
+        configuration.feedQueueBytes = try CommonOptions.int(arguments, "feed-queue-bytes", in: 4_096...(1 << 40))
         configuration.maxMessageBytes = Int64(try CommonOptions.int(arguments, "max-message-bytes", in: 1_024...(1 << 30)))
         if let directory = arguments.string("data") {
             let raw = try arguments.required("fsync")

@@ -32,8 +32,13 @@ public struct AuthorityConfiguration: Sendable {
     /// What the idempotent-retry ledger remembers: acks per client, clients, tombstones of
     /// forgotten clients (docs/PROTOCOL.md, "Idempotent retry").
     public var clientLedger = ClientLedgerLimits()
-    /// Messages queued per feed subscriber before the feed drops for that subscriber.
+    /// Messages queued per feed subscriber before the feed drops for that subscriber (at most;
+    /// ``feedQueueBytes`` makes it smaller for large messages).
     public var feedHighWaterMark: Int = 10_000
+    /// Bytes queued per feed subscriber before the feed drops for that subscriber. The authority
+    /// derives the feed's high-water mark in messages from it and the largest message published
+    /// so far (at least 2 messages), so one stalled subscriber costs at most this much memory.
+    public var feedQueueBytes: Int = 64 << 20
     /// An idle authority publishes a heartbeat with its version this often.
     public var idleFeedInterval: Duration = .seconds(1)
     /// Where and how to keep state across restarts; `nil` keeps it in memory only.

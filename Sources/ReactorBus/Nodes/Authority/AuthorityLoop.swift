@@ -26,6 +26,7 @@ final class AuthorityLoop<R: Reactor> {
     private let idleFeedMilliseconds: UInt64
     private var nextHeartbeat: UInt64 = 0
     private var nextTick: UInt64 = 0
+    private var trimmer = HeapTrimmer(interval: .seconds(2))
 
     /// The endpoints as bound (with real ports where `*` or `0` was asked for).
     let endpoints: AuthorityNode<R>.Endpoints
@@ -72,7 +73,7 @@ final class AuthorityLoop<R: Reactor> {
             try socket.set(.receiveHighWaterMark, 100_000)
             try socket.set(.sendHighWaterMark, 100_000)
         }
-        try feedSocket.set(.sendHighWaterMark, configuration.feedHighWaterMark)
+        feed = try FeedPublisher(socket: feedSocket, queueBytes: configuration.feedQueueBytes, maxHighWaterMark: configuration.feedHighWaterMark)
         try feedSocket.set(.maxMessageSize, 4_096)
         try actions.bind(configuration.actionsEndpoint)
         try workers.bind(configuration.workersEndpoint)
@@ -82,7 +83,6 @@ final class AuthorityLoop<R: Reactor> {
             workers: try workers.get(.lastEndpoint),
             feed: try feedSocket.get(.lastEndpoint)
         )
-        feed = FeedPublisher(socket: feedSocket)
     }
 
     /// Runs until the node thread is asked to stop; then flushes and closes everything.
@@ -160,6 +160,7 @@ final class AuthorityLoop<R: Reactor> {
             if heartbeat { nextHeartbeat = now + heartbeatMilliseconds }
             engine.tick(now: now, sendHeartbeats: heartbeat)
             nextTick = now + 100
+            trimmer.trimIfDue(now: now, largestMessage: feed.largestMessage)
         }
         try flush(now: now)
         publishMetrics(engine.currentMetrics())
@@ -209,5 +210,6 @@ final class AuthorityLoop<R: Reactor> {
         } else if now >= feed.lastPublished + idleFeedMilliseconds {
             try feed.publish(.heartbeat(version: sequencer.version, actionSeq: sequencer.actionSeq), now: now)
         }
+        engine.metrics.feedHighWaterMark = UInt64(feed.highWaterMark)
     }
 }

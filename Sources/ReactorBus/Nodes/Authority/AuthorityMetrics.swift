@@ -102,6 +102,8 @@ public struct AuthorityMetrics: Sendable, Equatable {
     public var forgottenClients: UInt64 = 0
     /// Workers in quarantine now.
     public var quarantinedWorkers: UInt64 = 0
+    /// The feed's high-water mark in messages per subscriber, as derived from its byte budget.
+    public var feedHighWaterMark: UInt64 = 0
 
     /// Creates zeroed metrics.
     public init() {}
@@ -124,6 +126,7 @@ public struct AuthorityMetrics: Sendable, Equatable {
         result["clients"] = clients
         result["clients_forgotten"] = forgottenClients
         result["quarantined_workers"] = quarantinedWorkers
+        result["feed_high_water_mark"] = feedHighWaterMark
         return result
     }
 }

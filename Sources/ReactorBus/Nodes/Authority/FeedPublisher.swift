@@ -7,17 +7,48 @@ import ReactorCore
 /// (the first subscription to a topic and the last unsubscription, by ZeroMQ's default).
 /// Sends never block: a subscriber that does not keep up loses messages at its high-water mark
 /// and catches up with the next snapshot or heartbeat.
+///
+/// Each subscriber's queue is bounded in bytes, not only in messages. libzmq counts its
+/// high-water mark in messages, so the publisher derives it from the byte budget and the
+/// largest message it has published so far: `queueBytes / (largest + overhead)`, capped by
+/// `maxHighWaterMark`, never below 2. Every queued message is at most that largest one, so a
+/// stalled subscriber's queue holds at most `queueBytes`. The mark only ever goes down, and it
+/// goes down before the larger message is sent; libzmq (4.2.3 and later) applies a changed
+/// `ZMQ_SNDHWM` to the pipes of subscribers already connected, not only to new ones. With a large
+/// state that mark is small, so a slow subscriber loses messages early; each snapshot holds the
+/// whole state and every message carries the version, so it resynchronises.
 final class FeedPublisher {
+    /// What libzmq holds per queued message besides its bytes: three `zmq_msg_t` (64 bytes each)
+    /// in the pipe and an allocation header per frame longer than 33 bytes.
+    static let messageOverhead = 256
+
     private let socket: ZMQSocket
     private let writer = HeaderWriter()
+    private let queueBytes: Int
+    private let maxHighWaterMark: Int
     private var prefixes: Set<[UInt8]> = []
     /// When something was last published (monotonic milliseconds).
     private(set) var lastPublished: UInt64 = 0
     /// The version of the last published snapshot.
     private(set) var lastSnapshotVersion: UInt64?
+    /// The largest message published so far, frames' bytes plus ``messageOverhead``.
+    private(set) var largestMessage = 0
+    /// The high-water mark currently set on the socket, in messages per subscriber.
+    private(set) var highWaterMark: Int
 
-    init(socket: ZMQSocket) {
+    /// Sets the initial high-water mark (`maxHighWaterMark`, or less if `queueBytes` holds fewer
+    /// messages of the smallest size); call before the socket binds.
+    init(socket: ZMQSocket, queueBytes: Int, maxHighWaterMark: Int) throws(ZMQError) {
         self.socket = socket
+        self.queueBytes = max(1, queueBytes)
+        self.maxHighWaterMark = max(2, maxHighWaterMark)
+        highWaterMark = Self.highWaterMark(queueBytes: self.queueBytes, messageBytes: Self.messageOverhead, cap: self.maxHighWaterMark)
+        try socket.set(.sendHighWaterMark, highWaterMark)
+    }
+
+    /// The most messages of `messageBytes` each that fit `queueBytes`, within `2...cap`.
+    static func highWaterMark(queueBytes: Int, messageBytes: Int, cap: Int) -> Int {
+        min(cap, max(2, queueBytes / max(1, messageBytes)))
     }
 
     /// Whether any subscriber's prefix matches `topic`.
@@ -35,9 +66,19 @@ final class FeedPublisher {
         }
     }
 
-    /// Publishes one message.
+    /// Publishes one message, first lowering the high-water mark if it is the largest yet.
     func publish(_ message: FeedMessage, now: UInt64) throws(ZMQError) {
-        _ = try socket.trySend(message.frames(writer))
+        let frames = message.frames(writer)
+        let size = frames.reduce(Self.messageOverhead) { $0 + $1.count }
+        if size > largestMessage {
+            largestMessage = size
+            let mark = Self.highWaterMark(queueBytes: queueBytes, messageBytes: size, cap: maxHighWaterMark)
+            if mark < highWaterMark {
+                try socket.set(.sendHighWaterMark, mark)
+                highWaterMark = mark
+            }
+        }
+        _ = try socket.trySend(frames)
         lastPublished = now
         if case .snapshot(let version, _, _) = message { lastSnapshotVersion = version }
     }
