@@ -1,3 +1,4 @@
+import MessagePack
 import ReactorCore
 
 /// What a client sends to the authority's actions socket.
@@ -35,6 +36,18 @@ public enum ClientMessage: Sendable, Equatable {
         default:
             throw ProtocolError(.unknownKind, "unknown kind '\(header.kind)' on the actions socket")
         }
+    }
+
+    /// The `client_seq` or `request_id` of a message that was refused, so that the error names
+    /// it: the first unsigned integer after the kind in the header, whatever the version or kind
+    /// (for `action` that is `client_seq`, for requests `request_id`). 0 when there is none, or
+    /// the header is not a MessagePack array.
+    public static func reference(in frames: [[UInt8]]) -> UInt64 {
+        guard let first = frames.first, case .array(let items)? = try? MessagePackValue(unpacking: first), items.count > 2 else { return 0 }
+        for item in items.dropFirst(2) {
+            if case .uint(let value) = item { return value }
+        }
+        return 0
     }
 
     /// The frames to send (without a routing id).

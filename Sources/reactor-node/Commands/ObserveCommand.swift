@@ -30,7 +30,7 @@ enum ObserveCommand {
         let logger = try CommonOptions.logger("observe", arguments)
         let json = arguments.flag("json")
         // Validate the app name even though snapshots are printed without decoding them.
-        return try await AppRegistry.visit(app, Runner(feed: feed, actions: actions, security: security, timeout: timeout, once: arguments.flag("once"), json: json, logger: logger))
+        return try await AppRegistry.visit(app, Runner(app: app, feed: feed, actions: actions, security: security, timeout: timeout, once: arguments.flag("once"), json: json, logger: logger))
     }
 
     /// One output line for a snapshot payload.
@@ -40,6 +40,7 @@ enum ObserveCommand {
     }
 
     struct Runner: AppVisitor {
+        let app: String
         let feed: String
         let actions: String
         let security: ClientSecurity?
@@ -57,14 +58,19 @@ enum ObserveCommand {
                 let client = try ActionClient<R>(configuration: configuration, logger: logger, context: context)
                 try client.start()
                 defer { client.close() }
+                let snapshot: (version: UInt64, actionSeq: UInt64, app: String, payload: [UInt8])
                 do {
-                    let snapshot = try await client.snapshotPayload()
-                    Output.line(ObserveCommand.line(version: snapshot.version, payload: snapshot.payload, json: json))
-                    return 0
+                    snapshot = try await client.snapshotPayload()
+                } catch .timedOut {
+                    throw CLIError.unavailable("observe: no snapshot from \(actions) within \(timeout): the authority did not answer; check that it runs and that --actions is its actions endpoint, or raise --timeout")
                 } catch {
-                    logger.error("no snapshot from \(actions) within \(timeout): \(error)")
-                    return 1
+                    throw CLIError.failed("observe: no snapshot from \(actions): \(error)")
                 }
+                guard snapshot.app == app else {
+                    throw CLIError.configuration("observe: the authority at \(actions) runs app '\(snapshot.app)', not '\(app)': use --app \(snapshot.app)")
+                }
+                Output.line(ObserveCommand.line(version: snapshot.version, payload: snapshot.payload, json: json))
+                return 0
             }
             var configuration = ObserverConfiguration(feedEndpoint: feed, actionsEndpoint: actions)
             configuration.security = security

@@ -177,20 +177,22 @@ import Testing
         let engine = makeEngine()
         engine.handleClient(try action(.countUp, seq: 1), now: 0)
         _ = engine.takeOutbox()
-        let cases: [([[UInt8]], ErrorCode)] = [
-            ([client, [0xc1]], .malformed),
-            ([client, Array("garbage".utf8)], .malformed),
-            ([client, MessagePackValue.array([.uint(7), .string("ping"), .uint(1)]).pack()], .unsupportedVersion),
-            ([client, MessagePackValue.array([.uint(1), .string("explode")]).pack()], .unknownKind),
-            ([client, MessagePackValue.array([.uint(1), .string("action"), .string("c"), .uint(5)]).pack()], .malformed),
-            ([client] + ClientMessage.action(clientID: "c", clientSeq: 9, payload: MessagePackValue.map([(.string("dance"), .map([]))]).pack()).frames(writer), .badAction),
-            ([client] + ClientMessage.action(clientID: "c", clientSeq: 10, payload: [0x92, 0x01]).frames(writer), .badAction),
+        // The ref names the refused message whenever its client_seq or request_id can be read.
+        let cases: [([[UInt8]], ErrorCode, UInt64)] = [
+            ([client, [0xc1]], .malformed, 0),
+            ([client, Array("garbage".utf8)], .malformed, 0),
+            ([client, MessagePackValue.array([.uint(7), .string("ping"), .uint(41)]).pack()], .unsupportedVersion, 41),
+            ([client, MessagePackValue.array([.uint(1), .string("explode")]).pack()], .unknownKind, 0),
+            ([client, MessagePackValue.array([.uint(1), .string("explode"), .uint(42)]).pack()], .unknownKind, 42),
+            ([client, MessagePackValue.array([.uint(1), .string("action"), .string("c"), .uint(5)]).pack()], .malformed, 5),
+            ([client] + ClientMessage.action(clientID: "c", clientSeq: 9, payload: MessagePackValue.map([(.string("dance"), .map([]))]).pack()).frames(writer), .badAction, 9),
+            ([client] + ClientMessage.action(clientID: "c", clientSeq: 10, payload: [0x92, 0x01]).frames(writer), .badAction, 10),
         ]
-        for (frames, code) in cases {
+        for (frames, code, ref) in cases {
             engine.handleClient(frames, now: 1)
             let answer = try replies(engine)
             #expect(answer.count == 1)
-            if case .error(_, let got, _) = answer.first { #expect(got == code) } else { Issue.record("expected an error for \(code)") }
+            if case .error(let gotRef, let got, _) = answer.first { #expect(got == code && gotRef == ref) } else { Issue.record("expected an error for \(code)") }
         }
         engine.handleClient([client], now: 1)
         #expect(try replies(engine).isEmpty)
@@ -199,7 +201,7 @@ import Testing
         #expect(engine.sequencer.actionSeq == 1)
         #expect(engine.metrics[.malformed] == 4)
         #expect(engine.metrics[.unsupportedVersion] == 1)
-        #expect(engine.metrics[.unknownKind] == 1)
+        #expect(engine.metrics[.unknownKind] == 2)
         #expect(engine.metrics[.badActions] == 2)
     }
 

@@ -75,7 +75,7 @@ package final class AuthorityEngine<R: Reactor> {
         } catch {
             count(error)
             logger.debug("refused client message: \(error)")
-            reply(envelope, .error(ref: 0, code: error.code, message: error.message))
+            reply(envelope, .error(ref: ClientMessage.reference(in: body), code: error.code, message: error.message))
             return
         }
         switch message {
