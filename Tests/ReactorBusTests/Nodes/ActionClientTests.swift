@@ -161,6 +161,23 @@ import Testing
         }
     }
 
+    @Test func aSecondBusyForAnActionAlreadyWaitingChangesNothing() async throws {
+        // Both copies of a resent action can be refused (one from the socket's queue after a
+        // reconnection, one resent); the second refusal must not fail the call.
+        let handler: FakeClientAuthority.Handler = { message, copy in
+            guard case .action(_, let seq, _) = message, copy == 1 else { return .answer }
+            return .reply([.error(ref: seq, code: .busy, message: "busy"), .error(ref: seq, code: .busy, message: "busy")])
+        }
+        try await FakeClientAuthority.with(handler: handler) { context, fake in
+            let client = try makeClient(fake, context)
+            defer { client.close() }
+            #expect(try await client.send(.countUp) == ActionAck(clientSeq: 1, actionSeq: 1, version: 101))
+            #expect(fake.recorded.actions.count == 2)
+            #expect(client.diagnostics.busyRefusals.load(ordering: .relaxed) == 1)
+            #expect(await FakeClientAuthority.eventually { client.diagnostics.lateAnswers.load(ordering: .relaxed) == 1 })
+        }
+    }
+
     @Test func busyPastTheGiveUpTimeFailsTheSendWithTheRefusal() async throws {
         let handler: FakeClientAuthority.Handler = { message, _ in
             guard case .action(_, let seq, _) = message else { return .answer }

@@ -172,6 +172,8 @@ final class ClientLoop {
     private var authorityStartID: UInt64 = 0
     /// The request id of the probe ping in flight, if any.
     private var probe: UInt64?
+    /// The request id of the ping sent on the last handshake.
+    private var connectionProbe: UInt64?
 
     /// Actions refused `busy`, in `client_seq` order, resent when `pausedUntil` has passed.
     private var busyQueue = Deque<UInt64>()
@@ -357,6 +359,7 @@ final class ClientLoop {
             logger.info("reconnected to \(configuration.actionsEndpoint); resent \(resent) unacknowledged action(s) with their client_seq")
         }
         try sendProbe()
+        connectionProbe = probe
     }
 
     private func connectionDown() {
@@ -448,7 +451,7 @@ final class ClientLoop {
             busyRound = 0
             pending.continuation.resume(returning: .success(ActionAck(clientSeq: clientSeq, actionSeq: actionSeq, version: version)))
         case .snapshot(let id, _, _, _, _), .pong(let id, _, _), .stats(let id, _):
-            if case .pong(_, _, let startID) = reply { try noteStart(startID) }
+            if case .pong(_, _, let startID) = reply { try noteStart(startID, resend: id != connectionProbe) }
             guard let pending = requests.removeValue(forKey: id) else {
                 lateAnswers += 1
                 return
@@ -462,8 +465,13 @@ final class ClientLoop {
             } else {
                 pending.continuation?.resume(returning: .failure(.badReply(ProtocolError(.unknownKind, "request \(id) was answered with the wrong kind of reply"))))
             }
-        case .error(let ref, .busy, let message) where actions[ref].map({ !$0.backingOff }) == true:
-            busy(ref, message: message)
+        case .error(let ref, .busy, let message) where actions[ref] != nil:
+            // A second copy's refusal (after a reconnection both copies may arrive) changes nothing.
+            if actions[ref]?.backingOff == true {
+                lateAnswers += 1
+            } else {
+                busy(ref, message: message)
+            }
         case .error(let ref, let code, let message):
             let refusal = ClientError.refused(code: code, message: message)
             if let pending = actions.removeValue(forKey: ref) {
@@ -478,11 +486,16 @@ final class ClientLoop {
         }
     }
 
-    /// A new start id means the authority restarted, and whatever it had not answered is lost.
-    private func noteStart(_ startID: UInt64) throws(ZMQError) {
+    /// A new start id means the authority restarted, and whatever it had not answered is lost;
+    /// `resend` is false for the ping sent on connecting, as the handshake already resent it all.
+    private func noteStart(_ startID: UInt64, resend: Bool) throws(ZMQError) {
         guard startID != 0 else { return }
         defer { authorityStartID = startID }
         guard authorityStartID != 0, startID != authorityStartID else { return }
+        guard resend else {
+            logger.info("the authority at \(configuration.actionsEndpoint) restarted (new start id)")
+            return
+        }
         let resent = try resendUnanswered()
         logger.info("the authority at \(configuration.actionsEndpoint) restarted; resent \(resent) unacknowledged action(s) with their client_seq")
     }
