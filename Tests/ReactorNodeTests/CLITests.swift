@@ -65,7 +65,7 @@ import Testing
                                                "--curve-secret-key", directory + "/server.key", "--allow-keys", directory + "/allow"])
         let endpoints = try await authority.endpoints()
         func send(_ keys: [String]) async throws -> NodeProcess {
-            let send = try NodeProcess(node: ["send", "--app", "counter", "--actions", endpoints.actions, "--timeout", "0.5", #"{"countUp":{}}"#] + keys, name: "send")
+            let send = try NodeProcess(node: ["send", "--app", "counter", "--actions", endpoints.actions, "--timeout", "0.5", "--connect-timeout", "2", #"{"countUp":{}}"#] + keys, name: "send")
             await send.waitForExit(timeout: .seconds(30))
             return send
         }

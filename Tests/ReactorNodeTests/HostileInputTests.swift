@@ -148,7 +148,8 @@ import Testing
         let cluster = try await ClusterProcesses(extra: ["--max-in-flight", "5"])
         try cluster.addWorker(["--effect-delay", "3", "--concurrency", "64"])
         try await cluster.waitForWorkers(1)
-        let flood = try await cluster.send([#"{"countUpAsync":{}}"#], repeat: 50, concurrency: 50, name: "flood")
+        // --busy-timeout 0: fail at the first busy instead of waiting for capacity.
+        let flood = try await cluster.send([#"{"countUpAsync":{}}"#], repeat: 50, concurrency: 50, name: "flood", extra: ["--busy-timeout", "0"])
         #expect(flood.status == 1)
         #expect(flood.process.diagnostics.contains("busy"))
         #expect(flood.summary?.contains(#""acked":5,"#) == true, "\(flood.summary ?? "")")

@@ -71,8 +71,10 @@ public enum AuthorityReply: Sendable, Equatable {
     case ack(clientSeq: UInt64, actionSeq: UInt64, version: UInt64)
     /// The state at `version`; the payload is the app's state.
     case snapshot(requestID: UInt64, version: UInt64, actionSeq: UInt64, app: String, payload: [UInt8])
-    /// The answer to a ping.
-    case pong(requestID: UInt64, version: UInt64)
+    /// The answer to a ping. `startID` is a random number the authority draws once per process
+    /// start, so a client can tell that the authority restarted (and lost what was in its socket
+    /// buffers); 0 from an authority that predates the field.
+    case pong(requestID: UInt64, version: UInt64, startID: UInt64)
     /// The authority's counters, a MessagePack map of name to unsigned integer.
     case stats(requestID: UInt64, counters: [String: UInt64])
     /// A refusal; `ref` is the client_seq or request_id it answers (0 when unknown).
@@ -92,8 +94,10 @@ public enum AuthorityReply: Sendable, Equatable {
             self = .snapshot(requestID: try header.uint(0, "request_id"), version: try header.uint(1, "version"),
                              actionSeq: try header.uint(2, "action_seq"), app: try header.string(3, "app"), payload: frames[1])
         case "pong":
-            try header.expect(fields: 2)
-            self = .pong(requestID: try header.uint(0, "request_id"), version: try header.uint(1, "version"))
+            // Two fields from authorities before `start_id`; later fields are extensions to ignore.
+            try header.expect(atLeast: 2)
+            let startID = header.fieldCount >= 3 ? try header.uint(2, "start_id") : 0
+            self = .pong(requestID: try header.uint(0, "request_id"), version: try header.uint(1, "version"), startID: startID)
         case "stats":
             try header.expect(fields: 2)
             guard case .map(let entries) = try header.value(1, "counters") else { throw .malformed("stats.counters must be a map") }
@@ -124,8 +128,8 @@ public enum AuthorityReply: Sendable, Equatable {
             [writer.header("ack", { $0.packUInt(clientSeq); $0.packUInt(actionSeq); $0.packUInt(version) }, count: 3)]
         case .snapshot(let id, let version, let actionSeq, let app, let payload):
             [writer.header("snapshot", { $0.packUInt(id); $0.packUInt(version); $0.packUInt(actionSeq); $0.packString(app) }, count: 4), payload]
-        case .pong(let id, let version):
-            [writer.header("pong", { $0.packUInt(id); $0.packUInt(version) }, count: 2)]
+        case .pong(let id, let version, let startID):
+            [writer.header("pong", { $0.packUInt(id); $0.packUInt(version); $0.packUInt(startID) }, count: 3)]
         case .stats(let id, let counters):
             [writer.header("stats", { writer in
                 writer.packUInt(id)

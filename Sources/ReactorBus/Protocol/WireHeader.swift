@@ -45,6 +45,17 @@ struct WireHeader {
         }
     }
 
+    /// Requires at least `count` fields; for kinds that later protocol revisions extend with
+    /// trailing fields, which an older reader ignores.
+    func expect(atLeast count: Int) throws(ProtocolError) {
+        guard fields.count >= count else {
+            throw .malformed("\(kind) header needs at least \(count) field\(count == 1 ? "" : "s") after version and kind, got \(fields.count)")
+        }
+    }
+
+    /// The number of fields after version and kind.
+    var fieldCount: Int { fields.count }
+
     func uint(_ index: Int, _ name: String) throws(ProtocolError) -> UInt64 {
         guard index < fields.count, case .uint(let value) = fields[index] else {
             throw .malformed("\(kind).\(name) must be an unsigned integer")

@@ -54,6 +54,8 @@ enum ObserveCommand {
             defer { context.terminate(timeout: .seconds(2)) }
             if once {
                 var configuration = ActionClientConfiguration(actionsEndpoint: actions, timeout: timeout, retries: 0, window: 1)
+                // --timeout bounds the whole fetch, whether the authority is silent or absent.
+                configuration.connectTimeout = timeout
                 configuration.security = security
                 let client = try ActionClient<R>(configuration: configuration, logger: logger, context: context)
                 try client.start()

@@ -16,7 +16,9 @@ enum SendCommand {
             .value("actions", "EP", help: "the authority's actions endpoint", default: "tcp://127.0.0.1:7001"),
             .value("repeat", "N", help: "send the list of actions N times", default: "1"),
             .value("concurrency", "C", help: "actions in flight at once (unacked)", default: "64"),
-            .value("timeout", "SECONDS", help: "per attempt; an unacked action is resent (idempotently) 3 times", default: "5"),
+            .value("timeout", "SECONDS", help: "per attempt over a live connection; an unacked action is resent (idempotently) 3 times", default: "5"),
+            .value("connect-timeout", "SECONDS", help: "give up (exit 69) when the authority cannot be reached for this long", default: "10"),
+            .value("busy-timeout", "SECONDS", help: "how long one action may be refused 'busy' (resent after jittered backoff) before it fails; 0: fail at once", default: "60"),
             .value("client-id", "ID", help: "the idempotency identity (default: a random UUID)"),
             CommonOptions.logLevel,
         ] + SecurityOptions.peer,
@@ -24,6 +26,9 @@ enum SendCommand {
         discussion: """
         Example: reactor-node send --app counter --repeat 5000 '{"countUp":{}}' '{"countUpAsync":{}}'
         Progress goes to stderr once a second; one JSON summary line goes to stdout.
+        An authority that answers 'busy' slows send down (jittered backoff, same client_seq) instead
+        of failing actions; unacknowledged actions are resent when a restarted authority is back.
+        Exits 69 when the authority cannot be reached within --connect-timeout.
         """
     )
 
@@ -43,11 +48,22 @@ enum SendCommand {
             timeout: try CommonOptions.seconds(arguments, "timeout") ?? .seconds(5),
             window: try CommonOptions.int(arguments, "concurrency", in: 1...ActionClientConfiguration.maximumWindow)
         )
+        configuration.connectTimeout = try CommonOptions.seconds(arguments, "connect-timeout") ?? .seconds(10)
+        configuration.busyBackoff.giveUpAfter = try busyTimeout(arguments)
         if let id = arguments.string("client-id") { configuration.clientID = id }
         configuration.security = try SecurityOptions.peer(arguments)
         let plan = Plan(payloads: payloads, repeats: try CommonOptions.int(arguments, "repeat", in: 1...100_000_000), concurrency: configuration.window)
         let logger = try CommonOptions.logger("send", arguments)
         return try await AppRegistry.visit(app, Runner(configuration: configuration, plan: plan, arguments: arguments.positionals, logger: logger))
+    }
+
+    /// `--busy-timeout`: like other durations, but zero is allowed (fail at the first `busy`).
+    static func busyTimeout(_ arguments: ParsedArguments) throws(CLIError) -> Duration {
+        guard let raw = arguments.string("busy-timeout") else { return .seconds(60) }
+        guard let value = Double(raw), value >= 0, value.isFinite, value <= 86_400 else {
+            throw .usage("send: '--busy-timeout \(raw)' must be a number of seconds, 0 or more")
+        }
+        return .milliseconds(Int64(value * 1_000))
     }
 
     struct Plan: Sendable {
@@ -60,9 +76,17 @@ enum SendCommand {
     /// Counts shared by the sending tasks and the progress printer.
     final class Tally: Sendable {
         private let state = Mutex<(acked: Int, failed: Int, lastVersion: UInt64, firstError: String?)>((0, 0, 0, nil))
+        private let unreachable = Mutex<ClientError?>(nil)
 
         func ack(_ version: UInt64) { state.withLock { $0.acked += 1; $0.lastVersion = max($0.lastVersion, version) } }
         func fail(_ error: String) { state.withLock { $0.failed += 1; if $0.firstError == nil { $0.firstError = error } } }
+        /// Records a failure; an unreachable authority also stops every lane (see ``gaveUp``).
+        func fail(_ error: ClientError) {
+            if case .unreachable = error { unreachable.withLock { $0 = $0 ?? error } }
+            fail(String(describing: error))
+        }
+        /// The error that made send give up: the authority could not be reached.
+        var gaveUp: ClientError? { unreachable.withLock { $0 } }
         var current: (acked: Int, failed: Int, lastVersion: UInt64, firstError: String?) { state.withLock { $0 } }
     }
 
@@ -99,12 +123,12 @@ enum SendCommand {
                 for lane in 0..<min(plan.concurrency, total) {
                     group.addTask {
                         var index = lane
-                        while index < total {
-                            do {
+                        while index < total, tally.gaveUp == nil {
+                            do throws(ClientError) {
                                 let ack = try await client.send(encoded: plan.payloads[index % plan.payloads.count])
                                 tally.ack(ack.version)
                             } catch {
-                                tally.fail(String(describing: error))
+                                tally.fail(error)
                             }
                             index += plan.concurrency
                         }
@@ -119,6 +143,11 @@ enum SendCommand {
             let seconds = (ContinuousClock.now - started) / .seconds(1)
             let rate = seconds > 0 ? Double(result.acked) / seconds : 0
             Output.line(#"{"sent":\#(total),"acked":\#(result.acked),"failed":\#(result.failed),"last_version":\#(result.lastVersion),"seconds":\#(String(format: "%.3f", seconds)),"per_second":\#(Int(rate))}"#)
+            if let unreachable = tally.gaveUp {
+                let unsent = total - result.acked - result.failed
+                throw CLIError.unavailable("send: \(unreachable); \(result.acked) acked, \(result.failed) failed, \(unsent) not sent. "
+                    + "Start the authority (reactor-node authority --actions ...) or pass the right --actions, or raise --connect-timeout")
+            }
             if let error = result.firstError {
                 logger.error("\(result.failed) action(s) not acked; first error: \(error)")
                 return 1

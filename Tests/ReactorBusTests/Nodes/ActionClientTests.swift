@@ -10,10 +10,20 @@ import Testing
 @Suite struct ActionClientTests {
     private func makeClient(
         _ fake: FakeClientAuthority, _ context: ZMQContext, clientID: String? = nil,
-        timeout: Duration = .seconds(5), retries: Int = 3, window: Int = 1_000
+        timeout: Duration = .seconds(5), retries: Int = 3, window: Int = 1_000,
+        configure: (inout ActionClientConfiguration) -> Void = { _ in }
     ) throws -> ActionClient<Counter> {
-        var configuration = ActionClientConfiguration(actionsEndpoint: fake.actionsEndpoint, timeout: timeout, retries: retries, window: window)
+        try makeClient(endpoint: fake.actionsEndpoint, context, clientID: clientID, timeout: timeout, retries: retries, window: window, configure: configure)
+    }
+
+    private func makeClient(
+        endpoint: String, _ context: ZMQContext, clientID: String? = nil,
+        timeout: Duration = .seconds(5), retries: Int = 3, window: Int = 1_000,
+        configure: (inout ActionClientConfiguration) -> Void = { _ in }
+    ) throws -> ActionClient<Counter> {
+        var configuration = ActionClientConfiguration(actionsEndpoint: endpoint, timeout: timeout, retries: retries, window: window)
         if let clientID { configuration.clientID = clientID }
+        configure(&configuration)
         let client = try ActionClient<Counter>(configuration: configuration, logger: quietLogger, context: context)
         try client.start()
         return client
@@ -85,7 +95,7 @@ import Testing
     @Test func anErrorReplyFailsTheSendWithTheRefusal() async throws {
         let handler: FakeClientAuthority.Handler = { message, _ in
             guard case .action(_, let seq, _) = message else { return .answer }
-            return .reply([.error(ref: seq, code: .busy, message: "too many actions in flight")])
+            return .reply([.error(ref: seq, code: .badAction, message: "not a counter action")])
         }
         try await FakeClientAuthority.with(handler: handler) { context, fake in
             let client = try makeClient(fake, context)
@@ -94,12 +104,216 @@ import Testing
                 _ = try await client.send(.countUp)
                 Issue.record("expected a refusal")
             } catch {
-                #expect(error == .refused(code: .busy, message: "too many actions in flight"))
-                #expect(error.description.contains("busy"))
-                #expect(error.description.contains("retry later"))
+                #expect(error == .refused(code: .badAction, message: "not a counter action"))
+                #expect(error.description.contains("bad_action"))
             }
             #expect(fake.recorded.actions.count == 1, "a refusal is not retried")
         }
+    }
+
+    @Test func busyIsWaitedOutWithGrowingPausesAndResentWithTheSameSequenceNumber() async throws {
+        // Refused three times, accepted at the fourth copy.
+        let handler: FakeClientAuthority.Handler = { message, copy in
+            guard case .action(_, let seq, _) = message, copy <= 3 else { return .answer }
+            return .reply([.error(ref: seq, code: .busy, message: "too many actions in flight")])
+        }
+        try await FakeClientAuthority.with(handler: handler) { context, fake in
+            let client = try makeClient(fake, context, clientID: "patient") {
+                $0.busyBackoff = BusyBackoff(initial: .milliseconds(40), maximum: .milliseconds(80), giveUpAfter: .seconds(30))
+            }
+            defer { client.close() }
+            let started = ContinuousClock.now
+            let ack = try await client.send(.countUp)
+            let waited = ContinuousClock.now - started
+            #expect(ack == ActionAck(clientSeq: 1, actionSeq: 1, version: 101))
+            let actions = fake.recorded.actions
+            #expect(actions.count == 4)
+            #expect(actions.allSatisfy { $0.clientID == "patient" && $0.clientSeq == 1 })
+            #expect(fake.recorded.acksSent == [1: 1])
+            #expect(client.diagnostics.busyRefusals.load(ordering: .relaxed) == 3)
+            #expect(client.diagnostics.actionSends.load(ordering: .relaxed) == 4)
+            // Pauses of at least half of 40, 80 and 80 ms (jitter), at most the full values plus slack.
+            #expect(waited >= .milliseconds(100), "waited \(waited)")
+            #expect(waited < .seconds(5), "waited \(waited)")
+            #expect(try await client.send(.countUp).clientSeq == 2)
+        }
+    }
+
+    @Test func manyBusyActionsAreEachAcceptedExactlyOnce() async throws {
+        // Every action is refused once, as an authority at its limit would.
+        let handler: FakeClientAuthority.Handler = { message, copy in
+            guard case .action(_, let seq, _) = message, copy == 1 else { return .answer }
+            return .reply([.error(ref: seq, code: .busy, message: "busy")])
+        }
+        try await FakeClientAuthority.with(handler: handler) { context, fake in
+            let client = try makeClient(fake, context, window: 8)
+            defer { client.close() }
+            let acks = try await withThrowingTaskGroup(of: ActionAck.self) { group in
+                for _ in 0..<50 { group.addTask { try await client.send(.countUpAsync) } }
+                return try await group.reduce(into: [ActionAck]()) { $0.append($1) }
+            }
+            #expect(acks.count == 50)
+            #expect(Set(acks.map(\.clientSeq)) == Set(1...50))
+            #expect(Set(acks.map(\.actionSeq)) == Set(1...50))
+            #expect(fake.recorded.actions.count == 100)
+            #expect(fake.recorded.acksSent.count == 50 && fake.recorded.acksSent.values.allSatisfy { $0 == 1 })
+            #expect(client.diagnostics.busyRefusals.load(ordering: .relaxed) == 50)
+        }
+    }
+
+    @Test func aSecondBusyForAnActionAlreadyWaitingChangesNothing() async throws {
+        // Both copies of a resent action can be refused (one from the socket's queue after a
+        // reconnection, one resent); the second refusal must not fail the call.
+        let handler: FakeClientAuthority.Handler = { message, copy in
+            guard case .action(_, let seq, _) = message, copy == 1 else { return .answer }
+            return .reply([.error(ref: seq, code: .busy, message: "busy"), .error(ref: seq, code: .busy, message: "busy")])
+        }
+        try await FakeClientAuthority.with(handler: handler) { context, fake in
+            let client = try makeClient(fake, context)
+            defer { client.close() }
+            #expect(try await client.send(.countUp) == ActionAck(clientSeq: 1, actionSeq: 1, version: 101))
+            #expect(fake.recorded.actions.count == 2)
+            #expect(client.diagnostics.busyRefusals.load(ordering: .relaxed) == 1)
+            #expect(await FakeClientAuthority.eventually { client.diagnostics.lateAnswers.load(ordering: .relaxed) == 1 })
+        }
+    }
+
+    @Test func busyPastTheGiveUpTimeFailsTheSendWithTheRefusal() async throws {
+        let handler: FakeClientAuthority.Handler = { message, _ in
+            guard case .action(_, let seq, _) = message else { return .answer }
+            return .reply([.error(ref: seq, code: .busy, message: "too many actions in flight")])
+        }
+        try await FakeClientAuthority.with(handler: handler) { context, fake in
+            let atOnce = try makeClient(fake, context, clientID: "impatient") { $0.busyBackoff.giveUpAfter = .zero }
+            defer { atOnce.close() }
+            await #expect(throws: ClientError.refused(code: .busy, message: "too many actions in flight")) {
+                try await atOnce.send(.countUp)
+            }
+            #expect(fake.recorded.actions.filter { $0.clientID == "impatient" }.count == 1, "give-up time zero: no resend")
+
+            let bounded = try makeClient(fake, context, clientID: "bounded") {
+                $0.busyBackoff = BusyBackoff(initial: .milliseconds(10), maximum: .milliseconds(20), giveUpAfter: .milliseconds(200))
+            }
+            defer { bounded.close() }
+            let started = ContinuousClock.now
+            do throws(ClientError) {
+                _ = try await bounded.send(.countUp)
+                Issue.record("expected busy")
+            } catch {
+                #expect(error == .refused(code: .busy, message: "too many actions in flight"))
+                #expect(error.description.contains("give-up time"))
+            }
+            let waited = ContinuousClock.now - started
+            #expect(waited >= .milliseconds(200) && waited < .seconds(5), "waited \(waited)")
+            #expect(fake.recorded.actions.filter { $0.clientID == "bounded" }.count >= 10, "resent at 5–20 ms pauses for 200 ms")
+        }
+    }
+
+    @Test func anUnreachableAuthorityFailsEveryCallWithinTheConnectTimeout() async throws {
+        let context = try ZMQContext()
+        let endpoint = try Self.unusedEndpoint(context)
+        let client = try makeClient(endpoint: endpoint, context) { $0.connectTimeout = .milliseconds(400) }
+        let started = ContinuousClock.now
+        let results = await withTaskGroup(of: ClientError?.self) { group in
+            for _ in 0..<5 {
+                group.addTask {
+                    do throws(ClientError) { _ = try await client.send(.countUp); return nil } catch { return error }
+                }
+            }
+            group.addTask {
+                do throws(ClientError) { _ = try await client.ping(); return nil } catch { return error }
+            }
+            return await group.reduce(into: [ClientError?]()) { $0.append($1) }
+        }
+        let waited = ContinuousClock.now - started
+        let expected = ClientError.unreachable(endpoint: endpoint, waited: .milliseconds(400))
+        #expect(results == Array(repeating: expected, count: 6))
+        #expect(waited >= .milliseconds(400) && waited < .milliseconds(400) + .seconds(2), "waited \(waited)")
+        #expect(expected.description.contains(endpoint) && expected.description.contains("0.4 s"))
+        #expect(client.diagnostics.actionSends.load(ordering: .relaxed) == 0, "nothing is sent without a connection")
+        client.close()
+        await client.wait()
+        #expect(context.terminate(timeout: promptly))
+    }
+
+    @Test func unacknowledgedActionsAreResentAtOnceWhenTheAuthorityComesBack() async throws {
+        let context = try ZMQContext()
+        // The first authority takes the actions and dies before answering.
+        let first = try await FakeClientAuthority.start(context: context, handler: { _, _ in .ignore })
+        let client = try makeClient(endpoint: first.actionsEndpoint, context, clientID: "survivor", timeout: .seconds(60))
+        let sending = Task {
+            try await withThrowingTaskGroup(of: ActionAck.self) { group in
+                for _ in 0..<3 { group.addTask { try await client.send(.countUp) } }
+                return try await group.reduce(into: [ActionAck]()) { $0.append($1) }.sorted { $0.clientSeq < $1.clientSeq }
+            }
+        }
+        #expect(await first.eventually { $0.actions.count == 3 })
+        await first.stop()
+        let second = try await Self.restart(at: first.actionsEndpoint, context)
+        let restarted = ContinuousClock.now
+        let acks = try await sending.value
+        let stall = ContinuousClock.now - restarted
+        #expect(acks.map(\.clientSeq) == [1, 2, 3])
+        #expect(stall < .seconds(1), "an attempt timeout is 60 s; the resend came after \(stall)")
+        let resent = second.recorded.actions
+        #expect(resent.map(\.clientSeq).sorted() == [1, 2, 3])
+        #expect(resent.allSatisfy { $0.clientID == "survivor" })
+        #expect(second.recorded.acksSent == [1: 1, 2: 1, 3: 1])
+        #expect(client.diagnostics.connections.load(ordering: .relaxed) == 2)
+        #expect(client.diagnostics.reconnectResends.load(ordering: .relaxed) == 3)
+        client.close()
+        await client.wait()
+        await second.stop()
+        #expect(context.terminate(timeout: promptly))
+    }
+
+    @Test func aNewStartIDInAPongResendsUnacknowledgedActions() async throws {
+        // The same connection, but the pongs after the first report another start id, as a
+        // restarted authority behind a proxy would; the first copy of the action is lost.
+        let pings = Atomic<Int>(0)
+        let handler: FakeClientAuthority.Handler = { message, copy in
+            switch message {
+            case .ping(let id):
+                let count = pings.add(1, ordering: .relaxed).newValue
+                return .reply([.pong(requestID: id, version: 0, startID: count == 1 ? 7 : 8)])
+            case .action where copy == 1: return .ignore
+            default: return .answer
+            }
+        }
+        try await FakeClientAuthority.with(handler: handler) { context, fake in
+            let client = try makeClient(fake, context, clientID: "watcher", timeout: .seconds(60))
+            defer { client.close() }
+            #expect(await FakeClientAuthority.eventually { client.diagnostics.connections.load(ordering: .relaxed) == 1 })
+            #expect(await fake.eventually { $0.received.count == 1 }, "the ping on connecting")
+            let started = ContinuousClock.now
+            let ack = try await client.send(.countUp)
+            #expect(ack.clientSeq == 1)
+            #expect(ContinuousClock.now - started < .seconds(5), "resent after the probe, not after the 60 s timeout")
+            #expect(fake.recorded.actions.map(\.clientSeq) == [1, 1])
+            #expect(fake.recorded.acksSent == [1: 1])
+        }
+    }
+
+    /// Starts a fake where a stopped one listened; ZeroMQ closes the old listener in the
+    /// background, so the bind is retried until the port is free (bounded by ``promptly``).
+    private static func restart(at endpoint: String, _ context: ZMQContext) async throws -> FakeClientAuthority {
+        let deadline = ContinuousClock.now + promptly
+        while true {
+            do {
+                return try await FakeClientAuthority.start(context: context, actions: endpoint)
+            } catch let error as ZMQError where error.code == EADDRINUSE && ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(10))
+            }
+        }
+    }
+
+    /// A loopback endpoint nobody listens on: bound once for a free port, then closed.
+    private static func unusedEndpoint(_ context: ZMQContext) throws -> String {
+        let socket = try ZMQSocket(context: context, type: .router)
+        defer { socket.close() }
+        try socket.set(.linger, 0)
+        try socket.bind("tcp://127.0.0.1:*")
+        return try socket.get(.lastEndpoint)
     }
 
     @Test func aFullWindowHoldsTheNextActionUntilAnAckFreesASlot() async throws {
@@ -163,7 +377,8 @@ import Testing
                 case .action: nil
                 }
             }
-            #expect(requests.count == 4 && Set(requests).count == 4, "every request has its own id")
+            // Four calls plus the ping the client sends on connecting, to learn the start id.
+            #expect(requests.count == 5 && Set(requests).count == 5, "every request has its own id")
         }
     }
 

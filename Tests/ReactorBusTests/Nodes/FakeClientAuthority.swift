@@ -74,14 +74,16 @@ final class FakeClientAuthority: Sendable {
         self.shared = shared
     }
 
-    /// Binds both sockets and starts the loop.
-    static func start(context: ZMQContext, handler: @escaping Handler = { _, _ in .answer }) async throws -> FakeClientAuthority {
+    /// Binds both sockets and starts the loop; `actions` picks the actions endpoint (to restart
+    /// a fake where a stopped one listened), by default an ephemeral port.
+    static func start(context: ZMQContext, actions: String = "tcp://127.0.0.1:*",
+                      handler: @escaping Handler = { _, _ in .answer }) async throws -> FakeClientAuthority {
         let thread = try NodeThread(name: "fake authority")
         let commands = try Mailbox<Command>()
         let shared = Shared()
         let endpoints = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<(String, String), any Error>) in
             thread.start {
-                Loop.run(context: context, thread: thread, commands: commands, shared: shared, handler: handler, ready: { continuation.resume(with: $0) })
+                Loop.run(context: context, actions: actions, thread: thread, commands: commands, shared: shared, handler: handler, ready: { continuation.resume(with: $0) })
             }
         }
         return FakeClientAuthority(actionsEndpoint: endpoints.0, feedEndpoint: endpoints.1, thread: thread, commands: commands, shared: shared)
@@ -92,6 +94,9 @@ final class FakeClientAuthority: Sendable {
         thread.stop()
         await thread.wait()
     }
+
+    /// The start id this fake sends in `pong`.
+    var startID: UInt64 { shared.startID }
 
     /// A copy of everything recorded so far.
     var recorded: Record { shared.record.withLock { $0 } }
@@ -166,10 +171,12 @@ final class FakeClientAuthority: Sendable {
     private final class Shared: Sendable {
         let record = Mutex(Record())
         let answers = Mutex(Answers())
+        /// Like the authority's: drawn once per start, sent in every `pong`.
+        let startID = UInt64.random(in: 1 ... .max)
     }
 
     private enum Loop {
-        static func run(context: ZMQContext, thread: NodeThread, commands: Mailbox<Command>, shared: Shared,
+        static func run(context: ZMQContext, actions: String, thread: NodeThread, commands: Mailbox<Command>, shared: Shared,
                         handler: Handler, ready: (Result<(String, String), any Error>) -> Void) {
             let router: ZMQSocket
             let pub: ZMQSocket
@@ -179,7 +186,7 @@ final class FakeClientAuthority: Sendable {
                 pub = try ZMQSocket(context: context, type: .xpub)
                 try router.set(.linger, 0)
                 try pub.set(.linger, 0)
-                try router.bind("tcp://127.0.0.1:*")
+                try router.bind(actions)
                 try pub.bind("tcp://127.0.0.1:*")
                 try poller.register(router)
                 try poller.register(pub)
@@ -236,7 +243,7 @@ final class FakeClientAuthority: Sendable {
                     let snapshot = shared.answers.withLock { $0.snapshot }
                     return .snapshot(requestID: id, version: snapshot.version, actionSeq: snapshot.actionSeq, app: "counter", payload: snapshot.payload)
                 case .ping(let id):
-                    return .pong(requestID: id, version: shared.answers.withLock { $0.snapshot.version })
+                    return .pong(requestID: id, version: shared.answers.withLock { $0.snapshot.version }, startID: shared.startID)
                 case .stats(let id):
                     return .stats(requestID: id, counters: shared.answers.withLock { $0.counters })
                 }

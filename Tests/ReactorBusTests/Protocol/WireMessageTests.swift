@@ -27,13 +27,22 @@ import Testing
         let replies: [AuthorityReply] = [
             .ack(clientSeq: 1, actionSeq: 2, version: 3),
             .snapshot(requestID: 4, version: 5, actionSeq: 6, app: "counter", payload: [0x80]),
-            .pong(requestID: 1, version: 99),
+            .pong(requestID: 1, version: 99, startID: 0xDEAD_BEEF_0BAD_F00D),
             .stats(requestID: 2, counters: ["accepted": 10, "malformed": 1]),
             .error(ref: 5, code: .busy, message: "too many"),
         ]
         for reply in replies {
             #expect(try AuthorityReply(frames: reply.frames(writer)) == reply)
         }
+    }
+
+    @Test func aPongWithoutStartIDFromAnOlderAuthorityDecodesWithZero() throws {
+        let old = writer.header("pong", { $0.packUInt(3); $0.packUInt(99) }, count: 2)
+        #expect(try AuthorityReply(frames: [old]) == .pong(requestID: 3, version: 99, startID: 0))
+        let extended = writer.header("pong", { $0.packUInt(3); $0.packUInt(99); $0.packUInt(5); $0.packString("later") }, count: 4)
+        #expect(try AuthorityReply(frames: [extended]) == .pong(requestID: 3, version: 99, startID: 5))
+        let short = writer.header("pong", { $0.packUInt(3) }, count: 1)
+        #expect(throws: ProtocolError.self) { try AuthorityReply(frames: [short]) }
     }
 
     @Test func workerMessagesRoundTrip() throws {

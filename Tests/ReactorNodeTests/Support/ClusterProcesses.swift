@@ -35,8 +35,8 @@ final class ClusterProcesses {
     }
 
     /// `reactor-node send` as a child process; returns its exit status.
-    func send(_ actions: [String], repeat count: Int, concurrency: Int = 32, name: String = "send") async throws -> (status: Int32?, summary: String?, process: NodeProcess) {
-        let process = try NodeProcess(node: ["send", "--app", app, "--actions", endpoints.actions, "--repeat", String(count), "--concurrency", String(concurrency)] + actions, name: name)
+    func send(_ actions: [String], repeat count: Int, concurrency: Int = 32, name: String = "send", extra: [String] = []) async throws -> (status: Int32?, summary: String?, process: NodeProcess) {
+        let process = try NodeProcess(node: ["send", "--app", app, "--actions", endpoints.actions, "--repeat", String(count), "--concurrency", String(concurrency)] + extra + actions, name: name)
         let status = await process.waitForExit(timeout: .seconds(120))
         return (status, process.output.last, process)
     }

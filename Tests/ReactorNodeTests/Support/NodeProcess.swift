@@ -23,6 +23,12 @@ final class NodeProcess {
         }
 
         var lines: [String] { state.withLock { $0.lines } }
+
+        private let ended = Atomic<Bool>(false)
+        /// Marks the end of stdout (the pipe reached end of file).
+        func end() { ended.store(true, ordering: .releasing) }
+        /// Whether every line the child wrote has been collected.
+        var isEnded: Bool { ended.load(ordering: .acquiring) }
     }
 
     private let process = Process()
@@ -65,6 +71,7 @@ final class NodeProcess {
             let data = handle.availableData
             guard !data.isEmpty else {
                 handle.readabilityHandler = nil
+                collector.end()
                 return
             }
             collector.append(data)
@@ -124,6 +131,12 @@ final class NodeProcess {
             return nil
         }
         process.waitUntilExit()
+        // The reader thread may still hold the last lines (a summary printed just before exit):
+        // wait, bounded, for the end of stdout so that `output` is complete.
+        let drained = ContinuousClock.now + .seconds(5)
+        while !collector.isEnded && ContinuousClock.now < drained {
+            try? await Task.sleep(for: .milliseconds(5))
+        }
         return process.terminationStatus
     }
 

@@ -9,8 +9,9 @@ struct WireProbe {
     func stats() async throws -> [String: UInt64] {
         let context = try ZMQContext()
         defer { context.terminate(timeout: .seconds(2)) }
-        let client = try ActionClient<Counter>(configuration: ActionClientConfiguration(actionsEndpoint: actions, timeout: .seconds(2), retries: 1),
-                                               logger: Logger(label: "probe", sink: .discard), context: context)
+        var configuration = ActionClientConfiguration(actionsEndpoint: actions, timeout: .seconds(2), retries: 1)
+        configuration.connectTimeout = .seconds(4)
+        let client = try ActionClient<Counter>(configuration: configuration, logger: Logger(label: "probe", sink: .discard), context: context)
         try client.start()
         defer { client.close() }
         return try await client.stats()

@@ -45,6 +45,8 @@ package final class AuthorityEngine<R: Reactor> {
     private let decoder = MessagePackDecoder()
     private let writer = HeaderWriter()
     private let heartbeatMilliseconds: UInt64
+    /// Drawn once per process start and sent in every `pong`, so clients notice a restart.
+    package let startID = UInt64.random(in: 1 ... .max)
 
     package init(reactor: R, configuration: AuthorityConfiguration, logger: Logger, journaling: Bool) {
         self.configuration = configuration
@@ -87,7 +89,7 @@ package final class AuthorityEngine<R: Reactor> {
                 reply(envelope, .snapshot(requestID: id, version: sequencer.version, actionSeq: sequencer.actionSeq, app: configuration.appName, payload: state))
             }
         case .ping(let id):
-            reply(envelope, .pong(requestID: id, version: sequencer.version))
+            reply(envelope, .pong(requestID: id, version: sequencer.version, startID: startID))
         case .stats(let id):
             reply(envelope, .stats(requestID: id, counters: currentMetrics().dictionary))
         }

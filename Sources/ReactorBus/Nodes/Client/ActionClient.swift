@@ -14,9 +14,16 @@ import Synchronization
 /// - At most ``ActionClientConfiguration/window`` actions are on the wire unanswered; further
 ///   `send` calls stay suspended until a slot frees. Pipelining is the fast path: issue many
 ///   sends concurrently (for example from a task group), they share one socket and one thread.
-/// - An attempt unanswered after ``ActionClientConfiguration/timeout`` is resent with the same
-///   `(client_id, client_seq)`; the authority applies it once and acks the original. After
-///   `retries` resends the call fails with ``ClientError/timedOut(attempts:)``.
+/// - An attempt unanswered after ``ActionClientConfiguration/timeout`` over a live connection is
+///   resent with the same `(client_id, client_seq)`; the authority applies it once and acks the
+///   original. After `retries` resends the call fails with ``ClientError/timedOut(attempts:)``.
+/// - Overload: an action refused `busy` is kept and resent with the same `client_seq` after a
+///   jittered, growing pause (``ActionClientConfiguration/busyBackoff``), and nothing new is sent
+///   meanwhile; it fails with `busy` only after ``BusyBackoff/giveUpAfter``.
+/// - Outage: nothing is sent and no attempt times out while the connection is down; what is
+///   unanswered is resent as soon as a handshake completes again, or when a `pong` reports a new
+///   authority start id. Calls that wait ``ActionClientConfiguration/connectTimeout`` without a
+///   connection fail with ``ClientError/unreachable(endpoint:waited:)``.
 /// - Task cancellation is not observed: a sent action cannot be taken back, so every call ends
 ///   with its answer, a refusal, a timeout or ``ClientError/closed``.
 ///
@@ -58,8 +65,9 @@ public final class ActionClient<R: Reactor>: Sendable {
 
     /// Starts the loop thread, which creates the DEALER and connects it.
     ///
-    /// Returns once the socket is connecting; the TCP connection itself is made in the background
-    /// and actions sent meanwhile wait in the socket. Calling it again does nothing.
+    /// Returns once the socket is connecting; the connection itself is made in the background
+    /// and actions sent meanwhile wait in the client until the handshake completes (at most
+    /// ``ActionClientConfiguration/connectTimeout``). Calling it again does nothing.
     /// - Throws: ``ClientError/transport(_:)`` when the socket cannot be created or the endpoint
     ///   is invalid (`EINVAL`, `EPROTONOSUPPORT`, `ETERM`); ``ClientError/closed`` after ``close()``.
     public func start() throws(ClientError) {
@@ -94,8 +102,9 @@ public final class ActionClient<R: Reactor>: Sendable {
 
     /// Sends an action and returns the authority's ack.
     ///
-    /// - Throws: ``ClientError``: `refused` (e.g. `busy`, `bad_action`), `timedOut`, `closed`,
-    ///   `transport`, or `invalidArgument` when the action does not encode or is too large.
+    /// - Throws: ``ClientError``: `refused` (e.g. `bad_action`, `stale`, or `busy` past the give-up
+    ///   time), `timedOut`, `unreachable`, `closed`, `transport`, or `invalidArgument` when the
+    ///   action does not encode or is too large.
     public func send(_ action: R.Action) async throws(ClientError) -> ActionAck {
         let payload: [UInt8]
         do {
@@ -142,7 +151,7 @@ public final class ActionClient<R: Reactor>: Sendable {
 
     /// Checks that the authority answers; returns its current state version.
     public func ping() async throws(ClientError) -> UInt64 {
-        guard case .pong(_, let version) = try await request(.ping) else {
+        guard case .pong(_, let version, _) = try await request(.ping) else {
             throw .badReply(ProtocolError(.unknownKind, "expected a pong"))
         }
         return version

@@ -10,7 +10,7 @@ public struct ActionClientConfiguration: Sendable {
     /// once and acks a resend with the original `action_seq`. Two clients sharing an id would see
     /// each other's acks, so keep the default (a random UUID) unless you restore a known client.
     public var clientID: String
-    /// How long to wait for the answer to one attempt before resending it.
+    /// How long to wait for the answer to one attempt, over a live connection, before resending it.
     public var timeout: Duration
     /// How many times an unanswered action or request is resent before it fails with
     /// ``ClientError/timedOut(attempts:)``; `retries + 1` attempts in all.
@@ -22,6 +22,13 @@ public struct ActionClientConfiguration: Sendable {
     /// The largest message accepted from the authority, and the largest action payload sent
     /// (the authority drops bigger messages and resets the connection). Default 1 MiB, as the authority.
     public var maxMessageBytes: Int
+    /// How long calls wait while the authority cannot be reached (never connected, or the
+    /// connection lost) before they all fail with ``ClientError/unreachable(endpoint:waited:)``.
+    /// Attempts do not time out while there is no connection: what is unanswered is resent as
+    /// soon as the connection is back. Default 10 s.
+    public var connectTimeout: Duration = .seconds(10)
+    /// How `busy` refusals are waited out; see ``BusyBackoff``.
+    public var busyBackoff = BusyBackoff()
     /// CURVE keys for talking to an authority that has CURVE on; `nil` for plain text.
     public var security: ClientSecurity? = nil
 
@@ -53,6 +60,8 @@ public struct ActionClientConfiguration: Sendable {
         }
         guard retries >= 0 else { throw .invalidArgument("retries must not be negative, got \(retries)") }
         guard timeout > .zero else { throw .invalidArgument("timeout must be positive, got \(timeout)") }
+        guard connectTimeout > .zero else { throw .invalidArgument("connectTimeout must be positive, got \(connectTimeout)") }
+        try busyBackoff.validate()
         guard maxMessageBytes > 0 else { throw .invalidArgument("maxMessageBytes must be positive, got \(maxMessageBytes)") }
         var copy = self
         copy.window = min(max(window, 1), Self.maximumWindow)

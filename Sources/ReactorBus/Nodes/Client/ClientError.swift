@@ -5,6 +5,13 @@ public enum ClientError: Error, Sendable, Hashable, CustomStringConvertible {
     /// For an action it is unknown whether it was applied; sending it again as a *new* action may
     /// apply it twice.
     case timedOut(attempts: Int)
+    /// No connection to the authority at `endpoint` for `waited` (the configuration's
+    /// ``ActionClientConfiguration/connectTimeout``) while calls were waiting: nothing listens
+    /// there, or it refuses the handshake (CURVE keys). Every waiting call fails with it.
+    ///
+    /// As with ``timedOut(attempts:)``, an action sent before the connection was lost may or may
+    /// not have been applied.
+    case unreachable(endpoint: String, waited: Duration)
     /// The authority answered with a protocol `error` (for example `busy`, `bad_action`, `stale`).
     case refused(code: ErrorCode, message: String)
     /// The client was closed (or never started) before the call was answered.
@@ -22,6 +29,9 @@ public enum ClientError: Error, Sendable, Hashable, CustomStringConvertible {
         case .timedOut(let attempts):
             "no answer from the authority after \(attempts) attempt\(attempts == 1 ? "" : "s"): check that it runs "
                 + "and that the actions endpoint is right, or raise the timeout or retries; an unanswered action may or may not have been applied"
+        case .unreachable(let endpoint, let waited):
+            "the authority at \(endpoint) could not be reached for \(Self.seconds(waited)): check that it runs and listens on that endpoint "
+                + "(and, with CURVE, that the keys match), or raise the connect timeout; an action sent before the connection was lost may or may not have been applied"
         case .refused(let code, let message):
             "the authority refused the request (\(code.rawValue)): \(message)" + Self.advice(for: code)
         case .closed:
@@ -35,9 +45,15 @@ public enum ClientError: Error, Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    private static func seconds(_ duration: Duration) -> String {
+        let milliseconds = duration.wholeMilliseconds
+        return milliseconds % 1_000 == 0 ? "\(milliseconds / 1_000) s" : "\(Double(milliseconds) / 1_000) s"
+    }
+
     private static func advice(for code: ErrorCode) -> String {
         switch code {
-        case .busy: "; too many of this client's actions have unfinished effects, retry later or raise the authority's --max-in-flight"
+        case .busy: "; too many of this client's actions have unfinished effects and capacity did not free up in time: "
+            + "raise the busy give-up time, add workers, or raise the authority's --max-in-flight"
         case .badAction: "; the payload does not decode as the app's action: check the app and the action's encoding"
         case .stale: "; the resend is older than the authority remembers, it may or may not have been applied"
         case .conflict: "; this client_seq was already used for another action: two clients may share one client id"

@@ -50,6 +50,12 @@ final class ClientDiagnostics: Sendable {
     let lateAnswers = Atomic<Int>(0)
     /// Answers that did not decode.
     let badReplies = Atomic<Int>(0)
+    /// `busy` refusals received (each is waited out and resent, or fails the call at the give-up time).
+    let busyRefusals = Atomic<Int>(0)
+    /// Completed handshakes with the authority: 1 after the first connection, +1 per reconnection.
+    let connections = Atomic<Int>(0)
+    /// Actions resent because the connection came back or the authority's start id changed.
+    let reconnectResends = Atomic<Int>(0)
 }
 
 /// The request kinds of the actions socket besides actions.
@@ -73,10 +79,16 @@ enum ClientRequestKind: Sendable {
 }
 
 /// The thread body of an ``ActionClient``: owns the DEALER, numbers actions, keeps the window,
-/// resends on timeout and resolves callers' continuations.
+/// resends on timeout, on `busy` (after a backoff pause) and on reconnection, and resolves
+/// callers' continuations.
 ///
 /// Everything here runs on the client's one loop thread. Callers reach it only through the
 /// mailbox; answers leave through the continuations carried in the commands.
+///
+/// Connection state comes from the DEALER's socket monitor: nothing is sent while there is no
+/// completed handshake (ZeroMQ would only queue it), attempts do not time out meanwhile, and
+/// everything unanswered is resent with the same `client_seq` once a handshake completes. A
+/// `pong` carries the authority's start id, so a restart is noticed even without a disconnect.
 final class ClientLoop {
     typealias ActionContinuation = UnsafeContinuation<Result<ActionAck, ClientError>, Never>
     typealias ReplyContinuation = UnsafeContinuation<Result<AuthorityReply, ClientError>, Never>
@@ -92,31 +104,44 @@ final class ClientLoop {
     static let requestIDBase: UInt64 = 1 << 63
     /// Answers handled per turn at most, so timers stay responsive under a flood.
     static let receiveBatch = 4_096
+    /// With actions unanswered and nothing heard for this long, the loop pings the authority to
+    /// learn its start id (a restart behind a proxy shows no disconnect).
+    static let probeMilliseconds: UInt64 = 500
 
     private struct PendingAction {
         var payload: [UInt8]
         var continuation: ActionContinuation
+        /// Attempts made over a live connection (timeouts count, reconnection resends do not).
         var attempts: Int
+        /// Bumped on every send; a deadline of an older generation is stale.
+        var generation: UInt64
+        /// When the first `busy` refusal of this action came, if one did.
+        var firstBusyAt: UInt64?
+        /// Refused `busy` and waiting in `busyQueue` for the pause to end.
+        var backingOff: Bool
     }
 
     private struct PendingRequest {
         var kind: ClientRequestKind
-        var continuation: ReplyContinuation
+        /// `nil` for the loop's own probe pings.
+        var continuation: ReplyContinuation?
         var attempts: Int
+        var generation: UInt64
     }
 
-    /// When the latest attempt of `key` (a client_seq or request id) expires. Every attempt uses
-    /// the same timeout, so deadlines are appended in order and a first-in, first-out queue is a priority queue; an
-    /// entry whose attempt was answered or superseded is skipped when it comes up.
+    /// When the attempt `generation` of `key` (a client_seq or request id) expires. Every attempt
+    /// uses the same timeout, so deadlines are appended in order and a first-in, first-out queue
+    /// is a priority queue; an entry whose attempt was answered or superseded is skipped.
     private struct Deadline {
         var at: UInt64
         var key: UInt64
-        var attempt: Int
+        var generation: UInt64
     }
 
     private let configuration: ActionClientConfiguration
     private let logger: Logger
     private let socket: ZMQSocket
+    private let monitor: ZMQSocket
     private let mailbox: Mailbox<Command>
     private let thread: NodeThread
     private let gate: ClientGate
@@ -124,20 +149,48 @@ final class ClientLoop {
     private let poller = ZMQPoller()
     private let writer = HeaderWriter()
     private let timeoutMilliseconds: UInt64
+    private let connectTimeoutMilliseconds: UInt64
     private var socketIndex = 0
+    private var monitorIndex = 0
     private var mailboxIndex = 0
 
     private var nextClientSeq: UInt64 = 1
     private var nextRequestID: UInt64 = ClientLoop.requestIDBase + 1
+    private var nextGeneration: UInt64 = 1
     private var waiting = Deque<(payload: [UInt8], continuation: ActionContinuation)>()
     private var actions: [UInt64: PendingAction] = [:]
     private var requests: [UInt64: PendingRequest] = [:]
     private var deadlines = Deque<Deadline>()
+
+    /// A completed handshake and no disconnect since.
+    private var connected = false
+    /// Since when calls have waited without a connection; `nil` when connected or idle.
+    private var stallSince: UInt64?
+    /// The last time anything arrived from the authority.
+    private var lastHeard: UInt64 = 0
+    /// The authority's start id from the last `pong`; 0 before one (or from an older authority).
+    private var authorityStartID: UInt64 = 0
+    /// The request id of the probe ping in flight, if any.
+    private var probe: UInt64?
+    /// The request id of the ping sent on the last handshake.
+    private var connectionProbe: UInt64?
+
+    /// Actions refused `busy`, in `client_seq` order, resent when `pausedUntil` has passed.
+    private var busyQueue = Deque<UInt64>()
+    /// Nothing new is sent and `busyQueue` is not resent before this time.
+    private var pausedUntil: UInt64 = 0
+    /// Pauses in a row without an acceptance in between; sets the next pause's length.
+    private var busyRound = 0
+    private var random = SystemRandomNumberGenerator()
+
     private var actionSends = 0
     private var lateAnswers = 0
     private var badReplies = 0
+    private var busyRefusals = 0
+    private var connections = 0
+    private var reconnectResends = 0
 
-    /// Creates the DEALER and connects it; throws what ZeroMQ reports.
+    /// Creates the DEALER, its monitor, and connects; throws what ZeroMQ reports.
     init(configuration: ActionClientConfiguration, logger: Logger, context: ZMQContext, mailbox: Mailbox<Command>,
          thread: NodeThread, gate: ClientGate, diagnostics: ClientDiagnostics) throws(ZMQError) {
         self.configuration = configuration
@@ -147,7 +200,9 @@ final class ClientLoop {
         self.gate = gate
         self.diagnostics = diagnostics
         self.timeoutMilliseconds = max(1, configuration.timeout.wholeMilliseconds)
+        self.connectTimeoutMilliseconds = max(1, configuration.connectTimeout.wholeMilliseconds)
         socket = try ZMQSocket(context: context, type: .dealer)
+        let watcher: ZMQSocket
         do {
             try socket.set(.linger, 0)
             try socket.set(.maxMessageSize, Int64(configuration.maxMessageBytes) + 4_096)
@@ -155,12 +210,23 @@ final class ClientLoop {
             try socket.set(.sendHighWaterMark, 0)
             try socket.set(.receiveHighWaterMark, 0)
             try configuration.security?.apply(to: socket)
-            try socket.connect(configuration.actionsEndpoint)
-            socketIndex = try poller.register(socket)
+            // Watch the connection before connecting, so the first handshake is not missed.
+            let events: ZMQMonitorEvents = [.handshakeSucceeded, .disconnected, .handshakeFailures]
+            watcher = try socket.monitor(events, name: "client-monitor-\(UInt64.random(in: 0 ... .max))")
         } catch {
             socket.close()
             throw error
         }
+        do {
+            try socket.connect(configuration.actionsEndpoint)
+            socketIndex = try poller.register(socket)
+            monitorIndex = try poller.register(watcher)
+        } catch {
+            watcher.close()
+            socket.close()
+            throw error
+        }
+        monitor = watcher
         mailboxIndex = poller.register(mailbox)
         poller.register(thread.wakeup)
         actions.reserveCapacity(configuration.window)
@@ -172,12 +238,16 @@ final class ClientLoop {
         while !thread.isStopping {
             do {
                 try poller.poll(timeout: pollTimeout())
+                if poller.isReadable(monitorIndex) { try readMonitor() }
                 if poller.isReadable(socketIndex) { try receiveAnswers() }
                 if poller.isReadable(mailboxIndex) {
                     for command in mailbox.drain() { try accept(command) }
                 }
+                try resendBusy()
                 try fillWindow()
                 try expireDeadlines()
+                try probeIfSilent()
+                checkReachability()
             } catch {
                 logger.error("actions socket failed, closing the client: \(error)")
                 failure = .transport(error)
@@ -185,6 +255,7 @@ final class ClientLoop {
             }
             publishDiagnostics()
         }
+        monitor.close()
         socket.close()
         gate.close()
         failEverything(with: failure)
@@ -192,9 +263,18 @@ final class ClientLoop {
     }
 
     private func pollTimeout() -> Int {
-        guard let next = deadlines.first else { return 1_000 }
         let now = MonotonicClock.milliseconds()
-        return next.at <= now ? 0 : Int(min(next.at - now, 1_000))
+        var next = now + 1_000
+        if let deadline = deadlines.first { next = min(next, deadline.at) }
+        if !busyQueue.isEmpty { next = min(next, pausedUntil) }
+        if let stallSince { next = min(next, stallSince + connectTimeoutMilliseconds) }
+        if connected, probe == nil, !actions.isEmpty { next = min(next, lastHeard + Self.probeMilliseconds) }
+        return next <= now ? 0 : Int(next - now)
+    }
+
+    private func newGeneration() -> UInt64 {
+        defer { nextGeneration += 1 }
+        return nextGeneration
     }
 
     // MARK: Calls
@@ -206,39 +286,139 @@ final class ClientLoop {
         case .request(let kind, let continuation):
             let id = nextRequestID
             nextRequestID += 1
-            requests[id] = PendingRequest(kind: kind, continuation: continuation, attempts: 1)
-            try sendRequest(kind, id: id, attempt: 1)
+            requests[id] = PendingRequest(kind: kind, continuation: continuation, attempts: 1, generation: 0)
+            try transmitRequest(id)
         }
     }
 
-    /// Sends waiting actions while the window has room.
+    /// Sends waiting actions while the window has room, the connection is up and no `busy`
+    /// pause is on.
     private func fillWindow() throws(ZMQError) {
+        guard connected, busyQueue.isEmpty else { return }
         while actions.count < configuration.window, let next = waiting.popFirst() {
             let seq = nextClientSeq
             nextClientSeq += 1
-            actions[seq] = PendingAction(payload: next.payload, continuation: next.continuation, attempts: 1)
-            try sendAction(seq, payload: next.payload, attempt: 1)
+            actions[seq] = PendingAction(payload: next.payload, continuation: next.continuation, attempts: 1, generation: 0, firstBusyAt: nil, backingOff: false)
+            try transmitAction(seq)
         }
     }
 
-    private func sendAction(_ seq: UInt64, payload: [UInt8], attempt: Int) throws(ZMQError) {
+    /// Sends the current attempt of action `seq` and arms its deadline; without a connection it
+    /// only forgets older deadlines, and the handshake sends it.
+    private func transmitAction(_ seq: UInt64) throws(ZMQError) {
+        guard var pending = actions[seq] else { return }
+        pending.generation = newGeneration()
+        actions[seq] = pending
+        guard connected else { return }
         let clientID = configuration.clientID
         let header = writer.header("action", { $0.packString(clientID); $0.packUInt(seq) }, count: 2)
         // A message that cannot be queued now counts as a lost attempt: its deadline resends it.
         if try socket.trySend(header, more: true) {
-            if try !socket.trySend(payload) { throw ZMQError(code: ZMQError.Code.wouldBlock, function: "zmq_send") }
+            if try !socket.trySend(pending.payload) { throw ZMQError(code: ZMQError.Code.wouldBlock, function: "zmq_send") }
         } else {
             logger.debug("client_seq \(seq) could not be queued; it is resent when its attempt times out")
         }
         actionSends += 1
-        deadlines.append(Deadline(at: MonotonicClock.milliseconds() + timeoutMilliseconds, key: seq, attempt: attempt))
+        deadlines.append(Deadline(at: MonotonicClock.milliseconds() + timeoutMilliseconds, key: seq, generation: pending.generation))
     }
 
-    private func sendRequest(_ kind: ClientRequestKind, id: UInt64, attempt: Int) throws(ZMQError) {
-        if try !socket.trySend(kind.message(id).frames(writer)) {
+    private func transmitRequest(_ id: UInt64) throws(ZMQError) {
+        guard var pending = requests[id] else { return }
+        pending.generation = newGeneration()
+        requests[id] = pending
+        guard connected else { return }
+        if try !socket.trySend(pending.kind.message(id).frames(writer)) {
             logger.debug("request \(id) could not be queued; it is resent when its attempt times out")
         }
-        deadlines.append(Deadline(at: MonotonicClock.milliseconds() + timeoutMilliseconds, key: id, attempt: attempt))
+        deadlines.append(Deadline(at: MonotonicClock.milliseconds() + timeoutMilliseconds, key: id, generation: pending.generation))
+    }
+
+    // MARK: Connection
+
+    private func readMonitor() throws(ZMQError) {
+        while let event = try monitor.readMonitorEvent() {
+            if event.event == .handshakeSucceeded {
+                try connectionUp()
+            } else if event.event == .disconnected {
+                connectionDown()
+            } else if !event.event.isDisjoint(with: .handshakeFailures) {
+                logger.warning("the handshake with \(configuration.actionsEndpoint) failed (error \(event.value)): check the CURVE keys of client and authority")
+            }
+        }
+    }
+
+    /// A handshake completed: resend everything unanswered, then ping to learn the start id.
+    private func connectionUp() throws(ZMQError) {
+        guard !connected else { return }
+        connected = true
+        connections += 1
+        lastHeard = MonotonicClock.milliseconds()
+        stallSince = nil
+        let resent = try resendUnanswered()
+        if connections > 1 {
+            logger.info("reconnected to \(configuration.actionsEndpoint); resent \(resent) unacknowledged action(s) with their client_seq")
+        }
+        try sendProbe()
+        connectionProbe = probe
+    }
+
+    private func connectionDown() {
+        guard connected else { return }
+        connected = false
+        if let probe { requests[probe] = nil }
+        probe = nil
+        logger.warning("lost the connection to \(configuration.actionsEndpoint); unacknowledged actions are resent when it is back")
+    }
+
+    /// Resends every unanswered action not waiting out `busy`, and every request; returns the
+    /// number of actions resent. Attempt counts stay: the resend is owed to the connection.
+    @discardableResult
+    private func resendUnanswered() throws(ZMQError) -> Int {
+        let seqs = actions.filter { !$0.value.backingOff }.keys.sorted()
+        for seq in seqs { try transmitAction(seq) }
+        for id in requests.keys.sorted() where id != probe { try transmitRequest(id) }
+        reconnectResends += seqs.count
+        return seqs.count
+    }
+
+    private func sendProbe() throws(ZMQError) {
+        guard connected, probe == nil else { return }
+        let id = nextRequestID
+        nextRequestID += 1
+        probe = id
+        requests[id] = PendingRequest(kind: .ping, continuation: nil, attempts: 1, generation: 0)
+        try transmitRequest(id)
+    }
+
+    /// Pings when actions wait and the authority has been silent for a while.
+    private func probeIfSilent() throws(ZMQError) {
+        guard connected, probe == nil, !actions.isEmpty, MonotonicClock.milliseconds() >= lastHeard + Self.probeMilliseconds else { return }
+        try sendProbe()
+    }
+
+    /// Fails every waiting call once the authority has been unreachable for the connect timeout.
+    private func checkReachability() {
+        let needed = !actions.isEmpty || !waiting.isEmpty || requests.keys.contains { $0 != probe }
+        guard !connected, needed else {
+            stallSince = nil
+            return
+        }
+        let now = MonotonicClock.milliseconds()
+        guard let since = stallSince else {
+            stallSince = now
+            return
+        }
+        guard now >= since + connectTimeoutMilliseconds else { return }
+        logger.error("no connection to \(configuration.actionsEndpoint) for \(configuration.connectTimeout); failing \(actions.count + waiting.count) action(s) and \(requests.count) request(s)")
+        stallSince = nil
+        let error = ClientError.unreachable(endpoint: configuration.actionsEndpoint, waited: configuration.connectTimeout)
+        for (_, pending) in actions { pending.continuation.resume(returning: .failure(error)) }
+        actions.removeAll()
+        _ = busyQueue.removeAll()
+        for (_, pending) in requests { pending.continuation?.resume(returning: .failure(error)) }
+        requests.removeAll()
+        probe = nil
+        for item in waiting.removeAll() { item.continuation.resume(returning: .failure(error)) }
     }
 
     // MARK: Answers
@@ -246,6 +426,7 @@ final class ClientLoop {
     private func receiveAnswers() throws(ZMQError) {
         for _ in 0..<Self.receiveBatch {
             guard let frames = try socket.tryReceiveMultipart() else { return }
+            lastHeard = MonotonicClock.milliseconds()
             let reply: AuthorityReply
             do {
                 reply = try AuthorityReply(frames: frames)
@@ -254,38 +435,104 @@ final class ClientLoop {
                 logger.warning("dropped an answer that does not follow the protocol: \(error)")
                 continue
             }
-            handle(reply)
+            try handle(reply)
         }
     }
 
-    private func handle(_ reply: AuthorityReply) {
+    private func handle(_ reply: AuthorityReply) throws(ZMQError) {
         switch reply {
         case .ack(let clientSeq, let actionSeq, let version):
+            // An ack settles the action even while it waits out `busy` (an earlier attempt got
+            // through); its place in `busyQueue` is skipped when the pause ends.
             guard let pending = actions.removeValue(forKey: clientSeq) else {
                 lateAnswers += 1
                 return
             }
+            busyRound = 0
             pending.continuation.resume(returning: .success(ActionAck(clientSeq: clientSeq, actionSeq: actionSeq, version: version)))
-        case .snapshot(let id, _, _, _, _), .pong(let id, _), .stats(let id, _):
+        case .snapshot(let id, _, _, _, _), .pong(let id, _, _), .stats(let id, _):
+            if case .pong(_, _, let startID) = reply { try noteStart(startID, resend: id != connectionProbe) }
             guard let pending = requests.removeValue(forKey: id) else {
                 lateAnswers += 1
                 return
             }
+            if id == probe {
+                probe = nil
+                return
+            }
             if pending.kind.matches(reply) {
-                pending.continuation.resume(returning: .success(reply))
+                pending.continuation?.resume(returning: .success(reply))
             } else {
-                pending.continuation.resume(returning: .failure(.badReply(ProtocolError(.unknownKind, "request \(id) was answered with the wrong kind of reply"))))
+                pending.continuation?.resume(returning: .failure(.badReply(ProtocolError(.unknownKind, "request \(id) was answered with the wrong kind of reply"))))
+            }
+        case .error(let ref, .busy, let message) where actions[ref] != nil:
+            // A second copy's refusal (after a reconnection both copies may arrive) changes nothing.
+            if actions[ref]?.backingOff == true {
+                lateAnswers += 1
+            } else {
+                busy(ref, message: message)
             }
         case .error(let ref, let code, let message):
             let refusal = ClientError.refused(code: code, message: message)
             if let pending = actions.removeValue(forKey: ref) {
                 pending.continuation.resume(returning: .failure(refusal))
             } else if let pending = requests.removeValue(forKey: ref) {
-                pending.continuation.resume(returning: .failure(refusal))
+                if ref == probe { probe = nil }
+                pending.continuation?.resume(returning: .failure(refusal))
             } else {
                 lateAnswers += 1
                 logger.warning("the authority reported \(code.rawValue) for \(ref == 0 ? "an unknown message" : "\(ref)"), which no call waits for: \(message)")
             }
+        }
+    }
+
+    /// A new start id means the authority restarted, and whatever it had not answered is lost;
+    /// `resend` is false for the ping sent on connecting, as the handshake already resent it all.
+    private func noteStart(_ startID: UInt64, resend: Bool) throws(ZMQError) {
+        guard startID != 0 else { return }
+        defer { authorityStartID = startID }
+        guard authorityStartID != 0, startID != authorityStartID else { return }
+        guard resend else {
+            logger.info("the authority at \(configuration.actionsEndpoint) restarted (new start id)")
+            return
+        }
+        let resent = try resendUnanswered()
+        logger.info("the authority at \(configuration.actionsEndpoint) restarted; resent \(resent) unacknowledged action(s) with their client_seq")
+    }
+
+    /// Keeps a `busy` action for a resend after the pause, or fails it past the give-up time.
+    private func busy(_ seq: UInt64, message: String) {
+        guard var pending = actions[seq] else { return }
+        busyRefusals += 1
+        let now = MonotonicClock.milliseconds()
+        let firstBusyAt = pending.firstBusyAt ?? now
+        guard now - firstBusyAt < configuration.busyBackoff.giveUpAfter.wholeMilliseconds else {
+            actions[seq] = nil
+            pending.continuation.resume(returning: .failure(.refused(code: .busy, message: message)))
+            return
+        }
+        pending.firstBusyAt = firstBusyAt
+        pending.backingOff = true
+        pending.generation = newGeneration()  // its attempt deadline no longer applies
+        actions[seq] = pending
+        busyQueue.append(seq)
+        // One pause per round: the first refusal after a pause ended starts the next one.
+        if now >= pausedUntil {
+            let pause = configuration.busyBackoff.pauseMilliseconds(round: busyRound, unit: Double.random(in: 0...1, using: &random))
+            pausedUntil = now + pause
+            busyRound += 1
+            logger.debug("the authority is busy; pausing \(pause) ms (round \(busyRound)) before resending \(busyQueue.count) action(s)")
+        }
+    }
+
+    /// Resends the actions refused `busy`, oldest first, once the pause is over.
+    private func resendBusy() throws(ZMQError) {
+        guard connected, !busyQueue.isEmpty, MonotonicClock.milliseconds() >= pausedUntil else { return }
+        for seq in busyQueue.removeAll() {
+            guard var pending = actions[seq], pending.backingOff else { continue }
+            pending.backingOff = false
+            actions[seq] = pending
+            try transmitAction(seq)
         }
     }
 
@@ -297,23 +544,28 @@ final class ClientLoop {
         while let next = deadlines.first, next.at <= now {
             _ = deadlines.popFirst()
             if next.key >= Self.requestIDBase {
-                guard var pending = requests[next.key], pending.attempts == next.attempt else { continue }
-                if pending.attempts < attempts {
+                guard var pending = requests[next.key], pending.generation == next.generation else { continue }
+                if next.key == probe {
+                    requests[next.key] = nil
+                    probe = nil
+                } else if !connected {
+                    continue  // resent when the connection is back
+                } else if pending.attempts < attempts {
                     pending.attempts += 1
                     requests[next.key] = pending
                     logger.debug("request \(next.key) unanswered, attempt \(pending.attempts) of \(attempts)")
-                    try sendRequest(pending.kind, id: next.key, attempt: pending.attempts)
+                    try transmitRequest(next.key)
                 } else {
                     requests[next.key] = nil
-                    pending.continuation.resume(returning: .failure(.timedOut(attempts: pending.attempts)))
+                    pending.continuation?.resume(returning: .failure(.timedOut(attempts: pending.attempts)))
                 }
             } else {
-                guard var pending = actions[next.key], pending.attempts == next.attempt else { continue }
+                guard var pending = actions[next.key], pending.generation == next.generation, connected else { continue }
                 if pending.attempts < attempts {
                     pending.attempts += 1
                     actions[next.key] = pending
                     logger.debug("client_seq \(next.key) unanswered, attempt \(pending.attempts) of \(attempts)")
-                    try sendAction(next.key, payload: pending.payload, attempt: pending.attempts)
+                    try transmitAction(next.key)
                 } else {
                     actions[next.key] = nil
                     pending.continuation.resume(returning: .failure(.timedOut(attempts: pending.attempts)))
@@ -327,7 +579,8 @@ final class ClientLoop {
     private func failEverything(with error: ClientError) {
         for (_, pending) in actions { pending.continuation.resume(returning: .failure(error)) }
         actions.removeAll()
-        for (_, pending) in requests { pending.continuation.resume(returning: .failure(error)) }
+        _ = busyQueue.removeAll()
+        for (_, pending) in requests { pending.continuation?.resume(returning: .failure(error)) }
         requests.removeAll()
         for item in waiting.removeAll() { item.continuation.resume(returning: .failure(error)) }
         // The gate is closed, so nothing more can be posted: this drain is the last.
@@ -345,5 +598,8 @@ final class ClientLoop {
         diagnostics.actionSends.store(actionSends, ordering: .relaxed)
         diagnostics.lateAnswers.store(lateAnswers, ordering: .relaxed)
         diagnostics.badReplies.store(badReplies, ordering: .relaxed)
+        diagnostics.busyRefusals.store(busyRefusals, ordering: .relaxed)
+        diagnostics.connections.store(connections, ordering: .relaxed)
+        diagnostics.reconnectResends.store(reconnectResends, ordering: .relaxed)
     }
 }
