@@ -63,7 +63,7 @@ enum ObserveCommand {
                 let snapshot: (version: UInt64, actionSeq: UInt64, app: String, payload: [UInt8])
                 do {
                     snapshot = try await client.snapshotPayload()
-                } catch .timedOut {
+                } catch .timedOut, .unreachable {
                     throw CLIError.unavailable("observe: no snapshot from \(actions) within \(timeout): the authority did not answer; check that it runs and that --actions is its actions endpoint, or raise --timeout")
                 } catch {
                     throw CLIError.failed("observe: no snapshot from \(actions): \(error)")

@@ -16,8 +16,10 @@ public struct ActionClientConfiguration: Sendable {
     /// ``ClientError/timedOut(attempts:)``; `retries + 1` attempts in all.
     public var retries: Int
     /// The most actions sent and not yet answered. Further `send` calls wait (suspended, in
-    /// call order) until an answer frees a slot. Clamped to 1...4,096: the authority remembers
-    /// the last 4,096 `client_seq` per client, so a larger window could make a resend `stale`.
+    /// call order) until an answer frees a slot. Clamped to 1...4,096, which bounds the
+    /// client's memory and the resends after a reconnect. (The authority remembers every accepted
+    /// `client_seq` exactly, so a resend is never applied twice whatever the window; only the
+    /// acks of the last `--remembered-acks` carry their original `action_seq`.)
     public var window: Int
     /// The largest message accepted from the authority, and the largest action payload sent
     /// (the authority drops bigger messages and resets the connection). Default 1 MiB, as the authority.
@@ -32,7 +34,7 @@ public struct ActionClientConfiguration: Sendable {
     /// CURVE keys for talking to an authority that has CURVE on; `nil` for plain text.
     public var security: ClientSecurity? = nil
 
-    /// The authority's limit on remembered sequence numbers per client, and so the largest window.
+    /// The largest window.
     public static let maximumWindow = 4_096
 
     /// Creates a configuration; every parameter but the endpoint has the documented default.
