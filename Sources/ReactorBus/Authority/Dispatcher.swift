@@ -23,6 +23,8 @@ public struct Dispatcher: Sendable {
     public struct Expiry: Sendable, Equatable {
         /// Workers that stayed silent too long, now forgotten.
         public var deadWorkers: [PeerID] = []
+        /// The names those workers announced, by routing id (for log lines: they are forgotten).
+        public var deadWorkerNames: [PeerID: String] = [:]
         /// Jobs taken back from dead or slow workers and queued again.
         public var requeued: [JobID] = []
         /// New assignments that the requeued jobs got at once.
@@ -186,6 +188,7 @@ public struct Dispatcher: Sendable {
         var expiry = Expiry()
         for (peer, worker) in workers where now >= worker.lastHeard + deadAfter {
             expiry.deadWorkers.append(peer)
+            expiry.deadWorkerNames[peer] = worker.name
             for job in worker.running.sorted() where owners[job]?.worker == peer {
                 owners[job] = nil
                 expiry.requeued.append(job)

@@ -124,6 +124,20 @@ import Testing
         #expect(try jobs(engine.takeOutbox()).map(\.0) == [greedy])
         #expect(engine.sequencer.state.count == 3)
     }
+
+    @Test func aWorkerIsNamedWithItsIdWhenItDiesSaysByeOrServesAnotherApp() throws {
+        let log = Lines()
+        let engine = makeEngine(log: log)
+        engine.handleWorker(fromWorker(healthy, .ready(name: "steady", app: "counter", capacity: 1, kinds: [])), now: 0)
+        engine.handleWorker(fromWorker(greedy, .ready(name: "elsewhere", app: "primes", capacity: 1, kinds: [])), now: 0)
+        engine.handleWorker(fromWorker(greedy, .ready(name: "leaving", app: "counter", capacity: 1, kinds: [])), now: 0)
+        engine.handleWorker(fromWorker(greedy, .bye), now: 1)
+        engine.tick(now: 60_000, sendHeartbeats: false)
+        let lines = log.all
+        #expect(lines.contains { $0.contains("worker elsewhere (0707) serves app 'primes'") }, "\(lines)")
+        #expect(lines.contains { $0.contains("worker leaving (0707) said bye") }, "\(lines)")
+        #expect(lines.contains { $0.contains("WARN") && $0.contains("worker steady (0808) missed 3 heartbeats") }, "\(lines)")
+    }
 }
 
 extension AuthorityEngine {

@@ -174,14 +174,14 @@ package final class AuthorityEngine<R: Reactor> {
             message = try WorkerMessage(frames: Array(frames.dropFirst()))
         } catch {
             count(error)
-            logger.debug("refused worker message from \(peer): \(error)")
+            logger.debug("refused worker message from \(workerLabel(peer)): \(error)")
             toWorker(peer, .error(ref: 0, code: error.code, message: error.message))
             return
         }
         if case .ready(let name, let app, let capacity, let kinds) = message {
             guard app == configuration.appName else {
                 metrics[.wrongApp] += 1
-                logger.warning("worker \(name) serves app '\(app)', not '\(configuration.appName)': refused")
+                logger.warning("worker \(name) (\(peer)) serves app '\(app)', not '\(configuration.appName)': refused")
                 toWorker(peer, .error(ref: 0, code: .wrongApp, message: "this authority runs '\(configuration.appName)', not '\(app)'"))
                 return
             }
@@ -209,8 +209,9 @@ package final class AuthorityEngine<R: Reactor> {
         case .ready, .heartbeat:
             break
         case .bye:
+            let label = workerLabel(peer)
             let requeued = dispatcher.forget(peer, now: now)
-            logger.info("worker \(dispatcherName(peer)) said bye; \(requeued.requeued.count) job(s) go elsewhere")
+            logger.info("worker \(label) said bye; \(requeued.requeued.count) job(s) go elsewhere")
             metrics[.jobsRedispatched] += UInt64(requeued.requeued.count)
             for assignment in requeued.assignments { send(assignment) }
         case .emit(let job, let index, let payload):
@@ -235,7 +236,7 @@ package final class AuthorityEngine<R: Reactor> {
                 metrics[.incompleteReports] += 1
                 metrics[.jobsFailed] += 1
                 let failure = EffectFailure(message: "worker reported \(count) mutation(s) but \(received) arrived", attempts: 1)
-                logger.warning("job \(job) on \(dispatcherName(peer)): \(failure.message); the job fails")
+                logger.warning("job \(job) on \(workerLabel(peer)): \(failure.message); the job fails")
                 record(.failed(job: job, failure: failure)) { sequencer throws(SequencerError) in
                     try sequencer.fail(job: job, error: failure)
                 }
@@ -248,7 +249,7 @@ package final class AuthorityEngine<R: Reactor> {
         case .failed(let job, let failure):
             guard report(job, by: peer, now: now) else { return }
             metrics[.jobsFailed] += 1
-            logger.warning("job \(job) failed for good on \(dispatcherName(peer)): \(failure)")
+            logger.warning("job \(job) failed for good on \(workerLabel(peer)): \(failure)")
             record(.failed(job: job, failure: failure)) { sequencer throws(SequencerError) in
                 try sequencer.fail(job: job, error: failure)
             }
@@ -260,7 +261,7 @@ package final class AuthorityEngine<R: Reactor> {
         let (owned, assignments, recovered) = dispatcher.finished(job, by: peer, now: now)
         if recovered {
             metrics[.workersRecovered] += 1
-            logger.notice("worker \(dispatcherName(peer)) (\(peer)) finished its probation job in time: capacity \(dispatcher.trustedCapacity(of: peer) ?? 0) again")
+            logger.notice("worker \(workerLabel(peer)) finished its probation job in time: capacity \(dispatcher.trustedCapacity(of: peer) ?? 0) again")
         }
         for assignment in assignments { send(assignment) }
         if !owned { metrics[.foreignReports] += 1 }
@@ -314,17 +315,17 @@ package final class AuthorityEngine<R: Reactor> {
         let expiry = dispatcher.tick(now: now)
         for peer in expiry.deadWorkers {
             metrics[.workersLost] += 1
-            logger.warning("worker \(peer) missed \(configuration.missedHeartbeats) heartbeats: considered dead")
+            logger.warning("worker \(expiry.deadWorkerNames[peer].map { "\($0) " } ?? "")(\(peer)) missed \(configuration.missedHeartbeats) heartbeats: considered dead")
         }
         for peer in expiry.quarantined {
             metrics[.workersQuarantined] += 1
             let health = dispatcher.workers[peer]?.health
             var until: UInt64 = now
             if case .quarantined(let end)? = health?.state { until = end }
-            logger.warning("worker \(dispatcherName(peer)) (\(peer)) quarantined: \(health?.consecutiveTimeouts ?? 0) job timeout(s) in a row; its jobs go to other workers, none for it for \(until - now) ms, then one at a time on probation")
+            logger.warning("worker \(workerLabel(peer)) quarantined: \(health?.consecutiveTimeouts ?? 0) job timeout(s) in a row; its jobs go to other workers, none for it for \(until - now) ms, then one at a time on probation")
         }
         for peer in expiry.onProbation {
-            logger.notice("worker \(dispatcherName(peer)) (\(peer)) on probation: one job at a time until one ends in time")
+            logger.notice("worker \(workerLabel(peer)) on probation: one job at a time until one ends in time")
         }
         if !expiry.requeued.isEmpty {
             metrics[.jobsRedispatched] += UInt64(expiry.requeued.count)
@@ -427,7 +428,8 @@ package final class AuthorityEngine<R: Reactor> {
         outbox.toWorkers.append([peer.bytes] + message.frames(writer))
     }
 
-    private func dispatcherName(_ peer: PeerID) -> String { dispatcher.name(of: peer) ?? peer.description }
+    /// How log lines name a worker: its announced name and its routing id.
+    private func workerLabel(_ peer: PeerID) -> String { dispatcher.name(of: peer).map { "\($0) (\(peer))" } ?? "(\(peer))" }
 
     private func count(_ error: ProtocolError) {
         switch error.code {
