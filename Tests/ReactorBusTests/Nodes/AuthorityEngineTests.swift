@@ -173,6 +173,20 @@ import Testing
         #expect(restored.sequencer.openJobCount == 0)
     }
 
+    @Test func aBadActionNamesTheUnknownCaseOrTheWrongField() throws {
+        let engine = makeEngine()
+        let unknownCase = MessagePackValue.map([(.string("dance"), .map([]))]).pack()
+        engine.handleClient([client] + ClientMessage.action(clientID: "c", clientSeq: 1, payload: unknownCase).frames(writer), now: 0)
+        engine.handleClient([client] + ClientMessage.action(clientID: "c", clientSeq: 2, payload: MessagePackValue.string("countUp").pack()).frames(writer), now: 0)
+        let messages = try replies(engine).map { reply -> String in
+            guard case .error(_, .badAction, let message) = reply else { return "not bad_action: \(reply)" }
+            return message
+        }
+        #expect(messages.first == "the payload is not a counter action: 'dance' is not a case of Counter.Action")
+        #expect(messages.last?.hasPrefix("the payload is not a counter action: Counter.Action: ") == true, "\(messages)")
+        #expect(messages.allSatisfy { !$0.contains("DecodingError") })
+    }
+
     @Test func badInputIsAnsweredAndCountedAndChangesNothing() throws {
         let engine = makeEngine()
         engine.handleClient(try action(.countUp, seq: 1), now: 0)
