@@ -24,6 +24,17 @@ package final class AuthorityEngine<R: Reactor> {
         package var applied: [(mutation: AppliedMutation<R.Mutation>, payload: [UInt8]?)] = []
         /// Records to append to the journal before replies go out.
         package var records: [AuthorityRecord] = []
+        /// The replies (by index in ``replies``) that answer a `snapshot` or `stats` request:
+        /// the loop refuses one with `busy` when its client has too many reply bytes unread.
+        package var requestReplies: [Int: RequestReply] = [:]
+
+        /// What the loop needs to refuse a request's reply: the request and the envelope's size.
+        package struct RequestReply: Equatable {
+            /// The request's `request_id`, the refusal's `ref`.
+            package var requestID: UInt64
+            /// How many leading frames of the reply are the routing envelope.
+            package var envelopeCount: Int
+        }
 
         package var isEmpty: Bool { replies.isEmpty && toWorkers.isEmpty && applied.isEmpty && records.isEmpty }
     }
@@ -84,12 +95,12 @@ package final class AuthorityEngine<R: Reactor> {
         case .snapshot(let id):
             metrics[.snapshotRequests] += 1
             if let state = try? encoder.encode(sequencer.state) {
-                reply(envelope, .snapshot(requestID: id, version: sequencer.version, actionSeq: sequencer.actionSeq, app: configuration.appName, payload: state))
+                reply(envelope, .snapshot(requestID: id, version: sequencer.version, actionSeq: sequencer.actionSeq, app: configuration.appName, payload: state), request: id)
             }
         case .ping(let id):
             reply(envelope, .pong(requestID: id, version: sequencer.version))
         case .stats(let id):
-            reply(envelope, .stats(requestID: id, counters: currentMetrics().dictionary))
+            reply(envelope, .stats(requestID: id, counters: currentMetrics().dictionary), request: id)
         }
     }
 
@@ -417,7 +428,11 @@ package final class AuthorityEngine<R: Reactor> {
         toWorker(assignment.worker, .job(assignment.job, kind: kind, payload: payload))
     }
 
-    private func reply(_ envelope: [[UInt8]], _ message: AuthorityReply) {
+    /// Queues a reply; `request` marks one that answers a request and may be refused for size.
+    private func reply(_ envelope: [[UInt8]], _ message: AuthorityReply, request: UInt64? = nil) {
+        if let request {
+            outbox.requestReplies[outbox.replies.count] = Outbox.RequestReply(requestID: request, envelopeCount: envelope.count)
+        }
         outbox.replies.append(envelope + message.frames(writer))
     }
 
