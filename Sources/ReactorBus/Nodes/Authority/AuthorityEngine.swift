@@ -56,6 +56,10 @@ package final class AuthorityEngine<R: Reactor> {
     private let decoder = MessagePackDecoder()
     private let writer = HeaderWriter()
     private let heartbeatMilliseconds: UInt64
+    /// The state as last encoded for a `snapshot` reply, and its version: the state only changes
+    /// with the version, so every request until the next mutation shares these bytes (a batch of
+    /// requests holds one copy of the state, not one per request).
+    private var encodedStateCache: (version: UInt64, bytes: [UInt8])?
 
     package init(reactor: R, configuration: AuthorityConfiguration, logger: Logger, journaling: Bool) {
         self.configuration = configuration
@@ -94,7 +98,7 @@ package final class AuthorityEngine<R: Reactor> {
             handleAction(envelope, client: client, seq: seq, payload: payload, now: now)
         case .snapshot(let id):
             metrics[.snapshotRequests] += 1
-            if let state = try? encoder.encode(sequencer.state) {
+            if let state = encodedState() {
                 reply(envelope, .snapshot(requestID: id, version: sequencer.version, actionSeq: sequencer.actionSeq, app: configuration.appName, payload: state), request: id)
             }
         case .ping(let id):
@@ -371,6 +375,7 @@ package final class AuthorityEngine<R: Reactor> {
 
     /// Restores from a durable snapshot.
     package func restore(_ checkpoint: AuthorityCheckpoint<R>) {
+        encodedStateCache = nil
         sequencer = Sequencer(reactor: sequencer.reactor, restoring: checkpoint.sequencer)
         clients = checkpoint.clients
         clients.apply(configuration.clientLedger)
@@ -418,6 +423,14 @@ package final class AuthorityEngine<R: Reactor> {
             logger.error("cannot encode \(T.self): \(error)")
             return nil
         }
+    }
+
+    /// The current state encoded for the wire, reused while the version stays the same.
+    private func encodedState() -> [UInt8]? {
+        if let cached = encodedStateCache, cached.version == sequencer.version { return cached.bytes }
+        guard let bytes = try? encoder.encode(sequencer.state) else { return nil }
+        encodedStateCache = (sequencer.version, bytes)
+        return bytes
     }
 
     private func send(_ assignment: Dispatcher.Assignment) {
