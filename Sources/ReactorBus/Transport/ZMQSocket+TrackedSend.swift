@@ -1,6 +1,10 @@
 import CZMQ
 
 /// What runs when libzmq lets go of a tracked frame, kept alive by the message until then.
+///
+/// Crosses threads only through libzmq's `hint` pointer: built on the sending thread, then taken
+/// exactly once by the free function (on whichever thread libzmq runs it); its fields are
+/// immutable and `onRelease` is `@Sendable`, so no state is shared.
 private final class FrameRelease {
     let data: UnsafeMutableRawPointer
     let onRelease: @Sendable () -> Void
