@@ -26,6 +26,7 @@ enum AuthorityCommand {
             .value("max-clients", "N", help: "clients whose resends are deduplicated; past it the least recently seen are forgotten and their resends refused", default: "1000000"),
             .value("remembered-acks", "N", help: "acks kept per client, so a resend gets its original action_seq and is checked against its payload", default: "8"),
             .value("feed-queue-bytes", "N", help: "bytes queued per feed subscriber before it loses messages (and resyncs)", default: "67108864"),
+            .value("client-queue-bytes", "N", help: "bytes of snapshot/stats replies queued per client that does not read them, before its requests get 'busy'", default: "67108864"),
             CommonOptions.maxMessageBytes,
             CommonOptions.logLevel,
         ] + SecurityOptions.authority,
@@ -56,6 +57,7 @@ enum AuthorityCommand {
             maxForgottenClients: ClientLedgerLimits.forgottenClients(forMaxClients: maxClients)
         )
         configuration.feedQueueBytes = try CommonOptions.int(arguments, "feed-queue-bytes", in: 4_096...(1 << 40))
+        configuration.clientQueueBytes = try CommonOptions.int(arguments, "client-queue-bytes", in: 4_096...(1 << 40))
         configuration.maxMessageBytes = Int64(try CommonOptions.int(arguments, "max-message-bytes", in: 1_024...(1 << 30)))
         if let directory = arguments.string("data") {
             let raw = try arguments.required("fsync")

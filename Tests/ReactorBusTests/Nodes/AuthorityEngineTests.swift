@@ -45,6 +45,18 @@ import Testing
         #expect(engine.metrics[.actionsAccepted] == 2)
     }
 
+    @Test func snapshotAndStatsRepliesAreMarkedRefusableAndAcksAndPongsAreNot() throws {
+        let engine = makeEngine()
+        engine.handleClient(try action(.countUp, seq: 1), now: 0)
+        engine.handleClient([client] + ClientMessage.snapshot(requestID: 41).frames(writer), now: 0)
+        engine.handleClient([client] + ClientMessage.ping(requestID: 42).frames(writer), now: 0)
+        engine.handleClient([client, []] + ClientMessage.stats(requestID: 43).frames(writer), now: 0)
+        let outbox = engine.takeOutbox()
+        #expect(outbox.replies.count == 4)
+        #expect(outbox.requestReplies == [1: .init(requestID: 41, envelopeCount: 1), 3: .init(requestID: 43, envelopeCount: 2)])
+        #expect(engine.takeOutbox().requestReplies.isEmpty)
+    }
+
     @Test func aResentActionIsAckedAgainAndAppliedOnce() throws {
         let engine = makeEngine()
         engine.handleClient(try action(.countUp, seq: 1), now: 0)

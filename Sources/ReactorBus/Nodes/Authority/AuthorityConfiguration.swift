@@ -39,6 +39,10 @@ public struct AuthorityConfiguration: Sendable {
     /// derives the feed's high-water mark in messages from it and the largest message published
     /// so far (at least 2 messages), so one stalled subscriber costs at most this much memory.
     public var feedQueueBytes: Int = 64 << 20
+    /// Bytes of `snapshot` and `stats` replies queued for one client (sent, not yet taken by the
+    /// kernel) beyond which its further requests get `busy` instead of a reply; one reply always
+    /// goes out when nothing is queued for the client. Acks and errors are never refused.
+    public var clientQueueBytes: Int = 64 << 20
     /// An idle authority publishes a heartbeat with its version this often.
     public var idleFeedInterval: Duration = .seconds(1)
     /// Where and how to keep state across restarts; `nil` keeps it in memory only.

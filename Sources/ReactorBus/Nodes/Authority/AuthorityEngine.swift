@@ -24,6 +24,17 @@ package final class AuthorityEngine<R: Reactor> {
         package var applied: [(mutation: AppliedMutation<R.Mutation>, payload: [UInt8]?)] = []
         /// Records to append to the journal before replies go out.
         package var records: [AuthorityRecord] = []
+        /// The replies (by index in ``replies``) that answer a `snapshot` or `stats` request:
+        /// the loop refuses one with `busy` when its client has too many reply bytes unread.
+        package var requestReplies: [Int: RequestReply] = [:]
+
+        /// What the loop needs to refuse a request's reply: the request and the envelope's size.
+        package struct RequestReply: Equatable {
+            /// The request's `request_id`, the refusal's `ref`.
+            package var requestID: UInt64
+            /// How many leading frames of the reply are the routing envelope.
+            package var envelopeCount: Int
+        }
 
         package var isEmpty: Bool { replies.isEmpty && toWorkers.isEmpty && applied.isEmpty && records.isEmpty }
     }
@@ -47,6 +58,10 @@ package final class AuthorityEngine<R: Reactor> {
     private let heartbeatMilliseconds: UInt64
     /// Drawn once per process start and sent in every `pong`, so clients notice a restart.
     package let startID = UInt64.random(in: 1 ... .max)
+    /// The state as last encoded for a `snapshot` reply, and its version: the state only changes
+    /// with the version, so every request until the next mutation shares these bytes (a batch of
+    /// requests holds one copy of the state, not one per request).
+    private var encodedStateCache: (version: UInt64, bytes: [UInt8])?
 
     package init(reactor: R, configuration: AuthorityConfiguration, logger: Logger, journaling: Bool) {
         self.configuration = configuration
@@ -85,13 +100,13 @@ package final class AuthorityEngine<R: Reactor> {
             handleAction(envelope, client: client, seq: seq, payload: payload, now: now)
         case .snapshot(let id):
             metrics[.snapshotRequests] += 1
-            if let state = try? encoder.encode(sequencer.state) {
-                reply(envelope, .snapshot(requestID: id, version: sequencer.version, actionSeq: sequencer.actionSeq, app: configuration.appName, payload: state))
+            if let state = encodedState() {
+                reply(envelope, .snapshot(requestID: id, version: sequencer.version, actionSeq: sequencer.actionSeq, app: configuration.appName, payload: state), request: id)
             }
         case .ping(let id):
             reply(envelope, .pong(requestID: id, version: sequencer.version, startID: startID))
         case .stats(let id):
-            reply(envelope, .stats(requestID: id, counters: currentMetrics().dictionary))
+            reply(envelope, .stats(requestID: id, counters: currentMetrics().dictionary), request: id)
         }
     }
 
@@ -363,6 +378,7 @@ package final class AuthorityEngine<R: Reactor> {
 
     /// Restores from a durable snapshot.
     package func restore(_ checkpoint: AuthorityCheckpoint<R>) {
+        encodedStateCache = nil
         sequencer = Sequencer(reactor: sequencer.reactor, restoring: checkpoint.sequencer)
         clients = checkpoint.clients
         clients.apply(configuration.clientLedger)
@@ -412,6 +428,14 @@ package final class AuthorityEngine<R: Reactor> {
         }
     }
 
+    /// The current state encoded for the wire, reused while the version stays the same.
+    private func encodedState() -> [UInt8]? {
+        if let cached = encodedStateCache, cached.version == sequencer.version { return cached.bytes }
+        guard let bytes = try? encoder.encode(sequencer.state) else { return nil }
+        encodedStateCache = (sequencer.version, bytes)
+        return bytes
+    }
+
     private func send(_ assignment: Dispatcher.Assignment) {
         guard let effect = sequencer.openEffect(assignment.job), let payload = encode(effect) else { return }
         // The kind was worked out (by reflection, by default) when the job was queued.
@@ -420,7 +444,11 @@ package final class AuthorityEngine<R: Reactor> {
         toWorker(assignment.worker, .job(assignment.job, kind: kind, payload: payload))
     }
 
-    private func reply(_ envelope: [[UInt8]], _ message: AuthorityReply) {
+    /// Queues a reply; `request` marks one that answers a request and may be refused for size.
+    private func reply(_ envelope: [[UInt8]], _ message: AuthorityReply, request: UInt64? = nil) {
+        if let request {
+            outbox.requestReplies[outbox.replies.count] = Outbox.RequestReply(requestID: request, envelopeCount: envelope.count)
+        }
         outbox.replies.append(envelope + message.frames(writer))
     }
 

@@ -27,6 +27,11 @@ final class AuthorityLoop<R: Reactor> {
     private var nextHeartbeat: UInt64 = 0
     private var nextTick: UInt64 = 0
     private var trimmer = HeapTrimmer(interval: .seconds(2))
+    private let replyBudget: ReplyBudget
+    private let writer = HeaderWriter()
+    /// Requests refused for their client's reply bytes since the last warning, and when that was.
+    private var refusedSinceWarning = 0
+    private var lastRefusalWarning: UInt64?
 
     /// The endpoints as bound (with real ports where `*` or `0` was asked for).
     let endpoints: AuthorityNode<R>.Endpoints
@@ -40,6 +45,7 @@ final class AuthorityLoop<R: Reactor> {
         self.publishMetrics = publishMetrics
         self.heartbeatMilliseconds = max(1, configuration.heartbeatInterval.wholeMilliseconds)
         self.idleFeedMilliseconds = max(1, configuration.idleFeedInterval.wholeMilliseconds)
+        replyBudget = ReplyBudget(limit: configuration.clientQueueBytes)
         engine = AuthorityEngine(reactor: reactor, configuration: configuration, logger: logger, journaling: configuration.persistence != nil)
         if let persistence = configuration.persistence {
             durability = try AuthorityDurability(configuration: persistence, app: configuration.appName, logger: logger)
@@ -161,6 +167,7 @@ final class AuthorityLoop<R: Reactor> {
             engine.tick(now: now, sendHeartbeats: heartbeat)
             nextTick = now + 100
             trimmer.trimIfDue(now: now, largestMessage: feed.largestMessage)
+            replyBudget.prune()
         }
         try flush(now: now)
         publishMetrics(engine.currentMetrics())
@@ -179,10 +186,46 @@ final class AuthorityLoop<R: Reactor> {
                 throw error
             }
         }
-        for frames in outbox.replies { _ = try actions.trySend(frames) }
+        try sendReplies(outbox, now: now)
         for frames in outbox.toWorkers { _ = try workers.trySend(frames) }
         try publish(outbox.applied, now: now)
         durability?.snapshotIfDue(engine: engine, now: now)
+    }
+
+    /// Sends the batch's replies. A reply to a `snapshot` or `stats` request is charged to its
+    /// client's ``ReplyBudget`` until libzmq lets go of it; one that would take the client over
+    /// `--client-queue-bytes` is replaced by a `busy` error for the same request.
+    private func sendReplies(_ outbox: AuthorityEngine<R>.Outbox, now: UInt64) throws(ZMQError) {
+        for (index, frames) in outbox.replies.enumerated() {
+            guard let request = outbox.requestReplies[index], let client = frames.first else {
+                _ = try actions.trySend(frames)
+                continue
+            }
+            let cost = ReplyBudget.cost(of: frames)
+            if let account = replyBudget.charge(client: client, bytes: cost) {
+                _ = try actions.trySend(frames) { account.release(cost) }
+            } else {
+                _ = try actions.trySend(refusal(of: request, frames: frames, cost: cost, now: now))
+            }
+        }
+    }
+
+    /// The `busy` error that replaces a reply over its client's budget; counts and warns (at most
+    /// one warning every 10 s, with how many were refused since the previous one).
+    private func refusal(of request: AuthorityEngine<R>.Outbox.RequestReply, frames: [[UInt8]], cost: Int, now: UInt64) -> [[UInt8]] {
+        engine.metrics[.repliesRefusedBytes] += 1
+        refusedSinceWarning += 1
+        let queued = frames.first.map { replyBudget.queuedBytes(client: $0) } ?? 0
+        if lastRefusalWarning.map({ now >= $0 + 10_000 }) ?? true {
+            let client = frames.first.map { PeerID($0).description } ?? "?"
+            logger.warning("client \(client) leaves \(queued) bytes of replies unread: \(refusedSinceWarning) request(s) refused with busy since the last warning (--client-queue-bytes \(replyBudget.limit))")
+            lastRefusalWarning = now
+            refusedSinceWarning = 0
+        }
+        let refusal = AuthorityReply.error(
+            ref: request.requestID, code: .busy,
+            message: "this client has \(queued) bytes of replies it has not read, and this \(cost)-byte reply would exceed the authority's limit of \(replyBudget.limit) (--client-queue-bytes): read the replies, then ask again")
+        return Array(frames.prefix(request.envelopeCount)) + refusal.frames(writer)
     }
 
     /// An ack that may not leave because its journal record could not be written, turned into

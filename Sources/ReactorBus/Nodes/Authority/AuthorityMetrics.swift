@@ -40,6 +40,9 @@ public enum AuthorityCounter: String, CaseIterable, Sendable {
     case workersRecovered = "workers_recovered"
     /// `ready` messages announcing more than `--max-worker-capacity`, trusted with that many.
     case capacitiesClamped = "capacities_clamped"
+    /// `snapshot` and `stats` requests answered with `busy` because their client had
+    /// `--client-queue-bytes` of replies unread.
+    case repliesRefusedBytes = "replies_refused_bytes"
 
     /// The counter's position in ``allCases`` (and in the metrics' storage), without hashing
     /// its name: the authority bumps counters for every message.
@@ -79,6 +82,7 @@ public enum AuthorityCounter: String, CaseIterable, Sendable {
         case .workersQuarantined: 31
         case .workersRecovered: 32
         case .capacitiesClamped: 33
+        case .repliesRefusedBytes: 34
         }
     }
 }
