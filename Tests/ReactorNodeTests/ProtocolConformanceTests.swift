@@ -1,0 +1,43 @@
+import Foundation
+import Testing
+
+/// docs/PROTOCOL.md against the wire: `examples/python/protocol_conformance.py`, a client written
+/// from the document alone, checks a fresh counter authority and must find no difference.
+@Suite struct ProtocolConformanceTests {
+    /// Whether `python3` runs and imports pyzmq and msgpack (scripts/ensure-deps.sh --python):
+    /// actually tried, so the test is skipped only when the script could not run at all.
+    static let pythonHasZMQAndMsgpack: Bool = {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", "-c", "import zmq, msgpack"]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        process.standardInput = FileHandle.nullDevice
+        do {
+            try process.run()
+        } catch {
+            return false
+        }
+        process.waitUntilExit()
+        return process.terminationReason == .exit && process.terminationStatus == 0
+    }()
+
+    @Test(.enabled(if: pythonHasZMQAndMsgpack, "python3 with pyzmq and msgpack (scripts/ensure-deps.sh --python)"))
+    func aClientWrittenFromTheDocumentFindsTheWireAsDocumented() async throws {
+        let cluster = try await ClusterProcesses()
+        let script = NodeProcess.packageRoot + "/examples/python/protocol_conformance.py"
+        let check = try NodeProcess(executable: "/usr/bin/env",
+                                    arguments: ["python3", script, "--actions", cluster.endpoints.actions, "--feed", cluster.endpoints.feed,
+                                                "--doc", NodeProcess.packageRoot + "/docs/PROTOCOL.md"],
+                                    name: "protocol-conformance")
+        let status = await check.waitForExit(timeout: .seconds(60))
+        let failures = check.output.filter { $0.hasPrefix("FAIL") }.joined(separator: "\n")
+        #expect(status == 0, "\(failures)\(check.diagnostics)")
+        #expect(failures.isEmpty, "\(failures)")
+        let summary = try #require(check.output.last, "no summary line\(check.diagnostics)")
+        // The script ran its whole list (115 checks): a run cut short would report fewer.
+        #expect(summary == "protocol: 115 passed, 0 failed", "\(summary)")
+        #expect(check.output.filter { $0.hasPrefix("ok ") }.count == 115)
+        await cluster.stop()
+    }
+}

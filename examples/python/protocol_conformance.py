@@ -1,0 +1,287 @@
+#!/usr/bin/env python3
+"""Checks a running ReactorBus authority against docs/PROTOCOL.md, written from that page alone.
+
+    python3 protocol_conformance.py --actions tcp://127.0.0.1:7001 --feed tcp://127.0.0.1:7003
+
+The authority must be fresh (no action accepted yet, no other client) and run the `counter` app
+without workers: the checks expect exact sequence numbers, versions and counters. Every check
+prints one line to stdout (`ok ...` or `FAIL ...: what differed`); the last line is
+`protocol: N passed, M failed`. Exit status 0 when every check passed, 1 otherwise, 2 when the
+authority did not answer at all. Needs pyzmq and msgpack (scripts/ensure-deps.sh --python).
+
+The list of stats names is read from the document's "Stats" table (--doc), so that the check
+"stats has every documented name and no other" follows the document, not a copy of it.
+"""
+
+import argparse
+import os
+import re
+import sys
+import time
+import uuid
+
+import msgpack
+import zmq
+
+VERSION = 1
+DEFAULT_DOC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs", "PROTOCOL.md")
+
+
+class Unanswered(Exception):
+    """The authority sent nothing within the deadline."""
+
+
+class Conformance:
+    def __init__(self, actions, feed, doc, timeout):
+        self.context = zmq.Context()
+        self.actions = self.context.socket(zmq.DEALER)
+        self.actions.setsockopt(zmq.LINGER, 0)
+        self.actions.connect(actions)
+        self.feed = self.context.socket(zmq.SUB)
+        self.feed.setsockopt(zmq.LINGER, 0)
+        self.feed.connect(feed)
+        self.doc = doc
+        self.timeout = timeout
+        self.passed = 0
+        self.failed = 0
+        self.client_id = f"conformance-{uuid.uuid4()}"
+        self.expected = {}  # counter name -> exact value the authority must report at the end
+
+    # -- reporting --------------------------------------------------------------------------
+
+    def check(self, name, condition, detail=""):
+        if condition:
+            self.passed += 1
+            print(f"ok   {name}", flush=True)
+        else:
+            self.failed += 1
+            print(f"FAIL {name}: {detail}", flush=True)
+        return condition
+
+    def expect(self, name, actual, wanted):
+        return self.check(name, actual == wanted, f"expected {wanted!r}, got {actual!r}")
+
+    def count(self, counter, by=1):
+        self.expected[counter] = self.expected.get(counter, 0) + by
+
+    # -- actions socket ---------------------------------------------------------------------
+
+    def request(self, frames):
+        """Sends raw frames, returns the answer's frames (header decoded, payload raw)."""
+        self.actions.send_multipart(frames)
+        if not self.actions.poll(int(self.timeout * 1000)):
+            raise Unanswered(f"no answer within {self.timeout} s to {frames[0]!r}")
+        reply = self.actions.recv_multipart()
+        return [msgpack.unpackb(reply[0], raw=False)] + reply[1:]
+
+    def action(self, seq, payload, client_id=None):
+        header = msgpack.packb([VERSION, "action", self.client_id if client_id is None else client_id, seq])
+        return self.request([header, msgpack.packb(payload)])
+
+    def expect_error(self, name, reply, ref, code):
+        header = reply[0]
+        shape_ok = (isinstance(header, list) and len(header) == 5 and header[:2] == [VERSION, "error"]
+                    and isinstance(header[4], str) and len(reply) == 1)
+        self.check(f"{name}: error is [1, \"error\", ref, code, message], one frame", shape_ok, f"got {reply!r}")
+        if shape_ok:
+            self.expect(f"{name}: error code", header[3], code)
+            self.expect(f"{name}: error ref", header[2], ref)
+
+    def expect_ack(self, name, reply, client_seq, action_seq, version):
+        self.expect(f"{name}: ack", reply, [[VERSION, "ack", client_seq, action_seq, version]])
+
+    # -- checks -----------------------------------------------------------------------------
+
+    def run(self):
+        self.feed.setsockopt(zmq.SUBSCRIBE, b"")
+        self.check_ping()
+        self.check_feed_is_live()
+        self.check_snapshot(0, 0, {"count": 0})
+        self.check_actions()
+        self.check_refusals()
+        self.check_extra_elements()
+        self.check_snapshot(13, 13, {"count": 13})
+        self.check_feed_after_actions()
+        self.check_stats()
+
+    def check_ping(self):
+        reply = self.request([msgpack.packb([VERSION, "ping", 7])])
+        header = reply[0]
+        self.check("ping: pong is one frame [1, \"pong\", request_id, version, start_id]",
+                   len(reply) == 1 and isinstance(header, list) and len(header) == 5 and header[:3] == [VERSION, "pong", 7],
+                   f"got {reply!r}")
+        if len(header) == 5:
+            self.expect("ping: version of a fresh authority", header[3], 0)
+            start_id = header[4]
+            self.check("ping: start_id is a non-zero uint", isinstance(start_id, int) and 0 < start_id < 2**64, f"got {start_id!r}")
+            again = self.request([msgpack.packb([VERSION, "ping", 8])])[0]
+            self.expect("ping: start_id is the same in every pong of one process", again, [VERSION, "pong", 8, 0, start_id])
+
+    def receive_feed(self, deadline):
+        """The next feed message as (topic bytes, decoded header, payload or None)."""
+        remaining = deadline - time.monotonic()
+        if remaining <= 0 or not self.feed.poll(int(remaining * 1000)):
+            return None
+        frames = self.feed.recv_multipart()
+        header = msgpack.unpackb(frames[1], raw=False) if len(frames) > 1 else None
+        payload = msgpack.unpackb(frames[2], raw=False) if len(frames) > 2 else None
+        return frames[0], header, payload, len(frames)
+
+    def check_feed_is_live(self):
+        # A new subscriber is sent nothing of its own; within a second an idle authority
+        # publishes a heartbeat (or, here, possibly a snapshot), both at version 0.
+        message = self.receive_feed(time.monotonic() + 5)
+        if not self.check("feed: a subscriber hears the authority within 5 s", message is not None, "nothing on the feed"):
+            return
+        topic, header, payload, frames = message
+        self.check("feed: the first message is a heartbeat or a snapshot", topic in (b"heartbeat", b"snapshot"), f"topic {topic!r}")
+        if topic == b"heartbeat":
+            self.expect("feed: heartbeat [topic, [1, version, action_seq]] at version 0", (frames, header), (2, [VERSION, 0, 0]))
+        else:
+            self.expect("feed: snapshot at version 0", (frames, header, payload), (3, [VERSION, 0, 0], {"count": 0}))
+
+    def check_snapshot(self, version, action_seq, state):
+        reply = self.request([msgpack.packb([VERSION, "snapshot", 11])])
+        self.count("snapshot_requests")
+        self.expect(f"snapshot: header at version {version}", reply[0], [VERSION, "snapshot", 11, version, action_seq, "counter"])
+        self.check("snapshot: two frames", len(reply) == 2, f"got {len(reply)} frames")
+        if len(reply) == 2:
+            self.expect("snapshot: counter state", msgpack.unpackb(reply[1], raw=False), state)
+
+    def check_actions(self):
+        up, up_async = {"countUp": {}}, {"countUpAsync": {}}
+        self.expect_ack("first action", self.action(1, up), 1, 1, 1)
+        self.count("actions_accepted")
+        self.expect_ack("resend, same payload", self.action(1, up), 1, 1, 1)
+        self.count("actions_duplicate")
+        self.expect_error("resend, another payload", self.action(1, up_async), 1, "conflict")
+        self.count("actions_conflict")
+        self.expect_error("not a counter action", self.action(2, {"countDown": {}}), 2, "bad_action")
+        self.count("bad_actions")
+        self.expect_ack("a refused client_seq is sent again with another payload", self.action(2, up), 2, 2, 2)
+        self.count("actions_accepted")
+        self.expect_ack("a gap in client_seq", self.action(5, up), 5, 3, 3)
+        self.count("actions_accepted")
+        self.expect_ack("the gap filled later", self.action(4, up), 4, 4, 4)
+        self.count("actions_accepted")
+        self.expect_ack("a resend inside the remembered window", self.action(2, up), 2, 2, 2)
+        self.count("actions_duplicate")
+        # Another client: 9 actions, so that its first ack is no longer among the last 8 kept.
+        other = f"conformance-other-{uuid.uuid4()}"
+        for seq in range(1, 10):
+            self.expect_ack(f"second client action {seq}", self.action(seq, up, other), seq, 4 + seq, 4 + seq)
+            self.count("actions_accepted")
+        self.expect_ack("resend older than the remembered acks: action_seq 0, current version", self.action(1, up, other), 1, 0, 13)
+        self.count("actions_duplicate")
+        self.expect_ack("such a resend with another payload is not compared: same answer", self.action(1, up_async, other), 1, 0, 13)
+        self.count("actions_duplicate")
+        self.count("mutations_applied", 13)
+        self.expected.update({"version": 13, "action_seq": 13, "clients": 2})
+
+    def check_refusals(self):
+        self.expect_error("version 0", self.request([msgpack.packb([0, "ping", 77])]), 77, "unsupported_version")
+        self.expect_error("version 2 action", self.request([msgpack.packb([2, "action", self.client_id, 40]), msgpack.packb({"countUp": {}})]),
+                          40, "unsupported_version")
+        self.expect_error("version 0 with an unknown kind", self.request([msgpack.packb([0, "nope", "x", 5])]), 5, "unsupported_version")
+        self.count("unsupported_version", 3)
+        self.expect_error("unknown kind", self.request([msgpack.packb([VERSION, "frobnicate", 31])]), 31, "unknown_kind")
+        self.expect_error("unknown kind, no integer", self.request([msgpack.packb([VERSION, "frobnicate", "a"])]), 0, "unknown_kind")
+        self.count("unknown_kind", 2)
+        self.expect_error("header not MessagePack", self.request([b"\xc1"]), 0, "malformed")
+        self.expect_error("header not an array", self.request([msgpack.packb({"v": 1})]), 0, "malformed")
+        self.expect_error("version not an unsigned integer", self.request([msgpack.packb([-1, "ping", 3])]), 3, "malformed")
+        self.expect_error("action without a payload frame", self.request([msgpack.packb([VERSION, "action", self.client_id, 50])]), 50, "malformed")
+        self.expect_error("ping with a payload frame", self.request([msgpack.packb([VERSION, "ping", 51]), b"\x80"]), 51, "malformed")
+        self.expect_error("client_seq 0", self.action(0, {"countUp": {}}), 0, "malformed")
+        self.expect_error("empty client_id", self.action(52, {"countUp": {}}, client_id=""), 52, "malformed")
+        self.expect_error("client_id of 65 bytes", self.action(53, {"countUp": {}}, client_id="c" * 65), 53, "malformed")
+        self.count("malformed", 8)
+
+    def check_extra_elements(self):
+        # The authority reads exactly the documented elements: one more is `malformed`.
+        self.expect_error("ping with an extra element", self.request([msgpack.packb([VERSION, "ping", 61, "extra"])]), 61, "malformed")
+        self.expect_error("stats with an extra element", self.request([msgpack.packb([VERSION, "stats", 62, 0])]), 62, "malformed")
+        self.expect_error("snapshot with an extra element", self.request([msgpack.packb([VERSION, "snapshot", 63, None])]), 63, "malformed")
+        header = msgpack.packb([VERSION, "action", self.client_id, 64, "extra"])
+        self.expect_error("action with an extra element", self.request([header, msgpack.packb({"countUp": {}})]), 64, "malformed")
+        self.count("malformed", 4)
+
+    def check_feed_after_actions(self):
+        # Every applied mutation in order, versions consecutive; snapshots with rising versions.
+        mutations, snapshots, odd = [], [], []
+        deadline = time.monotonic() + 10
+        while len(mutations) < 13 or not snapshots or snapshots[-1][0] < 13:
+            message = self.receive_feed(deadline)
+            if message is None:
+                break
+            topic, header, payload, frames = message
+            if topic == b"mutation":
+                mutations.append((header, payload, frames))
+            elif topic == b"snapshot":
+                snapshots.append((header[1], header, payload, frames))
+            elif topic != b"heartbeat" or frames != 2 or not isinstance(header, list) or len(header) != 3 or header[0] != VERSION:
+                odd.append((topic, header, payload, frames))
+        self.expect("feed: every other message is a heartbeat [topic, [1, version, action_seq]]", odd, [])
+        wanted = [([VERSION, v, v, "sync", None, 0], {"increase": {}}, 3) for v in range(1, 14)]
+        self.expect("feed: 13 sync mutations [1, version, action_seq, \"sync\", nil, 0] {\"increase\": {}}", mutations, wanted)
+        versions = [s[0] for s in snapshots]
+        self.check("feed: snapshot versions rise", versions == sorted(set(versions)) and versions != [], f"versions {versions}")
+        if snapshots:
+            _, header, payload, frames = snapshots[-1]
+            self.expect("feed: last snapshot", (frames, header, payload), (3, [VERSION, 13, 13], {"count": 13}))
+            wrong = [s for s in snapshots if s[2] != {"count": s[0]} or s[1] != [VERSION, s[0], s[0]]]
+            self.expect("feed: every counter snapshot has count = version = action_seq", wrong, [])
+
+    def documented_stats(self):
+        with open(self.doc, encoding="utf-8") as handle:
+            text = handle.read()
+        section = re.search(r"^### Stats\n(.*?)(?=^#)", text, re.S | re.M)
+        if section is None:
+            return None
+        return {match for match in re.findall(r"^\| `([a-z_]+)` \|", section.group(1), re.M)}
+
+    def check_stats(self):
+        reply = self.request([msgpack.packb([VERSION, "stats", 90])])
+        header = reply[0]
+        if not self.check("stats: one frame [1, \"stats\", request_id, counters]",
+                          len(reply) == 1 and isinstance(header, list) and len(header) == 4 and header[:3] == [VERSION, "stats", 90]
+                          and isinstance(header[3], dict), f"got {reply!r}"):
+            return
+        counters = header[3]
+        self.check("stats: every value is an unsigned integer", all(isinstance(k, str) and isinstance(v, int) and v >= 0 for k, v in counters.items()),
+                   f"got {counters!r}")
+        documented = self.documented_stats()
+        if self.check(f"stats: the document lists the names ({self.doc})", documented, "no \"### Stats\" table found"):
+            self.expect("stats: names missing from the reply", sorted(documented - set(counters)), [])
+            self.expect("stats: names the document does not list", sorted(set(counters) - documented), [])
+        for name, value in sorted(self.expected.items()):
+            self.expect(f"stats: {name}", counters.get(name), value)
+        for name in ("actions_stale", "actions_busy", "actions_unknown_client", "jobs_dispatched", "workers", "open_jobs"):
+            self.expect(f"stats: {name}", counters.get(name), 0)
+
+
+def main():
+    parser = argparse.ArgumentParser(description="Checks a fresh counter authority against docs/PROTOCOL.md.")
+    parser.add_argument("--actions", required=True, help="the authority's actions endpoint")
+    parser.add_argument("--feed", required=True, help="the authority's feed endpoint")
+    parser.add_argument("--doc", default=DEFAULT_DOC, help="the protocol document (for the list of stats names)")
+    parser.add_argument("--timeout", type=float, default=5.0, help="seconds to wait for each answer")
+    arguments = parser.parse_args()
+    conformance = Conformance(arguments.actions, arguments.feed, arguments.doc, arguments.timeout)
+    status = 0
+    try:
+        conformance.run()
+    except Unanswered as error:
+        conformance.check("the authority answers", False, str(error))
+        status = 2
+    except Exception as error:  # a reply of the wrong shape broke a check itself
+        conformance.check("replies have the documented shapes", False, f"{type(error).__name__}: {error}")
+    print(f"protocol: {conformance.passed} passed, {conformance.failed} failed", flush=True)
+    conformance.context.destroy(linger=0)
+    if status == 0 and conformance.failed:
+        status = 1
+    sys.exit(status)
+
+
+if __name__ == "__main__":
+    main()
