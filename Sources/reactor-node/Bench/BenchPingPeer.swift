@@ -9,7 +9,8 @@ import ReactorBus
 /// loop answered nothing for about that long. Every 100 ms it also asks for `stats`, and stops
 /// once the authority has accepted `untilAccepted` actions (so it covers the whole load of a
 /// run), reporting the round trips' percentiles, the longest, how many exceeded 100 ms, and the
-/// authority's last counters (`workers_lost`, `snapshots_written`).
+/// authority's last counters (`workers_lost`, `snapshots_written`). Pings slower than 50 ms are
+/// listed as `[seconds after start when sent, round trip in ms]`.
 struct BenchPingPeer {
     let intervalNanoseconds: UInt64
     let untilAccepted: UInt64
@@ -37,6 +38,8 @@ struct BenchPingPeer {
         var stalls = 0
         var longest: UInt64 = 0
         var longestAt: UInt64 = 0
+        var slow: [BenchJSON] = []
+        let startedUnixMilliseconds = Int64(Date().timeIntervalSince1970 * 1_000)
         var nextID: UInt64 = 1
         var outstanding: (id: UInt64, sent: UInt64)?
         var nextPing = started
@@ -68,6 +71,9 @@ struct BenchPingPeer {
                     let rtt = at - (outstanding?.sent ?? at)
                     rtts.record(nanoseconds: rtt)
                     if rtt > 100_000_000 { stalls += 1 }
+                    if rtt > 50_000_000 {
+                        slow.append(.array([.number(Double(outstanding.map { $0.sent - started } ?? 0) / 1e9, places: 3), .number(Double(rtt) / 1e6)]))
+                    }
                     if rtt > longest { (longest, longestAt) = (rtt, at - started) }
                     outstanding = nil
                 case .stats(let id, let values) where id == statsID:
@@ -82,6 +88,7 @@ struct BenchPingPeer {
         let result: [(String, BenchJSON)] = [
             ("event", "result"), ("pings", .int(rtts.count)), ("rtt", rtts.summary.json), ("over_100ms", .int(stalls)),
             ("longest_us", .number(Double(longest) / 1_000)), ("longest_at_s", .number(Double(longestAt) / 1e9, places: 3)),
+            ("slow_pings", .array(slow)), ("started_unix_ms", .int(startedUnixMilliseconds)),
             ("seconds", .number(Double(MonotonicClock.nanoseconds() - started) / 1e9, places: 3)),
             ("stats", .object(counters.sorted { $0.key < $1.key }.map { ($0.key, .int($0.value)) })),
         ]
