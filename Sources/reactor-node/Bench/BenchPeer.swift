@@ -42,6 +42,7 @@ enum BenchPeer {
             .value("clients", "N", help: "client: spread the actions over N client identities", default: "1"),
             .value("interval-ms", "MS", help: "ping: a ping this often (one in flight)", default: "5"),
             .value("until-accepted", "N", help: "ping: stop once the authority accepted N actions", default: "1"),
+            .value("until-snapshots", "N", help: "ping: ... and wrote N snapshots", default: "0"),
             .value("field", "FIELD", help: "observe: the state field to report", default: "count"),
             .value("until-version", "V", help: "observe: stop once this version is seen", default: "1"),
             .value("timeout", "SECONDS", help: "observe: give up after this long", default: "60"),
@@ -99,6 +100,7 @@ enum BenchPeer {
             defer { context.terminate(timeout: .seconds(2)) }
             let probe = try BenchPingPeer(endpoint: try endpoint(), intervalMilliseconds: UInt64(try int("interval-ms", 1...10_000)),
                                           untilAccepted: UInt64(try int("until-accepted", 1...Int.max)),
+                                          untilSnapshots: UInt64(try int("until-snapshots")),
                                           timeoutSeconds: Double(try CommonOptions.seconds(arguments, "timeout")?.wholeMilliseconds ?? 60_000) / 1_000,
                                           context: context)
             return try probe.run()

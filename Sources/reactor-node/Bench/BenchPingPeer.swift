@@ -7,21 +7,23 @@ import ReactorBus
 /// It keeps one `ping` in flight on its own DEALER and sends the next `interval` after the
 /// previous one was sent (or at once when its pong came later): a pong that takes 1.2 s means the
 /// loop answered nothing for about that long. Every 100 ms it also asks for `stats`, and stops
-/// once the authority has accepted `untilAccepted` actions (so it covers the whole load of a
-/// run), reporting the round trips' percentiles, the longest, how many exceeded 100 ms, and the
+/// once the authority has accepted `untilAccepted` actions and written `untilSnapshots`
+/// snapshots (so it covers the whole load of a run), reporting the round trips' percentiles, the longest, how many exceeded 100 ms, and the
 /// authority's last counters (`workers_lost`, `snapshots_written`). Pings slower than 50 ms are
 /// listed as `[seconds after start when sent, round trip in ms]`.
 struct BenchPingPeer {
     let intervalNanoseconds: UInt64
     let untilAccepted: UInt64
+    let untilSnapshots: UInt64
     let timeoutSeconds: Double
     private let socket: ZMQSocket
     private let poller = ZMQPoller()
     private let writer = MessagePackWriter()
 
-    init(endpoint: String, intervalMilliseconds: UInt64, untilAccepted: UInt64, timeoutSeconds: Double, context: ZMQContext) throws {
+    init(endpoint: String, intervalMilliseconds: UInt64, untilAccepted: UInt64, untilSnapshots: UInt64, timeoutSeconds: Double, context: ZMQContext) throws {
         intervalNanoseconds = intervalMilliseconds * 1_000_000
         self.untilAccepted = untilAccepted
+        self.untilSnapshots = untilSnapshots
         self.timeoutSeconds = timeoutSeconds
         socket = try ZMQSocket(context: context, type: .dealer)
         try socket.set(.linger, 0)
@@ -79,7 +81,7 @@ struct BenchPingPeer {
                 case .stats(let id, let values) where id == statsID:
                     statsID = nil
                     counters = values
-                    if values["actions_accepted"] ?? 0 >= untilAccepted { done = true }
+                    if values["actions_accepted"] ?? 0 >= untilAccepted, values["snapshots_written"] ?? 0 >= untilSnapshots { done = true }
                 default:
                     continue
                 }

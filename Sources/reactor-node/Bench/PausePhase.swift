@@ -7,7 +7,8 @@
 /// snapshot during the load, the second one every `pauseSnapshotEvery` journal records. Figures:
 /// the probe's round trips (p50, p99, max: the longest pause), the authority's
 /// `snapshots_written` and `workers_lost`. Targets: the longest round trip with snapshots at most
-/// 2x the p99 without, and no worker lost. Check: every action acked.
+/// 2x the p99 without, and no worker lost. Check: every action acked (and, in the second run,
+/// at least one snapshot written: the probe waits for it).
 enum PausePhase {
     static func run(plan: BenchPlan, results: inout BenchResults) async throws {
         for snapshotEvery in [nil, plan.pauseSnapshotEvery] {
@@ -23,6 +24,7 @@ enum PausePhase {
             let (sent, probed) = try await cluster.run { cluster in
                 try cluster.addWorkers(plan.workers, concurrency: plan.workerConcurrency)
                 let probe = try cluster.peer(["ping", "--endpoint", cluster.endpoints.actions, "--interval-ms", "2", "--until-accepted", String(count),
+                                              "--until-snapshots", snapshotEvery == nil ? "0" : "1",
                                               "--timeout", String(limit.wholeMilliseconds / 1_000)], name: "ping")
                 let client = try cluster.client(workload: "countUp", count: count, window: plan.window,
                                                 extra: ["--clients", String(plan.pauseClients), "--wait-workers", String(plan.workers)])
