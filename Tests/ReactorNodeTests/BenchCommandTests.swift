@@ -34,14 +34,14 @@ import Testing
         let line = try #require(bench.output.last(where: { $0.hasPrefix("{") }), "no JSON on stdout\(bench.diagnostics)")
         let report = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
 
-        for key in ["plan", "sizes", "baseline", "sync", "async", "latency", "snapshot", "memory", "durability", "python", "ratios", "checks", "failures", "passed"] {
+        for key in ["plan", "sizes", "baseline", "sync", "async", "latency", "snapshot", "memory", "durability", "pause", "python", "ratios", "checks", "failures", "passed"] {
             #expect(report[key] != nil, "missing \(key)")
         }
         #expect(report["passed"] as? Bool == true, "\(line)")
         #expect((report["failures"] as? [Any])?.isEmpty == true, "\(line)")
         let checks = try #require(report["checks"] as? [String: Bool])
         for key in ["sync_count", "async_count", "latency_complete", "snapshot_count", "memory_count",
-                    "durability_always_count", "durability_batch_count", "durability_none_count"] {
+                    "durability_always_count", "durability_batch_count", "durability_none_count", "pause_without_acked", "pause_with_acked"] {
             #expect(checks[key] == true, "check \(key): \(checks[key].map(String.init) ?? "missing")")
         }
         #expect(checks.values.allSatisfy { $0 })
@@ -58,6 +58,7 @@ import Testing
             ["snapshot", "snapshots_per_1000_actions"], ["snapshot", "feed_bytes_per_second"],
             ["memory", "start_rss_kib"], ["memory", "end_rss_kib"], ["memory", "peak_rss_kib"],
             ["durability", "always", "acked_per_second"], ["durability", "batch", "acked_per_second"], ["durability", "none", "acked_per_second"],
+            ["pause", "without_snapshots", "ping_rtt", "max_us"], ["pause", "with_snapshots", "ping_rtt", "max_us"], ["pause", "with_snapshots", "snapshots_written"],
         ]
         for path in positive {
             let value = path.dropFirst().reduce(report[path[0]]) { ($0 as? [String: Any])?[$1] }
@@ -75,7 +76,7 @@ import Testing
             #expect(python["reason"] is String)
         }
         let ratios = try #require(report["ratios"] as? [String: [String: Any]])
-        for key in ["sync_over_echo", "async_over_echo", "ack_p50_over_rtt_p50", "ack_p99_over_rtt_p99", "sync_over_python", "memory_growth"] {
+        for key in ["sync_over_echo", "async_over_echo", "ack_p50_over_rtt_p50", "ack_p99_over_rtt_p99", "sync_over_python", "memory_growth", "pause_longest_over_p99", "pause_workers_lost"] {
             let ratio = try #require(ratios[key], "missing ratio \(key)")
             #expect(ratio["target"] is String)
             #expect(ratio["met"] != nil)

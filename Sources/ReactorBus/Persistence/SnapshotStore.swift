@@ -10,8 +10,11 @@ import Glibc
 /// writes always sync, whatever the journal's ``FsyncPolicy``: they are rare, and compaction relies
 /// on them. The newest ``retainedCount`` snapshots are kept.
 ///
-/// Threads: not `Sendable`; owned by the authority's thread. It takes no lock of its own: use it
-/// only while holding the ``Journal`` on the same directory, whose lock covers both.
+/// Threads: not `Sendable`; one thread owns a store. The authority recovers with one on its loop
+/// thread, then writes with another that its ``SnapshotWriter`` creates and uses on the writer
+/// thread only, never while recovery runs. It takes no lock of its own: use it only while the
+/// ``Journal`` on the same directory is open, whose lock covers both (the authority stops its
+/// writer before closing the journal).
 /// Errors: every throwing method throws ``PersistenceError``.
 public final class SnapshotStore {
     /// Snapshots kept after a write: the newest, and one fallback in case it turns out corrupt.

@@ -36,6 +36,9 @@ struct BenchClientPeer {
         var echoFrameSizes: [Int] = []
         /// Actions (and raw round trips) per round when interleaving.
         var roundSize = 500
+        /// Client identities the actions are spread over, in turn, each with its own
+        /// `client_seq` from 1 (the authority's dedup ledger remembers each); 1 without `--clients`.
+        var clients = 1
     }
 
     /// The actions of a run.
@@ -126,12 +129,12 @@ struct BenchClientPeer {
                         rawLatency.record(nanoseconds: nanoseconds)
                     }
                 }
-                let seq = UInt64(sent + 1)
+                let seq = UInt64(sent / options.clients + 1)
                 writer.reset()
                 writer.packArrayHeader(4)
                 writer.packUInt(1)
                 writer.packString("action")
-                writer.packString(clientID)
+                writer.packString(options.clients == 1 ? clientID : clientID + "-" + String(sent % options.clients))
                 writer.packUInt(seq)
                 let payload = payloads[sent % payloads.count]
                 if options.recordSamples { sendTimes[sent + 1] = MonotonicClock.nanoseconds() }

@@ -92,6 +92,13 @@ final class BenchCluster {
         return client
     }
 
+    /// Starts another `bench-peer` role (stopped with the clients).
+    func peer(_ arguments: [String], name: String) throws -> ChildProcess {
+        let peer = try ChildProcess.reactorNode(["bench-peer"] + arguments, name: name)
+        others.append(peer)
+        return peer
+    }
+
     /// The `result` event of a peer, or an error naming the peer with the tails of the logs.
     func result(of peer: ChildProcess, timeout: Duration) async throws -> BenchJSON {
         if let result = await peer.waitForEvent("result", timeout: timeout) { return result }

@@ -7,7 +7,8 @@ import Glibc
 ///
 /// Phases, in order: raw libzmq baseline, sync pipeline, async pipeline through workers,
 /// latency, snapshot cost of a large state, the authority's memory, durability under each
-/// fsync policy, and the same pipeline against a Python authority. Each phase starts its own
+/// fsync policy, the loop's pauses while snapshots are written, and the same pipeline against
+/// a Python authority. Each phase starts its own
 /// children (this binary again: the real `authority` and `worker` commands and the hidden
 /// `bench-peer` roles), has a time limit, and stops and reaps them whatever happens; SIGINT stops
 /// every child too. Progress goes to stderr; the table (or, with `--json`, one JSON object) to
@@ -30,7 +31,7 @@ enum BenchCommand {
         discussion: """
         Phases: baseline (raw libzmq PUB->SUB, DEALER<->ROUTER round trips, pipelined echo), sync,
         async (2 workers), latency, snapshot (a 10,000-item state), memory, durability (--fsync
-        always|batch|none), python (examples/python/baseline_authority.py, if python3 has zmq and msgpack).
+        always|batch|none), pause (ping round trips under load, without and with snapshots), python (examples/python/baseline_authority.py, if python3 has zmq and msgpack).
         Exit 1 when a correctness check fails or a phase cannot finish in its time; performance
         targets are only reported, as met or not met.
         """
@@ -86,6 +87,7 @@ enum BenchCommand {
         await phase("snapshot") { results in try await SnapshotPhase.run(plan: plan, results: &results) }
         await phase("memory") { results in try await MemoryPhase.run(plan: plan, results: &results) }
         await phase("durability") { results in try await DurabilityPhase.run(plan: plan, results: &results) }
+        await phase("pause") { results in try await PausePhase.run(plan: plan, results: &results) }
         await phase("python") { results in try await PythonPhase.run(plan: plan, script: pythonScript, results: &results) }
 
         let report = BenchReport(results: results)

@@ -13,8 +13,9 @@ import ReactorBus
 /// | `raw-pub`, `raw-sub`, `raw-echo`, `raw-client` | the raw libzmq baseline (``RawZMQBaseline``) |
 /// | `client` | pipelines actions to an authority (``BenchClientPeer``) |
 /// | `observe` | follows the feed until a version (``BenchObserverPeer``) |
+/// | `ping` | times `ping` round trips to an authority under load (``BenchPingPeer``) |
 enum BenchPeer {
-    static let roles = ["guard", "raw-pub", "raw-sub", "raw-echo", "raw-client", "client", "observe"]
+    static let roles = ["guard", "raw-pub", "raw-sub", "raw-echo", "raw-client", "client", "observe", "ping"]
 
     static let spec = Command(
         name: "bench-peer",
@@ -38,6 +39,10 @@ enum BenchPeer {
             .value("progress-every", "N", help: "client: a progress line every N acks", default: "0"),
             .value("echo", "EP", help: "client: a raw-echo to time round trips against between rounds of actions"),
             .value("round", "N", help: "client with --echo: actions and round trips per round", default: "500"),
+            .value("clients", "N", help: "client: spread the actions over N client identities", default: "1"),
+            .value("interval-ms", "MS", help: "ping: a ping this often (one in flight)", default: "5"),
+            .value("until-accepted", "N", help: "ping: stop once the authority accepted N actions", default: "1"),
+            .value("until-snapshots", "N", help: "ping: ... and wrote N snapshots", default: "0"),
             .value("field", "FIELD", help: "observe: the state field to report", default: "count"),
             .value("until-version", "V", help: "observe: stop once this version is seen", default: "1"),
             .value("timeout", "SECONDS", help: "observe: give up after this long", default: "60"),
@@ -84,10 +89,21 @@ enum BenchPeer {
                 maxSeconds: try CommonOptions.seconds(arguments, "max-seconds").map { Double($0.wholeMilliseconds) / 1_000 },
                 recordSamples: arguments.flag("record"), verifyField: arguments.string("verify-field"), fetchStats: arguments.flag("stats"),
                 waitWorkers: try int("wait-workers"), progressEvery: try int("progress-every"),
-                echoEndpoint: arguments.string("echo"), echoFrameSizes: try frames(), roundSize: try int("round", 1...1_000_000))
+                echoEndpoint: arguments.string("echo"), echoFrameSizes: try frames(), roundSize: try int("round", 1...1_000_000),
+                clients: try int("clients", 1...100_000))
+            guard options.clients == 1 || !options.recordSamples else { throw CLIError.usage("bench-peer client: --record needs one client identity") }
             let context = try ZMQContext()
             defer { context.terminate(timeout: .seconds(2)) }
             return try BenchClientPeer(options: options, context: context).run()
+        case "ping":
+            let context = try ZMQContext()
+            defer { context.terminate(timeout: .seconds(2)) }
+            let probe = try BenchPingPeer(endpoint: try endpoint(), intervalMilliseconds: UInt64(try int("interval-ms", 1...10_000)),
+                                          untilAccepted: UInt64(try int("until-accepted", 1...Int.max)),
+                                          untilSnapshots: UInt64(try int("until-snapshots")),
+                                          timeoutSeconds: Double(try CommonOptions.seconds(arguments, "timeout")?.wholeMilliseconds ?? 60_000) / 1_000,
+                                          context: context)
+            return try probe.run()
         case "observe":
             let options = BenchObserverPeer.Options(
                 app: arguments.string("app") ?? "counter", feed: try endpoint("feed"), actions: try endpoint(),

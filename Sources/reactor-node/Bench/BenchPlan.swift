@@ -23,6 +23,11 @@ struct BenchPlan: Sendable {
     /// Actions under `--fsync batch` and `none`.
     var durableActions: Int
     var pythonActions: Int
+    /// Actions of each run of the pause phase, spread over `pauseClients` client identities,
+    /// with a snapshot every `pauseSnapshotEvery` journal records in the second run.
+    var pauseActions: Int
+    var pauseClients = 500
+    var pauseSnapshotEvery: Int
     /// Unacked actions a client keeps in flight (and messages of the pipelined echo).
     var window = 1_000
     var workers = 2
@@ -33,7 +38,7 @@ struct BenchPlan: Sendable {
     /// Phases to run (all when empty).
     var only: Set<String> = []
 
-    static let phases = ["baseline", "sync", "async", "latency", "snapshot", "memory", "durability", "python"]
+    static let phases = ["baseline", "sync", "async", "latency", "snapshot", "memory", "durability", "pause", "python"]
 
     init(quick: Bool, actions: Int?, messages: Int?, samples: Int?, workerConcurrency: Int) {
         self.quick = quick
@@ -48,6 +53,8 @@ struct BenchPlan: Sendable {
         alwaysSeconds = quick ? 10 : 30
         durableActions = max(base * 2 / 5, 100)
         pythonActions = max(base / 5, 100)
+        pauseActions = max(base, 1_000)
+        pauseSnapshotEvery = max(pauseActions / 10, 100)
         self.workerConcurrency = workerConcurrency
     }
 
@@ -66,6 +73,7 @@ struct BenchPlan: Sendable {
             ("inventory_items", .int(inventoryItems)), ("memory_actions", .int(memoryActions)),
             ("fsync_always_actions", .int(alwaysActions)), ("fsync_always_max_seconds", .number(alwaysSeconds)),
             ("durable_actions", .int(durableActions)), ("python_actions", .int(pythonActions)),
+            ("pause_actions", .int(pauseActions)), ("pause_clients", .int(pauseClients)), ("pause_snapshot_every", .int(pauseSnapshotEvery)),
         ])
     }
 }

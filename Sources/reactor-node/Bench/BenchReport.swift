@@ -55,6 +55,11 @@ struct BenchReport {
                   value: over(results.latency?.ackObserved.p99, results.latency?.rawPairedObserved.p99), comparison: "<=", target: 2),
             Ratio(key: "sync_over_python", title: "sync acked/s / Python authority", value: over(results.sync?.ackedPerSecond, pythonRate),
                   comparison: ">=", target: 5),
+            Ratio(key: "pause_longest_over_p99", title: "longest ping, snapshots / p99 without",
+                  value: over(results.pause.last(where: { $0.snapshotEvery != nil })?.rtt.max, results.pause.first(where: { $0.snapshotEvery == nil })?.rtt.p99),
+                  comparison: "<=", target: 2),
+            Ratio(key: "pause_workers_lost", title: "workers lost while snapshotting",
+                  value: results.pause.last(where: { $0.snapshotEvery != nil }).map { Double($0.workersLost) }, comparison: "<=", target: 0),
             Ratio(key: "memory_growth", title: "authority RSS end / warm", value: results.memory.map { Double($0.endRSSKiB) / Double(max($0.warmRSSKiB, 1)) },
                   comparison: "<=", target: memoryTarget),
         ]
@@ -105,6 +110,15 @@ struct BenchReport {
                 (outcome.policy, .object([
                     ("actions", .int(outcome.actions)), ("acked", .int(outcome.acked)), ("acked_per_second", .number(outcome.ackedPerSecond, places: 0)),
                     ("journal_commits", .int(outcome.journalCommits)), ("final_count", outcome.finalCount.map(BenchJSON.int) ?? .null),
+                ]))
+            })))
+        }
+        if !results.pause.isEmpty {
+            object.append(("pause", .object(results.pause.map { run in
+                (run.snapshotEvery == nil ? "without_snapshots" : "with_snapshots", .object([
+                    ("snapshot_every", run.snapshotEvery.map(BenchJSON.int) ?? .null), ("actions", .int(run.actions)), ("acked", .int(run.acked)),
+                    ("acked_per_second", .number(run.ackedPerSecond, places: 0)), ("ping_rtt", run.rtt.json), ("pings_over_100ms", .int(run.over100ms)),
+                    ("snapshots_written", .int(run.snapshotsWritten)), ("workers_lost", .int(run.workersLost)),
                 ]))
             })))
         }
@@ -172,6 +186,12 @@ struct BenchReport {
         for (index, outcome) in results.durability.enumerated() {
             add(index == 0 ? "durability" : "", "--fsync \(outcome.policy) (\(outcome.acked.grouped) actions)",
                 "\(Self.rate(outcome.ackedPerSecond)) actions/s, \(outcome.journalCommits.grouped) commits")
+        }
+        for (index, run) in results.pause.enumerated() {
+            let label = run.snapshotEvery.map { "snapshot every \($0.grouped), \(run.snapshotsWritten) written" } ?? "no snapshots"
+            add(index == 0 ? "pause" : "", "ping p50 / p99 / max, \(label)",
+                "\(Self.micro(run.rtt.p50)) / \(Self.micro(run.rtt.p99)) / \(Self.micro(run.rtt.max)) µs, \(run.over100ms) > 100 ms")
+            add("", "  \(run.acked.grouped) actions, \(results.plan.pauseClients) clients", "\(Self.rate(run.ackedPerSecond)) actions/s, \(run.workersLost) workers lost")
         }
         switch results.python {
         case .skipped(let reason)?: add("python", "pyzmq authority", "skipped: \(reason)")

@@ -88,6 +88,20 @@ struct BenchResults: Sendable {
         var finalCount: Int64?
     }
 
+    /// One run of the pause phase: a ping probe's round trips while clients load a journaling
+    /// authority, with snapshots written during the load or not.
+    struct Pause: Sendable {
+        var snapshotEvery: Int?
+        var actions: Int
+        var acked: Int
+        var ackedPerSecond: Double
+        /// Ping round trips; `max` is the loop's longest pause the probe saw.
+        var rtt: LatencyRecorder.Summary
+        var over100ms: Int
+        var snapshotsWritten: Int
+        var workersLost: Int
+    }
+
     /// The Python baseline authority, or why it was skipped.
     enum Python: Sendable {
         case skipped(String)
@@ -103,6 +117,8 @@ struct BenchResults: Sendable {
     var snapshot: SnapshotCost?
     var memory: Memory?
     var durability: [Durability] = []
+    /// The pause phase: without snapshots, then with.
+    var pause: [Pause] = []
     var python: Python?
     /// Correctness checks in the order they were made: a JSON key, what was checked, the outcome.
     var checks: [(key: String, name: String, passed: Bool)] = []

@@ -8,7 +8,14 @@ import ReactorLog
 ///   action's record before its own ack (`always`); `none` commits without fsync.
 /// - A snapshot (the engine's checkpoint) is written every `snapshotEveryRecords` records or
 ///   `snapshotInterval`, and the journal is compacted up to what the older kept snapshot covers.
+///   The loop only takes the checkpoint (a copy-on-write copy) and the LSN it covers exactly; a
+///   ``SnapshotWriter`` encodes, writes and fsyncs it on its own thread, and the loop compacts
+///   the journal when it collects the outcome on a later turn. One snapshot at a time: one that
+///   falls due while another is being written waits for it.
+/// - A failed snapshot write is logged once and retried after 1 s, 2 s, 4 s ... (at most 60 s)
+///   from the failed attempt's start, not on every batch; the journal keeps every record meanwhile.
 /// - Recovery loads the newest valid snapshot and replays the journal after it.
+/// - ``close(engine:)`` waits for the snapshot being written, then writes the final one.
 final class AuthorityDurability<R: Reactor> {
     private let journal: Journal
     private let snapshots: SnapshotStore
@@ -19,6 +26,17 @@ final class AuthorityDurability<R: Reactor> {
     private let decoder = MessagePackDecoder()
     private var recordsSinceSnapshot: UInt64 = 0
     private var lastSnapshotAt = MonotonicClock.milliseconds()
+    /// Started at the first snapshot, stopped by `close`.
+    private var writer: SnapshotWriter?
+    /// The snapshot being written: its LSN, the records it covers beyond the previous one, and
+    /// when it started.
+    private var inProgress: (lsn: UInt64, records: UInt64, startedAt: UInt64)?
+    /// Failed attempts in a row, and when the next may start.
+    private var failedAttempts = 0
+    private var retryAt: UInt64?
+    /// Where the writer thread puts snapshots; `nil` for a ``SnapshotStore`` on the data
+    /// directory. Tests set it (before the first snapshot) to a slow or failing destination.
+    var snapshotDestination: (@Sendable () throws -> any SnapshotDestination)?
     /// Set when the journal failed: the node must not ack anything any more.
     private(set) var failure: (any Error)?
 
@@ -96,18 +114,37 @@ final class AuthorityDurability<R: Reactor> {
         engine.metrics[.journalCommits] += 1
     }
 
-    /// Writes a snapshot when enough records or time have passed.
+    /// Collects a finished snapshot (compacting the journal), then starts one when enough
+    /// records or time have passed, or a failed one's retry is due, and none is being written.
     func snapshotIfDue(engine: AuthorityEngine<R>, now: UInt64) {
-        guard recordsSinceSnapshot > 0, failure == nil else { return }
-        let dueByCount = recordsSinceSnapshot >= configuration.snapshotEveryRecords
-        let dueByTime = now >= lastSnapshotAt + configuration.snapshotInterval.wholeMilliseconds
-        guard dueByCount || dueByTime else { return }
-        writeSnapshot(engine: engine, now: now)
+        if inProgress != nil, let outcome = writer?.takeOutcome() { finish(outcome, engine: engine) }
+        guard inProgress == nil, recordsSinceSnapshot > 0, failure == nil else { return }
+        if let retryAt {
+            guard now >= retryAt else { return }
+        } else {
+            let dueByCount = recordsSinceSnapshot >= configuration.snapshotEveryRecords
+            let dueByTime = now >= lastSnapshotAt + configuration.snapshotInterval.wholeMilliseconds
+            guard dueByCount || dueByTime else { return }
+        }
+        startSnapshot(engine: engine, now: now)
     }
 
-    /// Commits what is left, writes a final snapshot and releases the data directory.
+    /// Waits for the snapshot being written, if any, and collects it (compacting the journal).
+    func finishSnapshotInProgress(engine: AuthorityEngine<R>) {
+        guard inProgress != nil, let outcome = writer?.waitForOutcome() else { return }
+        finish(outcome, engine: engine)
+    }
+
+    /// Waits for the snapshot being written, writes a final one, commits what is left and
+    /// releases the data directory.
     func close(engine: AuthorityEngine<R>) {
-        if failure == nil, recordsSinceSnapshot > 0 { writeSnapshot(engine: engine, now: MonotonicClock.milliseconds()) }
+        finishSnapshotInProgress(engine: engine)
+        if failure == nil, recordsSinceSnapshot > 0 {
+            startSnapshot(engine: engine, now: MonotonicClock.milliseconds())
+            finishSnapshotInProgress(engine: engine)
+        }
+        writer?.stop()
+        writer = nil
         do {
             try journal.close()
         } catch {
@@ -115,18 +152,68 @@ final class AuthorityDurability<R: Reactor> {
         }
     }
 
-    private func writeSnapshot(engine: AuthorityEngine<R>, now: UInt64) {
+    deinit {
+        // Normally stopped by close(); the store must not outlive the journal's directory lock.
+        writer?.stop()
+    }
+
+    /// Delay before the attempt after `failures` failed ones in a row: 1 s, doubling, at most 60 s.
+    static func retryDelay(afterFailures failures: Int) -> UInt64 {
+        min(1_000 << UInt64(min(max(failures - 1, 0), 6)), 60_000)
+    }
+
+    /// Commits the journal, copies the checkpoint and hands both to the writer thread.
+    private func startSnapshot(engine: AuthorityEngine<R>, now: UInt64) {
         do {
             try journal.commit()
-            let payload = try encoder.encode(engine.checkpoint())
-            let result = try snapshots.write(payload, coveringThrough: journal.committedLSN)
-            let removed = try journal.compact(through: result.compactableThrough)
-            engine.metrics[.snapshotsWritten] += 1
-            recordsSinceSnapshot = 0
-            lastSnapshotAt = now
-            logger.debug("snapshot at journal record \(journal.committedLSN), version \(engine.sequencer.version); \(removed.count) segment(s) compacted")
         } catch {
-            logger.error("writing a snapshot failed (the journal still has everything): \(error)")
+            failed(error, lsn: journal.lastLSN, records: 0, startedAt: now)
+            return
         }
+        // Nothing changes the engine between the batch's append and here: the checkpoint holds
+        // exactly the records through committedLSN.
+        let lsn = journal.committedLSN
+        let checkpoint = engine.checkpoint()
+        let request = SnapshotWriter.Request(lsn: lsn, version: engine.sequencer.version) { try MessagePackEncoder().encode(checkpoint) }
+        let writer = self.writer ?? makeWriter()
+        self.writer = writer
+        guard writer.submit(request) else { return }
+        inProgress = (lsn, recordsSinceSnapshot, now)
+        recordsSinceSnapshot = 0
+        lastSnapshotAt = now
+    }
+
+    private func makeWriter() -> SnapshotWriter {
+        let directory = configuration.directory
+        let app = app
+        return SnapshotWriter(name: "snapshot-writer", makeDestination: snapshotDestination ?? { try SnapshotStore(directory: directory, app: app) })
+    }
+
+    /// On the loop thread: a written snapshot lets the journal be compacted; a failed one is retried later.
+    private func finish(_ outcome: SnapshotWriter.Outcome, engine: AuthorityEngine<R>) {
+        guard let started = inProgress else { return }
+        inProgress = nil
+        switch outcome.result {
+        case .success(let result):
+            failedAttempts = 0
+            retryAt = nil
+            engine.metrics[.snapshotsWritten] += 1
+            do {
+                let removed = try journal.compact(through: result.compactableThrough)
+                logger.debug("snapshot at journal record \(outcome.lsn), version \(outcome.version), written in \(outcome.elapsed) off the loop; \(removed.count) segment(s) compacted")
+            } catch {
+                logger.error("compacting the journal after the snapshot at record \(outcome.lsn) failed (nothing lost; the segments stay): \(error)")
+            }
+        case .failure(let error):
+            failed(error, lsn: outcome.lsn, records: started.records, startedAt: started.startedAt)
+        }
+    }
+
+    private func failed(_ error: any Error, lsn: UInt64, records: UInt64, startedAt: UInt64) {
+        failedAttempts += 1
+        recordsSinceSnapshot += records
+        let delay = Self.retryDelay(afterFailures: failedAttempts)
+        retryAt = startedAt + delay
+        logger.error("writing the snapshot at journal record \(lsn) failed (attempt \(failedAttempts); the journal still has everything; next attempt in \(delay) ms): \(error)")
     }
 }

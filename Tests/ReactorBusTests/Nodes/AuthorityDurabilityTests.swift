@@ -1,0 +1,276 @@
+import Dispatch
+import Foundation
+import MessagePack
+import ReactorApps
+import ReactorLog
+import Synchronization
+import Testing
+@testable import ReactorBus
+
+/// Snapshots written off the loop: the test thread plays the authority's loop (engine in,
+/// journal append, `snapshotIfDue`), and the destination the writer thread writes to is gated,
+/// slow or failing, so each ordering is forced by events, never by sleeps.
+@Suite struct AuthorityDurabilityTests {
+    let directory: TemporaryDirectory
+    let writer = HeaderWriter()
+    let log = LogLines()
+
+    init() throws {
+        directory = try TemporaryDirectory()
+    }
+
+    // MARK: Fixtures
+
+    /// Every line logged by the durability under test.
+    final class LogLines: Sendable {
+        private let lines = Mutex<[String]>([])
+        func append(_ line: String) { lines.withLock { $0.append(line) } }
+        func containing(_ text: String) -> [String] { lines.withLock { $0.filter { $0.contains(text) } } }
+    }
+
+    /// A snapshot store on `directory` whose writes wait until the test releases them.
+    final class GatedDestination: SnapshotDestination {
+        let store: SnapshotStore
+        let gate: Gate
+        init(directory: String, gate: Gate) throws {
+            store = try SnapshotStore(directory: directory, app: "counter")
+            self.gate = gate
+        }
+
+        func write(_ payload: [UInt8], coveringThrough lsn: UInt64) throws -> SnapshotWriteResult {
+            gate.writes.add(1, ordering: .relaxed)
+            if gate.tornFile {
+                // What a crash in the middle of the store's write leaves behind.
+                try Data(payload.prefix(payload.count / 2)).write(to: URL(fileURLWithPath: store.path(for: lsn) + ".tmp"))
+            }
+            gate.started.signal()
+            gate.release.wait()
+            return try store.write(payload, coveringThrough: lsn)
+        }
+    }
+
+    /// Events between the writer thread and the test.
+    final class Gate: Sendable {
+        let started = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let writes = Atomic<Int>(0)
+        let tornFile: Bool
+        init(tornFile: Bool = false) { self.tornFile = tornFile }
+
+        /// Waits (bounded) until the writer thread is inside a write.
+        func waitStarted() -> Bool { started.wait(timeout: .now() + 10) == .success }
+    }
+
+    /// Fails its first `failures` writes, then writes to a real store.
+    final class FlakyDestination: SnapshotDestination {
+        let store: SnapshotStore
+        let attempts: Attempts
+        init(directory: String, attempts: Attempts) throws {
+            store = try SnapshotStore(directory: directory, app: "counter")
+            self.attempts = attempts
+        }
+
+        func write(_ payload: [UInt8], coveringThrough lsn: UInt64) throws -> SnapshotWriteResult {
+            let attempt = attempts.count.add(1, ordering: .relaxed).newValue
+            guard attempt > attempts.failures else { throw PersistenceError.io(operation: "fsync", path: store.directory, errno: EIO) }
+            return try store.write(payload, coveringThrough: lsn)
+        }
+    }
+
+    final class Attempts: Sendable {
+        let count = Atomic<Int>(0)
+        let failures: Int
+        init(failures: Int) { self.failures = failures }
+    }
+
+    func makeDurability(every: UInt64, on path: String? = nil) throws -> (AuthorityDurability<Counter>, AuthorityEngine<Counter>) {
+        var persistence = PersistenceConfiguration(directory: path ?? directory.path)
+        persistence.snapshotEveryRecords = every
+        let logger = Logger(label: "test", level: .debug, sink: .capture { [log] line in log.append(line) })
+        var configuration = AuthorityConfiguration(appName: "counter", actionsEndpoint: "", workersEndpoint: "", feedEndpoint: "")
+        configuration.persistence = persistence
+        let engine = AuthorityEngine(reactor: Counter(), configuration: configuration, logger: logger, journaling: true)
+        let durability = try AuthorityDurability<Counter>(configuration: persistence, app: "counter", logger: logger)
+        try durability.recover(into: engine)
+        return (durability, engine)
+    }
+
+    /// One loop turn: `count` countUp actions from `client`, journaled, then `snapshotIfDue`.
+    func turn(_ durability: AuthorityDurability<Counter>, _ engine: AuthorityEngine<Counter>, count: Int, from first: UInt64,
+              client: String = "c1", now: UInt64 = MonotonicClock.milliseconds()) throws {
+        let payload = try MessagePackEncoder().encode(Counter.Action.countUp)
+        for seq in first..<(first + UInt64(count)) {
+            engine.handleClient([[1]] + ClientMessage.action(clientID: client, clientSeq: seq, payload: payload).frames(writer), now: now)
+        }
+        try durability.append(engine.takeOutbox().records, engine: engine)
+        durability.snapshotIfDue(engine: engine, now: now)
+    }
+
+    func checkpointBytes(_ engine: AuthorityEngine<Counter>) throws -> [UInt8] {
+        try MessagePackEncoder().encode(engine.checkpoint())
+    }
+
+    func lines(containing text: String) -> [String] {
+        log.containing(text)
+    }
+
+    // MARK: Tests
+
+    @Test func theLoopKeepsServingWhileASlowSnapshotIsWrittenAndItCoversExactlyItsLSN() throws {
+        let gate = Gate()
+        let (durability, engine) = try makeDurability(every: 100)
+        let path = directory.path
+        durability.snapshotDestination = { try GatedDestination(directory: path, gate: gate) }
+        try turn(durability, engine, count: 100, from: 1)
+        #expect(gate.waitStarted())
+        // The writer is inside its write and stays there until released: the loop goes on.
+        let atSnapshot = try checkpointBytes(engine)
+        for batch in 0..<5 { try turn(durability, engine, count: 50, from: 101 + UInt64(batch) * 50) }
+        engine.handleClient([[1]] + ClientMessage.ping(requestID: 7).frames(writer), now: 0)
+        let replies = try engine.takeOutbox().replies.map { try AuthorityReply(frames: Array($0.dropFirst())) }
+        #expect(replies == [.pong(requestID: 7, version: 350, startID: engine.startID)])
+        #expect(engine.metrics[.actionsAccepted] == 350)
+        #expect(engine.metrics[.journalRecords] == 350)
+        // Due again (250 records since), but one is being written: no second write started.
+        #expect(gate.writes.load(ordering: .relaxed) == 1)
+        #expect(engine.metrics[.snapshotsWritten] == 0)
+
+        gate.release.signal()
+        durability.finishSnapshotInProgress(engine: engine)
+        #expect(engine.metrics[.snapshotsWritten] == 1)
+        let store = try SnapshotStore(directory: path, app: "counter")
+        #expect(try store.snapshotLSNs() == [100])
+        let first = try #require(try store.loadNewest())
+        #expect(first.payload == atSnapshot, "the snapshot holds the state at record 100, not the later one")
+        let decoded = try MessagePackDecoder().decode(AuthorityCheckpoint<Counter>.self, from: first.payload)
+        #expect(decoded.sequencer.version == 100)
+        #expect(decoded.sequencer.state.count == 100)
+
+        // The next turn starts the one that was waiting, at the journal's end.
+        gate.release.signal()
+        try turn(durability, engine, count: 0, from: 351)
+        #expect(gate.waitStarted())
+        durability.finishSnapshotInProgress(engine: engine)
+        #expect(try store.snapshotLSNs() == [100, 350])
+        #expect(engine.metrics[.snapshotsWritten] == 2)
+        #expect(gate.writes.load(ordering: .relaxed) == 2)
+        let final = try checkpointBytes(engine)
+        durability.close(engine: engine)
+        #expect(gate.writes.load(ordering: .relaxed) == 2, "nothing new to cover at close")
+
+        let (reopened, recovered) = try makeDurability(every: 100)
+        #expect(try checkpointBytes(recovered) == final)
+        #expect(lines(containing: "restored snapshot at journal record 350").count == 1)
+        #expect(lines(containing: "record(s) replayed)").last?.contains("(0 record(s) replayed)") == true)
+        reopened.close(engine: recovered)
+    }
+
+    @Test func aCrashDuringASnapshotRecoversExactlyFromTheJournal() throws {
+        let gate = Gate(tornFile: true)
+        let (durability, engine) = try makeDurability(every: 100)
+        let path = directory.path
+        durability.snapshotDestination = { try GatedDestination(directory: path, gate: gate) }
+        try turn(durability, engine, count: 100, from: 1)
+        try turn(durability, engine, count: 50, from: 101, client: "c2")
+        #expect(gate.waitStarted())
+        // The files as a SIGKILL now would leave them: a torn temporary snapshot, the whole journal.
+        let copy = try TemporaryDirectory()
+        try FileManager.default.removeItem(atPath: copy.path)
+        try FileManager.default.copyItem(atPath: path, toPath: copy.path)
+        try FileManager.default.removeItem(atPath: copy.path + "/LOCK")
+        #expect(try Disk.list(copy.snapshots) == ["snapshot-00000000000000000100.snap.tmp"])
+        let atCrash = try checkpointBytes(engine)
+        // This write, then the final one at close.
+        gate.release.signal()
+        gate.release.signal()
+        durability.close(engine: engine)
+        #expect(gate.writes.load(ordering: .relaxed) == 2)
+
+        let (reopened, recovered) = try makeDurability(every: 100, on: copy.path)
+        #expect(try checkpointBytes(recovered) == atCrash)
+        #expect(try Disk.list(copy.snapshots) == [], "the torn temporary file is removed")
+        #expect(lines(containing: "(150 record(s) replayed)").count == 1)
+        reopened.close(engine: recovered)
+    }
+
+    @Test func aCrashRightAfterASnapshotRestoresItAndReplaysOnlyTheTail() throws {
+        let (durability, engine) = try makeDurability(every: 100)
+        try turn(durability, engine, count: 100, from: 1)
+        durability.finishSnapshotInProgress(engine: engine)
+        #expect(engine.metrics[.snapshotsWritten] == 1)
+        try turn(durability, engine, count: 30, from: 101)
+        let copy = try TemporaryDirectory()
+        try FileManager.default.removeItem(atPath: copy.path)
+        try FileManager.default.copyItem(atPath: directory.path, toPath: copy.path)
+        try FileManager.default.removeItem(atPath: copy.path + "/LOCK")
+        let atCrash = try checkpointBytes(engine)
+        durability.close(engine: engine)
+
+        let (reopened, recovered) = try makeDurability(every: 100, on: copy.path)
+        #expect(try checkpointBytes(recovered) == atCrash)
+        #expect(lines(containing: "restored snapshot at journal record 100").count == 1)
+        #expect(lines(containing: "(30 record(s) replayed)").count == 1)
+        reopened.close(engine: recovered)
+    }
+
+    @Test func aFailedWriteIsRetriedWithBackoffNotOnEveryBatch() throws {
+        let attempts = Attempts(failures: .max)
+        let (durability, engine) = try makeDurability(every: 10)
+        let path = directory.path
+        durability.snapshotDestination = { try FlakyDestination(directory: path, attempts: attempts) }
+        let start = MonotonicClock.milliseconds()
+        var seq: UInt64 = 1
+        // 10 s of turns, every 50 ms of the injected clock, each with new records: attempts at
+        // +0, +1 s, +3 s, +7 s (the next would be at +15 s).
+        for now in stride(from: start, to: start + 10_000, by: 50) {
+            try turn(durability, engine, count: 10, from: seq, now: now)
+            seq += 10
+            durability.finishSnapshotInProgress(engine: engine)
+        }
+        #expect(attempts.count.load(ordering: .relaxed) == 4)
+        #expect(engine.metrics[.snapshotsWritten] == 0)
+        let failures = lines(containing: "failed (attempt ")
+        #expect(failures.count == 4)
+        #expect(failures.map { $0.contains("next attempt in") } == [true, true, true, true])
+        for (index, delay) in [1_000, 2_000, 4_000, 8_000].enumerated() where index < failures.count {
+            #expect(failures[index].contains("attempt \(index + 1); the journal still has everything; next attempt in \(delay) ms"), "\(failures[index])")
+        }
+        #expect(try Disk.list(directory.snapshots) == [])
+        let final = try checkpointBytes(engine)
+        durability.close(engine: engine)
+        #expect(attempts.count.load(ordering: .relaxed) == 5, "close makes one last attempt")
+
+        // Nothing was compacted: the journal alone restores every record.
+        let (reopened, recovered) = try makeDurability(every: 10)
+        #expect(try checkpointBytes(recovered) == final)
+        #expect(lines(containing: "(\(seq - 1) record(s) replayed)").count == 1)
+        reopened.close(engine: recovered)
+    }
+
+    @Test func afterAFailedWriteTheRetryThatSucceedsResetsTheBackoff() throws {
+        let attempts = Attempts(failures: 2)
+        let (durability, engine) = try makeDurability(every: 10)
+        let path = directory.path
+        durability.snapshotDestination = { try FlakyDestination(directory: path, attempts: attempts) }
+        let start = MonotonicClock.milliseconds()
+        var seq: UInt64 = 1
+        var lsnAtSuccess: UInt64?
+        // Fails at +0 and +1 s, succeeds at +3 s; then due by count again on each later turn.
+        for now in stride(from: start, to: start + 3_100, by: 50) {
+            try turn(durability, engine, count: 10, from: seq, now: now)
+            seq += 10
+            durability.finishSnapshotInProgress(engine: engine)
+            if lsnAtSuccess == nil, engine.metrics[.snapshotsWritten] == 1 { lsnAtSuccess = seq - 1 }
+        }
+        #expect(lsnAtSuccess == UInt64(3_000 / 50 + 1) * 10)
+        #expect(attempts.count.load(ordering: .relaxed) == 2 + 2, "the success, then one more on the next turn")
+        #expect(engine.metrics[.snapshotsWritten] == 2)
+        #expect(lines(containing: "failed (attempt ").count == 2)
+        durability.close(engine: engine)
+    }
+
+    @Test func retryDelaysDoubleFromOneSecondUpToAMinute() {
+        #expect((1...9).map { AuthorityDurability<Counter>.retryDelay(afterFailures: $0) }
+                    == [1_000, 2_000, 4_000, 8_000, 16_000, 32_000, 60_000, 60_000, 60_000])
+    }
+}
