@@ -35,7 +35,9 @@ import ReactorBus
         let context = try ZMQContext()
         let outcome = Box<ZMQError?>(nil)
         let blocking = DispatchSemaphore(value: 0)
+        let finished = DispatchSemaphore(value: 0)
         Thread.detachNewThread {
+            defer { finished.signal() }
             do {
                 let socket = try ZMQSocket(context: context, type: .dealer)
                 defer { socket.close() }
@@ -54,6 +56,8 @@ import ReactorBus
         #expect(context.terminate(timeout: promptly))
         #expect(clock.now - start < promptly)
         #expect(context.isTerminated)
+        // The socket closes (and so terminate returns) before the thread records its error.
+        #expect(finished.wait(timeout: .now() + .seconds(10)) == .success)
         #expect(outcome.value?.isTerminated == true)
     }
 
