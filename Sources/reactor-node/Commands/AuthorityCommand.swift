@@ -2,6 +2,8 @@ import ArgumentParsing
 import ReactorBus
 import ReactorCore
 import ReactorLog
+import ReactorStorage
+import ZeroMQ
 
 /// `reactor-node authority`: owns the state.
 enum AuthorityCommand {

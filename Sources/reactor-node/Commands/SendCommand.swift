@@ -5,6 +5,7 @@ import ReactorBus
 import ReactorCore
 import ReactorLog
 import Synchronization
+import ZeroMQ
 
 /// `reactor-node send`: sends actions typed as JSON and waits for every ack.
 enum SendCommand {

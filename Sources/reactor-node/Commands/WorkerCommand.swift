@@ -2,6 +2,7 @@ import ArgumentParsing
 import ReactorBus
 import ReactorCore
 import ReactorLog
+import ZeroMQ
 
 /// `reactor-node worker`: runs effects for an authority.
 enum WorkerCommand {

@@ -2,7 +2,9 @@ import Dispatch
 import MessagePack
 import ReactorCore
 import ReactorLog
+import ReactorWire
 import Synchronization
+import ZeroMQ
 
 /// Sends actions to the authority and reads its snapshot, version and counters.
 ///

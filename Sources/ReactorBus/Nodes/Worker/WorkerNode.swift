@@ -2,6 +2,7 @@ import Dispatch
 import ReactorCore
 import ReactorLog
 import Synchronization
+import ZeroMQ
 
 /// A worker process's node: connects to the authority's workers socket, runs the jobs it is
 /// given as Swift tasks (with the configured ``RetryPolicy``) and sends their mutations back.
