@@ -47,24 +47,27 @@ let package = Package(
             swiftSettings: cmo + [.unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))]
         ),
 
+        // The one helper that retries POSIX calls interrupted by a signal (EINTR).
+        .target(name: "SystemCalls"),
+
         // Small utilities of our own (no outside packages can be fetched).
-        .target(name: "ReactorLog"),
+        .target(name: "ReactorLog", dependencies: ["SystemCalls"]),
         .target(name: "ArgumentParsing"),
 
         // The ZeroMQ wrapper: the only Swift module that imports CZMQ.
-        .target(name: "ZeroMQ", dependencies: ["CZMQ"], swiftSettings: cmo),
+        .target(name: "ZeroMQ", dependencies: ["CZMQ", "SystemCalls"], swiftSettings: cmo),
 
         // The wire protocol: message types, headers and their MessagePack codecs.
         .target(name: "ReactorWire", dependencies: ["ReactorCore", "MessagePack"], swiftSettings: cmo),
 
         // Storage: journal, segments, snapshots, POSIX file access, CRC-32C.
-        .target(name: "ReactorStorage", swiftSettings: cmo),
+        .target(name: "ReactorStorage", dependencies: ["SystemCalls"], swiftSettings: cmo),
 
         // The nodes a user calls (authority, worker, client, observer), their configurations and
         // errors, and the authority's internals (dispatcher, client ledger, job queues).
         .target(
             name: "ReactorBus",
-            dependencies: ["ZeroMQ", "ReactorWire", "ReactorStorage", "ReactorCore", "MessagePack", "ReactorLog"],
+            dependencies: ["ZeroMQ", "ReactorWire", "ReactorStorage", "ReactorCore", "MessagePack", "ReactorLog", "SystemCalls"],
             swiftSettings: cmo
         ),
 
@@ -101,7 +104,8 @@ let package = Package(
 
         .testTarget(name: "ReactorCoreTests", dependencies: ["ReactorCore", "ReactorApps"]),
         .testTarget(name: "MessagePackTests", dependencies: ["MessagePack", "CMsgPack"], resources: [.copy("Fixtures")]),
-        .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"]),
+        .testTarget(name: "SystemCallsTests", dependencies: ["SystemCalls"]),
+        .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ", "SystemCalls"]),
         .testTarget(name: "ReactorWireTests", dependencies: ["ReactorWire", "ReactorCore", "MessagePack"]),
         .testTarget(name: "ReactorStorageTests", dependencies: ["ReactorStorage"]),
         .testTarget(name: "ReactorBusTests", dependencies: ["ReactorBus", "ZeroMQ", "ReactorWire", "ReactorStorage", "ReactorApps", "MessagePack"]),

@@ -1,4 +1,5 @@
 import Glibc
+import SystemCalls
 
 /// An exclusive `flock(2)` on `DIR/LOCK`, so two authorities never write one data directory.
 ///
@@ -17,15 +18,13 @@ final class DirectoryLock {
     init(directory: String) throws {
         path = directory + "/LOCK"
         fd = try PosixFile.open(path, flags: O_RDWR | O_CREAT)
-        while flock(fd, LOCK_EX | LOCK_NB) != 0 {
-            let code = errno
-            if code == EINTR { continue }
+        if case .failure(let error) = retryingInterrupts("flock", { flock(fd, LOCK_EX | LOCK_NB) }) {
             let holder = Self.readPID(fd, path: path)
             PosixFile.close(fd)
-            if code == EWOULDBLOCK {
+            if error.code == EWOULDBLOCK {
                 throw PersistenceError.locked(directory: directory, pid: holder)
             }
-            throw PersistenceError.io(operation: "flock", path: path, errno: code)
+            throw PersistenceError.io(operation: "flock", path: path, errno: error.code)
         }
         let pid = Array("\(getpid())\n".utf8)
         do {

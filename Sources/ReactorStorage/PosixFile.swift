@@ -1,19 +1,14 @@
 import Glibc
+import SystemCalls
 
 /// Thin wrappers over the POSIX calls the journal and snapshot store need, turning failures into
-/// ``PersistenceError/io(operation:path:errno:)`` and retrying `EINTR`.
+/// ``PersistenceError/io(operation:path:errno:)`` and retrying `EINTR` (through `retryingInterrupts`).
 ///
 /// Plain functions on file descriptors; callers own the descriptors they open.
 enum PosixFile {
     /// Opens `path` with `flags` (plus `O_CLOEXEC`).
     static func open(_ path: String, flags: Int32, mode: mode_t = 0o644) throws -> Int32 {
-        while true {
-            let fd = Glibc.open(path, flags | O_CLOEXEC, mode)
-            if fd >= 0 { return fd }
-            let code = errno
-            if code == EINTR { continue }
-            throw PersistenceError.io(operation: "open", path: path, errno: code)
-        }
+        try call("open", path: path) { Glibc.open(path, flags | O_CLOEXEC, mode) }
     }
 
     static func close(_ fd: Int32) {
@@ -25,13 +20,7 @@ enum PosixFile {
         guard let base = bytes.baseAddress, !bytes.isEmpty else { return }
         var done = 0
         while done < bytes.count {
-            let n = Glibc.pwrite(fd, base + done, bytes.count - done, off_t(offset + done))
-            if n < 0 {
-                let code = errno
-                if code == EINTR { continue }
-                throw PersistenceError.io(operation: "write", path: path, errno: code)
-            }
-            done += n
+            done += try call("write", path: path) { Glibc.pwrite(fd, base + done, bytes.count - done, off_t(offset + done)) }
         }
     }
 
@@ -40,12 +29,12 @@ enum PosixFile {
         try [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
             var done = 0
             while done < count {
-                let n = Glibc.pread(fd, buffer.baseAddress! + done, count - done, off_t(offset + done))
-                if n < 0 {
-                    let code = errno
-                    if code == EINTR { continue }
+                let n: Int
+                do {
+                    n = try call("read", path: path) { Glibc.pread(fd, buffer.baseAddress! + done, count - done, off_t(offset + done)) }
+                } catch {
                     initialized = done
-                    throw PersistenceError.io(operation: "read", path: path, errno: code)
+                    throw error
                 }
                 if n == 0 { break }
                 done += n
@@ -71,30 +60,18 @@ enum PosixFile {
 
     /// `fdatasync` (enough for appended data: it also flushes the new file size).
     static func sync(_ fd: Int32, path: String) throws {
-        while fdatasync(fd) != 0 {
-            let code = errno
-            if code == EINTR { continue }
-            throw PersistenceError.io(operation: "fdatasync", path: path, errno: code)
-        }
+        try call("fdatasync", path: path) { fdatasync(fd) }
     }
 
     /// Makes creations, renames and deletions inside `directory` durable.
     static func syncDirectory(_ directory: String) throws {
         let fd = try open(directory, flags: O_RDONLY | O_DIRECTORY)
         defer { close(fd) }
-        while fsync(fd) != 0 {
-            let code = errno
-            if code == EINTR { continue }
-            throw PersistenceError.io(operation: "fsync", path: directory, errno: code)
-        }
+        try call("fsync", path: directory) { fsync(fd) }
     }
 
     static func truncate(_ fd: Int32, to length: Int, path: String) throws {
-        while ftruncate(fd, off_t(length)) != 0 {
-            let code = errno
-            if code == EINTR { continue }
-            throw PersistenceError.io(operation: "ftruncate", path: path, errno: code)
-        }
+        try call("ftruncate", path: path) { ftruncate(fd, off_t(length)) }
     }
 
     static func rename(_ from: String, to: String) throws {
@@ -157,6 +134,16 @@ enum PosixFile {
             candidate = "\(base).\(n)"
         }
         return candidate
+    }
+
+    /// Runs one system call through `retryingInterrupts`; a failure other than `EINTR` becomes
+    /// ``PersistenceError/io(operation:path:errno:)`` naming the call and `path`.
+    @discardableResult
+    private static func call<Value: SignedInteger>(_ operation: StaticString, path: String, _ body: () -> Value) throws(PersistenceError) -> Value {
+        switch retryingInterrupts(operation, body) {
+        case .success(let value): return value
+        case .failure(let error): throw .io(operation: error.function, path: path, errno: error.code)
+        }
     }
 
     /// Removes trailing slashes (keeping `/`).

@@ -1,4 +1,5 @@
 import Synchronization
+import SystemCalls
 
 #if canImport(Glibc)
 import Glibc
@@ -29,10 +30,11 @@ package final class Mailbox<Element: Sendable>: Sendable {
 
     /// Creates an empty mailbox and its wake-up descriptor.
     ///
-    /// - Throws: ``ZMQError`` carrying the errno of `pipe` (e.g. `EMFILE`) when descriptors run out.
-    package init() throws(ZMQError) {
+    /// - Throws: `SystemCallError` carrying the errno of `pipe` (e.g. `EMFILE`) when descriptors
+    ///   run out: a mailbox is a pipe, not a libzmq object.
+    package init() throws(SystemCallError) {
         var fds: [Int32] = [0, 0]
-        guard pipe(&fds) == 0 else { throw ZMQError(code: errno, function: "pipe") }
+        if case .failure(let error) = retryingInterrupts("pipe", { pipe(&fds) }) { throw error }
         for fd in fds {
             _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
             _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
@@ -80,15 +82,12 @@ package final class Mailbox<Element: Sendable>: Sendable {
 
     private func signal() {
         var byte: UInt8 = 1
-        while write(writeDescriptor, &byte, 1) < 0 && errno == EINTR {}
+        _ = retryingInterrupts("write") { write(writeDescriptor, &byte, 1) }
     }
 
     private func clearSignal() {
         var buffer: (UInt64, UInt64) = (0, 0)
-        while true {
-            let count = read(fileDescriptor, &buffer, MemoryLayout.size(ofValue: buffer))
-            if count > 0 || (count < 0 && errno == EINTR) { continue }
-            return
-        }
+        let size = MemoryLayout.size(ofValue: buffer)
+        while case .success(let count) = retryingInterrupts("read", { read(fileDescriptor, &buffer, size) }), count > 0 {}
     }
 }

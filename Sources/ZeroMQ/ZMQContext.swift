@@ -135,6 +135,6 @@ private struct ContextHandle: @unchecked Sendable {
 
     /// Runs `zmq_ctx_term`, restarting it when interrupted by a signal as libzmq requires.
     func terminate() {
-        while zmq_ctx_term(raw) != 0 && zmq_errno() == EINTR {}
+        _ = try? zmqCall("zmq_ctx_term") { zmq_ctx_term(raw) }
     }
 }

@@ -69,18 +69,19 @@ package final class ZMQPoller {
         let clock = ContinuousClock()
         let deadline = clock.now + .milliseconds(max(timeout, 0))
         var remaining = timeout
-        while true {
-            let rc = items.withUnsafeMutableBufferPointer { buffer in
-                zmq_poll(buffer.baseAddress, Int32(buffer.count), remaining)
-            }
-            if rc >= 0 { return Int(rc) }
-            let code = zmq_errno()
-            guard code == EINTR else { throw ZMQError(code: code, function: "zmq_poll") }
-            if timeout > 0 {
+        var ranBefore = false
+        let ready = try zmqCall("zmq_poll") {
+            // zmqCall runs this again after EINTR: wait only for what is left of the timeout.
+            if ranBefore && timeout > 0 {
                 let left = clock.now.duration(to: deadline).components
                 remaining = max(0, Int(left.seconds) * 1000 + Int(left.attoseconds / 1_000_000_000_000_000))
             }
+            ranBefore = true
+            return items.withUnsafeMutableBufferPointer { buffer in
+                zmq_poll(buffer.baseAddress, Int32(buffer.count), remaining)
+            }
         }
+        return Int(ready)
     }
 
     /// What item `index` reported in the last ``poll(timeout:)``.

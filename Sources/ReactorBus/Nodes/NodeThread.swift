@@ -26,7 +26,7 @@ package final class NodeThread: Sendable {
     /// Creates a thread that has not started yet.
     package init(name: String) throws(ZMQError) {
         self.name = name
-        self.wakeup = try Mailbox<Void>()
+        self.wakeup = try Mailbox<Void>.forNode()
     }
 
     /// Whether `stop()` was called.

@@ -55,7 +55,7 @@ public final class ActionClient<R: Reactor>: Sendable {
         self.context = context
         do {
             thread = try NodeThread(name: "client \(configuration.clientID.prefix(8))")
-            mailbox = try Mailbox()
+            mailbox = try Mailbox.forNode()
         } catch {
             throw .transport(error)
         }

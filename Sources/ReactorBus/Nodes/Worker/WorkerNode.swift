@@ -82,7 +82,7 @@ where Handler.Effect == R.Effect, Handler.Mutation == R.Mutation {
     ///   (`EINVAL`, `EPROTONOSUPPORT`), or `ETERM` if the context is shut down.
     public func start() throws(ZMQError) {
         let thread = try NodeThread(name: "worker")
-        let events = try Mailbox<WorkerJobEvent>()
+        let events = try Mailbox<WorkerJobEvent>.forNode()
         let starting = phase.withLock { phase -> Bool in
             guard case .idle = phase else { return false }
             phase = .started(thread)
