@@ -9,7 +9,8 @@ let cmo: [SwiftSetting] = [.unsafeFlags(["-cross-module-optimization"], .when(co
 
 let package = Package(
     name: "ReactorBus",
-    platforms: [.macOS(.v15)],
+    // Linux only (built and tested on Debian 12): storage calls fdatasync and Glibc directly and
+    // has never been built on macOS, so no `platforms` are claimed.
     products: [
         .library(name: "ReactorCore", targets: ["ReactorCore"]),
         .library(name: "ReactorBus", targets: ["ReactorBus"]),
