@@ -9,10 +9,17 @@ let cmo: [SwiftSetting] = [.unsafeFlags(["-cross-module-optimization"], .when(co
 
 let package = Package(
     name: "ReactorBus",
-    platforms: [.macOS(.v15)],
+    // Linux only (built and tested on Debian 12): storage calls fdatasync and Glibc directly and
+    // has never been built on macOS, so no `platforms` are claimed.
     products: [
         .library(name: "ReactorCore", targets: ["ReactorCore"]),
         .library(name: "ReactorBus", targets: ["ReactorBus"]),
+        // The layers under ReactorBus are products only so that a user can name the few types
+        // ReactorBus's own API hands out (ZMQContext, ZMQError; ErrorCode, ProtocolError;
+        // PersistenceError, FsyncPolicy, ...). Everything else in them is `package` access.
+        .library(name: "ZeroMQ", targets: ["ZeroMQ"]),
+        .library(name: "ReactorWire", targets: ["ReactorWire"]),
+        .library(name: "ReactorStorage", targets: ["ReactorStorage"]),
         .library(name: "MessagePack", targets: ["MessagePack"]),
         .executable(name: "reactor-node", targets: ["reactor-node"]),
     ],
@@ -41,14 +48,27 @@ let package = Package(
             swiftSettings: cmo + [.unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))]
         ),
 
+        // The one helper that retries POSIX calls interrupted by a signal (EINTR).
+        .target(name: "SystemCalls"),
+
         // Small utilities of our own (no outside packages can be fetched).
-        .target(name: "ReactorLog"),
+        .target(name: "ReactorLog", dependencies: ["SystemCalls"]),
         .target(name: "ArgumentParsing"),
 
-        // Transport, wire protocol, nodes, journal.
+        // The ZeroMQ wrapper: the only Swift module that imports CZMQ.
+        .target(name: "ZeroMQ", dependencies: ["CZMQ", "SystemCalls"], swiftSettings: cmo),
+
+        // The wire protocol: message types, headers and their MessagePack codecs.
+        .target(name: "ReactorWire", dependencies: ["ReactorCore", "MessagePack"], swiftSettings: cmo),
+
+        // Storage: journal, segments, snapshots, POSIX file access, CRC-32C.
+        .target(name: "ReactorStorage", dependencies: ["SystemCalls"], swiftSettings: cmo),
+
+        // The nodes a user calls (authority, worker, client, observer), their configurations and
+        // errors, and the authority's internals (dispatcher, client ledger, job queues).
         .target(
             name: "ReactorBus",
-            dependencies: ["CZMQ", "ReactorCore", "MessagePack", "ReactorLog"],
+            dependencies: ["ZeroMQ", "ReactorWire", "ReactorStorage", "ReactorCore", "MessagePack", "ReactorLog", "SystemCalls"],
             swiftSettings: cmo
         ),
 
@@ -58,7 +78,8 @@ let package = Package(
         .executableTarget(
             name: "reactor-node",
             // CZMQ only for the benchmark's raw libzmq baseline (Bench/RawZMQBaseline.swift).
-            dependencies: ["ReactorBus", "ReactorCore", "ReactorApps", "MessagePack", "ReactorLog", "ArgumentParsing", "CZMQ"]
+            dependencies: ["ReactorBus", "ZeroMQ", "ReactorWire", "ReactorStorage", "ReactorCore", "ReactorApps", "MessagePack", "ReactorLog",
+                           "ArgumentParsing", "CZMQ"]
         ),
 
         // Codec benchmark: Codable path vs hand-written msgpack-c calls (`make bench-codec`).
@@ -73,21 +94,25 @@ let package = Package(
         .target(name: "FuzzSupport", dependencies: ["CLibFuzzer"], path: "Fuzz/Sources/FuzzSupport"),
         .executableTarget(
             name: "fuzz-msgpack",
-            dependencies: ["FuzzSupport", "MessagePack", "ReactorCore", "ReactorApps", "ReactorBus"],
+            dependencies: ["FuzzSupport", "MessagePack", "ReactorCore", "ReactorApps", "ReactorBus", "ReactorWire"],
             path: "Fuzz/Sources/fuzz-msgpack"
         ),
         .executableTarget(
             name: "fuzz-authority",
-            dependencies: ["FuzzSupport", "ReactorBus", "ReactorCore", "ReactorApps", "ReactorLog", "MessagePack"],
+            dependencies: ["FuzzSupport", "ReactorBus", "ReactorWire", "ReactorStorage", "ReactorCore", "ReactorApps", "ReactorLog", "MessagePack"],
             path: "Fuzz/Sources/fuzz-authority"
         ),
 
         .testTarget(name: "ReactorCoreTests", dependencies: ["ReactorCore", "ReactorApps"]),
         .testTarget(name: "MessagePackTests", dependencies: ["MessagePack", "CMsgPack"], resources: [.copy("Fixtures")]),
-        .testTarget(name: "ReactorBusTests", dependencies: ["ReactorBus", "ReactorApps", "MessagePack", "CZMQ"]),
+        .testTarget(name: "SystemCallsTests", dependencies: ["SystemCalls"]),
+        .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ", "SystemCalls"]),
+        .testTarget(name: "ReactorWireTests", dependencies: ["ReactorWire", "ReactorCore", "MessagePack"]),
+        .testTarget(name: "ReactorStorageTests", dependencies: ["ReactorStorage"]),
+        .testTarget(name: "ReactorBusTests", dependencies: ["ReactorBus", "ZeroMQ", "ReactorWire", "ReactorStorage", "ReactorApps", "MessagePack"]),
         .testTarget(name: "ArgumentParsingTests", dependencies: ["ArgumentParsing"]),
         // Multi-process tests: spawn the real reactor-node binary on loopback.
-        .testTarget(name: "ReactorNodeTests", dependencies: ["ReactorBus", "ReactorApps", "MessagePack", "reactor-node"]),
+        .testTarget(name: "ReactorNodeTests", dependencies: ["ReactorBus", "ZeroMQ", "ReactorWire", "ReactorApps", "MessagePack", "reactor-node"]),
     ],
     swiftLanguageModes: [.v6]
 )

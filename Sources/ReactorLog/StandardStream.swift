@@ -1,4 +1,5 @@
 import Glibc
+import SystemCalls
 
 /// Whole-line writes to stdout and stderr with `write(2)`: nothing waits in a buffer, and lines
 /// written from different threads never interleave.
@@ -10,14 +11,11 @@ public enum StandardStream {
         text.withUTF8 { bytes in
             var offset = 0
             while offset < bytes.count {
-                let written = Glibc.write(descriptor, bytes.baseAddress.map { $0 + offset }, bytes.count - offset)
-                if written > 0 {
-                    offset += written
-                } else if written < 0 && errno == EINTR {
-                    continue
-                } else {
-                    return
+                let result = retryingInterrupts("write") {
+                    Glibc.write(descriptor, bytes.baseAddress.map { $0 + offset }, bytes.count - offset)
                 }
+                guard case .success(let written) = result, written > 0 else { return }
+                offset += written
             }
         }
     }

@@ -1,6 +1,7 @@
 import Foundation
 import ReactorBus
 import Testing
+import ZeroMQ
 
 /// `reactor-node send` against an overloaded, absent and restarted authority: it slows down
 /// instead of failing, gives up within its connect timeout, and resends what a crash swallowed.

@@ -3,6 +3,7 @@ import MessagePack
 import ReactorApps
 import ReactorBus
 import ReactorCore
+import ReactorWire
 import Testing
 
 /// The mission, with real processes on loopback: authority, workers, clients, observers.

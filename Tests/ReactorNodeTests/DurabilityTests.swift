@@ -4,6 +4,7 @@ import ReactorBus
 import ReactorLog
 import Synchronization
 import Testing
+import ZeroMQ
 
 /// Crash recovery with real processes and SIGKILL.
 @Suite(.serialized) struct DurabilityTests {

@@ -2,7 +2,9 @@ import Foundation
 import ReactorApps
 import ReactorBus
 import ReactorLog
+import ReactorWire
 import Testing
+import ZeroMQ
 
 /// Nodes that cannot go on stop with a non-zero, sysexits-style code and say why; clients are
 /// told instead of left to time out.

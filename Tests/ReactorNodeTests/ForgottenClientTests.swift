@@ -3,6 +3,7 @@ import ReactorApps
 import ReactorBus
 import ReactorLog
 import Testing
+import ZeroMQ
 
 /// Exactly-once for clients the authority had to forget, with the real binary and a restart.
 @Suite struct ForgottenClientTests {

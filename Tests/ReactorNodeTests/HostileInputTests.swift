@@ -3,7 +3,9 @@ import MessagePack
 import ReactorApps
 @testable import ReactorBus
 import ReactorCore
+import ReactorWire
 import Testing
+import ZeroMQ
 
 /// Bad input and faults against the real authority binary: it answers or drops and counts,
 /// keeps serving, and its state does not change.

@@ -1,6 +1,8 @@
 import Foundation
-import Testing
 @testable import ReactorBus
+import ReactorWire
+import Testing
+import ZeroMQ
 
 /// A client that keeps asking for snapshots and never reads its replies costs the authority a
 /// bounded number of bytes (`--client-queue-bytes`), not up to 100,000 copies of the state; every

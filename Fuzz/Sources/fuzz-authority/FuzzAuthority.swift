@@ -4,6 +4,7 @@ import ReactorApps
 import ReactorBus
 import ReactorCore
 import ReactorLog
+import ReactorWire
 
 // Fuzzes the authority's message handling without sockets: `AuthorityEngine` gets frames exactly
 // as the loop would hand them over from its two ROUTER sockets, plus clock ticks.

@@ -26,7 +26,7 @@ extension ClientLedger: Codable {
 
     static let format: UInt64 = 2
 
-    public func encode(to encoder: any Encoder) throws {
+    package func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: Keys.self)
         try container.encode(Self.format, forKey: .format)
         try container.encode(clock, forKey: .clock)
@@ -34,7 +34,7 @@ extension ClientLedger: Codable {
         try container.encode(tombstones.map { StoredTombstone(key: $0.key, highest: $0.highest) }, forKey: .forgotten)
     }
 
-    public init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         self.init()
         let container = try decoder.container(keyedBy: Keys.self)
         clock = try container.decode(UInt64.self, forKey: .clock)

@@ -14,20 +14,20 @@
 ///
 /// Codable, because the authority's snapshots carry it: dedup must survive a restart like the
 /// state does. Limits are not encoded: ``apply(_:)`` sets them after a restore.
-public struct ClientLedger: Sendable, Equatable {
+package struct ClientLedger: Sendable, Equatable {
     /// What an accepted action was acked with.
-    public struct Ack: Codable, Sendable, Hashable {
-        public var actionSeq: UInt64
-        public var version: UInt64
+    struct Ack: Codable, Sendable, Hashable {
+        var actionSeq: UInt64
+        var version: UInt64
 
-        public init(actionSeq: UInt64, version: UInt64) {
+        init(actionSeq: UInt64, version: UInt64) {
             self.actionSeq = actionSeq
             self.version = version
         }
     }
 
     /// What to do with an incoming `(client_id, client_seq)`.
-    public enum Verdict: Equatable, Sendable {
+    enum Verdict: Equatable, Sendable {
         /// Never accepted: accept it.
         case new
         /// Accepted before with this payload: answer with the same ack, apply nothing.
@@ -65,7 +65,7 @@ public struct ClientLedger: Sendable, Equatable {
     }
 
     /// How much is remembered.
-    public private(set) var limits: ClientLedgerLimits
+    private(set) var limits: ClientLedgerLimits
     var clients: [String: Client] = [:]
     /// Forgotten clients by the fingerprint of their id.
     var forgotten: [UInt64: Tombstone] = [:]
@@ -78,18 +78,18 @@ public struct ClientLedger: Sendable, Equatable {
     var clock: UInt64 = 0
 
     /// Creates an empty ledger.
-    public init(limits: ClientLedgerLimits = ClientLedgerLimits()) {
+    init(limits: ClientLedgerLimits = ClientLedgerLimits()) {
         self.limits = limits
     }
 
     /// The number of clients remembered.
-    public var clientCount: Int { clients.count }
+    var clientCount: Int { clients.count }
 
     /// The number of forgotten clients whose tombstone is kept.
-    public var forgottenCount: Int { forgotten.count }
+    var forgottenCount: Int { forgotten.count }
 
     /// Classifies an incoming action; `payload` is its MessagePack payload as received.
-    public func verdict(client: String, seq: UInt64, payload: [UInt8]) -> Verdict {
+    func verdict(client: String, seq: UInt64, payload: [UInt8]) -> Verdict {
         guard let known = clients[client] else {
             if let tombstone = forgotten[PayloadFingerprint.of(client.utf8)], seq <= tombstone.highest {
                 return .unknownClient(highestSeq: tombstone.highest)
@@ -107,7 +107,7 @@ public struct ClientLedger: Sendable, Equatable {
     }
 
     /// Records that `(client, seq)` with `payload` was accepted with `ack`.
-    public mutating func record(client: String, seq: UInt64, payload: [UInt8], ack: Ack) {
+    mutating func record(client: String, seq: UInt64, payload: [UInt8], ack: Ack) {
         clock += 1
         if clients[client] == nil {
             var fresh = Client()
@@ -128,7 +128,7 @@ public struct ClientLedger: Sendable, Equatable {
     }
 
     /// Sets the limits (after a restore) and trims what is over them.
-    public mutating func apply(_ limits: ClientLedgerLimits) {
+    mutating func apply(_ limits: ClientLedgerLimits) {
         self.limits = limits
         clients = clients.mapValues { client in
             var client = client
@@ -183,7 +183,7 @@ public struct ClientLedger: Sendable, Equatable {
     }
 
     /// Equal when they answer every verdict alike and forget alike from here on.
-    public static func == (lhs: ClientLedger, rhs: ClientLedger) -> Bool {
+    package static func == (lhs: ClientLedger, rhs: ClientLedger) -> Bool {
         lhs.limits == rhs.limits && lhs.clock == rhs.clock && lhs.clients == rhs.clients
             && lhs.tombstones.elementsEqual(rhs.tombstones) { $0.key == $1.key && $0.highest == $1.highest }
     }

@@ -17,7 +17,7 @@ public struct ClientLedgerLimits: Sendable, Equatable {
 
     /// Tombstones kept for a bound on clients: four times as many, so a forgotten client stays
     /// recognised until four times `maxClients` other clients have come and gone after it.
-    public static func forgottenClients(forMaxClients maxClients: Int) -> Int {
+    package static func forgottenClients(forMaxClients maxClients: Int) -> Int {
         maxClients.multipliedReportingOverflow(by: 4).overflow ? Int.max : maxClients * 4
     }
 

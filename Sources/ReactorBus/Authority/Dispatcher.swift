@@ -1,4 +1,5 @@
 import ReactorCore
+import ReactorWire
 
 /// Decides which worker runs which job: capacity, effect kinds, heartbeats, re-dispatch, trust.
 ///
@@ -12,27 +13,27 @@ import ReactorCore
 /// whose jobs time out `quarantineAfter` times in a row is quarantined: its jobs go to other
 /// workers at once and it gets none until a cool-off has passed, then one at a time on
 /// probation until one ends in time (see ``WorkerHealth``).
-public struct Dispatcher: Sendable {
+struct Dispatcher: Sendable {
     /// One job handed to one worker.
-    public struct Assignment: Hashable, Sendable {
-        public var job: JobID
-        public var worker: PeerID
+    struct Assignment: Hashable, Sendable {
+        var job: JobID
+        var worker: PeerID
     }
 
     /// What a tick found.
-    public struct Expiry: Sendable, Equatable {
+    struct Expiry: Sendable, Equatable {
         /// Workers that stayed silent too long, now forgotten.
-        public var deadWorkers: [PeerID] = []
+        var deadWorkers: [PeerID] = []
         /// The names those workers announced, by routing id (for log lines: they are forgotten).
-        public var deadWorkerNames: [PeerID: String] = [:]
+        var deadWorkerNames: [PeerID: String] = [:]
         /// Jobs taken back from dead or slow workers and queued again.
-        public var requeued: [JobID] = []
+        var requeued: [JobID] = []
         /// New assignments that the requeued jobs got at once.
-        public var assignments: [Assignment] = []
+        var assignments: [Assignment] = []
         /// Workers quarantined by this tick (their jobs are among `requeued`).
-        public var quarantined: [PeerID] = []
+        var quarantined: [PeerID] = []
         /// Quarantined workers whose cool-off ended: on probation, one job at a time.
-        public var onProbation: [PeerID] = []
+        var onProbation: [PeerID] = []
     }
 
     struct Worker: Sendable {
@@ -58,15 +59,15 @@ public struct Dispatcher: Sendable {
     typealias Pending = JobQueue.Pending
 
     /// A worker silent for this long is dead.
-    public let deadAfter: UInt64
+    let deadAfter: UInt64
     /// A job running this long on one worker is given to another.
-    public let jobTimeout: UInt64
+    let jobTimeout: UInt64
     /// The most jobs one worker is given at once, whatever capacity it announces.
-    public let maxWorkerCapacity: Int
+    let maxWorkerCapacity: Int
     /// Job timeouts in a row that quarantine a worker; 0 never quarantines.
-    public let quarantineAfter: Int
+    let quarantineAfter: Int
     /// The first quarantine's length; each failed probation doubles it (up to 32 times).
-    public let coolOff: UInt64
+    let coolOff: UInt64
 
     private(set) var workers: [PeerID: Worker] = [:]
     private var owners: [JobID: Owner] = [:]
@@ -82,7 +83,7 @@ public struct Dispatcher: Sendable {
     ///   - maxWorkerCapacity: the most jobs one worker is given at once (at least 1).
     ///   - quarantineAfter: job timeouts in a row that quarantine a worker; 0 never does.
     ///   - coolOffMilliseconds: the first quarantine's length; `nil` is `jobTimeoutMilliseconds`.
-    public init(deadAfterMilliseconds: UInt64 = 3_000, jobTimeoutMilliseconds: UInt64 = 60_000, maxWorkerCapacity: Int = 256,
+    init(deadAfterMilliseconds: UInt64 = 3_000, jobTimeoutMilliseconds: UInt64 = 60_000, maxWorkerCapacity: Int = 256,
                 quarantineAfter: Int = 3, coolOffMilliseconds: UInt64? = nil) {
         self.deadAfter = deadAfterMilliseconds
         self.jobTimeout = jobTimeoutMilliseconds
@@ -92,29 +93,29 @@ public struct Dispatcher: Sendable {
     }
 
     /// Jobs waiting for a worker.
-    public var queuedCount: Int { queue.count }
+    var queuedCount: Int { queue.count }
     /// Workers known.
-    public var workerCount: Int { workers.count }
+    var workerCount: Int { workers.count }
     /// Whether `peer` is a known worker.
-    public func knows(_ peer: PeerID) -> Bool { workers[peer] != nil }
+    func knows(_ peer: PeerID) -> Bool { workers[peer] != nil }
     /// The worker that currently owns `job`, if any.
-    public func owner(of job: JobID) -> PeerID? { owners[job]?.worker }
+    func owner(of job: JobID) -> PeerID? { owners[job]?.worker }
     /// The name a worker announced.
-    public func name(of peer: PeerID) -> String? { workers[peer]?.name }
+    func name(of peer: PeerID) -> String? { workers[peer]?.name }
     /// The jobs `peer` may hold at once now: its clamped capacity, 1 on probation, 0 in quarantine.
-    public func trustedCapacity(of peer: PeerID) -> Int? { workers[peer]?.trustedCapacity }
+    func trustedCapacity(of peer: PeerID) -> Int? { workers[peer]?.trustedCapacity }
     /// Whether `peer` is quarantined (gets no job until its cool-off ends).
-    public func isQuarantined(_ peer: PeerID) -> Bool { workers[peer]?.health.isQuarantined ?? false }
+    func isQuarantined(_ peer: PeerID) -> Bool { workers[peer]?.health.isQuarantined ?? false }
     /// Workers quarantined now.
-    public var quarantinedCount: Int { workers.values.count(where: \.health.isQuarantined) }
+    var quarantinedCount: Int { workers.values.count(where: \.health.isQuarantined) }
     /// The capacity a worker announcing `announced` is trusted with when healthy.
-    public func trustedCapacity(announced: UInt64) -> Int { Int(clamping: min(max(1, announced), UInt64(maxWorkerCapacity))) }
+    func trustedCapacity(announced: UInt64) -> Int { Int(clamping: min(max(1, announced), UInt64(maxWorkerCapacity))) }
 
     /// A worker announced itself. A worker that announces itself again has restarted its
     /// session: the jobs it had are queued again. Its capacity is clamped to `maxWorkerCapacity`;
     /// a quarantine or probation outlives a new `ready` on the same connection (it would
     /// otherwise be a way out for a worker that keeps failing).
-    public mutating func register(_ peer: PeerID, name: String, capacity: Int, kinds: [String], now: UInt64) -> [Assignment] {
+    mutating func register(_ peer: PeerID, name: String, capacity: Int, kinds: [String], now: UInt64) -> [Assignment] {
         var requeue: [JobID] = []
         var worker = Worker(name: name, capacity: min(max(1, capacity), maxWorkerCapacity), kinds: Set(kinds), lastHeard: now)
         if let previous = workers[peer] {
@@ -128,7 +129,7 @@ public struct Dispatcher: Sendable {
     }
 
     /// A new job to run.
-    public mutating func enqueue(_ job: JobID, kind: String, now: UInt64) -> Assignment? {
+    mutating func enqueue(_ job: JobID, kind: String, now: UInt64) -> Assignment? {
         jobKinds[job] = kind
         if let worker = pickWorker(for: kind, avoiding: nil) {
             return assign(job, to: worker, now: now)
@@ -138,7 +139,7 @@ public struct Dispatcher: Sendable {
     }
 
     /// A worker sent something: it is alive.
-    public mutating func heard(from peer: PeerID, now: UInt64) {
+    mutating func heard(from peer: PeerID, now: UInt64) {
         workers[peer]?.lastHeard = now
     }
 
@@ -150,7 +151,7 @@ public struct Dispatcher: Sendable {
     /// - Returns: whether the job was the worker's to report (if not, its report must be
     ///   ignored), the assignments the free slot made possible, and whether the report ended
     ///   the worker's probation (it has its full capacity again).
-    public mutating func finished(_ job: JobID, by peer: PeerID, now: UInt64) -> (owned: Bool, assignments: [Assignment], recovered: Bool) {
+    mutating func finished(_ job: JobID, by peer: PeerID, now: UInt64) -> (owned: Bool, assignments: [Assignment], recovered: Bool) {
         let owned = owners[job]?.worker == peer
         workers[peer]?.running.remove(job)
         var recovered = false
@@ -163,10 +164,10 @@ public struct Dispatcher: Sendable {
     }
 
     /// Every known worker.
-    public var workerIDs: [PeerID] { Array(workers.keys) }
+    var workerIDs: [PeerID] { Array(workers.keys) }
 
     /// Forgets a worker that said goodbye; queues its jobs again at once.
-    public mutating func forget(_ peer: PeerID, now: UInt64) -> Expiry {
+    mutating func forget(_ peer: PeerID, now: UInt64) -> Expiry {
         var expiry = Expiry()
         guard let worker = workers.removeValue(forKey: peer) else { return expiry }
         for job in worker.running.sorted() where owners[job]?.worker == peer {
@@ -179,12 +180,12 @@ public struct Dispatcher: Sendable {
     }
 
     /// Whether `peer` may send results for `job` now.
-    public func isOwner(_ peer: PeerID, of job: JobID) -> Bool { owners[job]?.worker == peer }
+    func isOwner(_ peer: PeerID, of job: JobID) -> Bool { owners[job]?.worker == peer }
 
     /// Forgets dead workers, takes back jobs that ran too long and queues them again,
     /// quarantines workers whose jobs keep timing out, and puts on probation those whose
     /// cool-off ended.
-    public mutating func tick(now: UInt64) -> Expiry {
+    mutating func tick(now: UInt64) -> Expiry {
         var expiry = Expiry()
         for (peer, worker) in workers where now >= worker.lastHeard + deadAfter {
             expiry.deadWorkers.append(peer)
@@ -231,7 +232,7 @@ public struct Dispatcher: Sendable {
     private func kind(of job: JobID) -> String { jobKinds[job] ?? "" }
 
     /// The effect kind `job` was queued with, while the dispatcher knows the job.
-    public func queuedKind(of job: JobID) -> String? { jobKinds[job] }
+    func queuedKind(of job: JobID) -> String? { jobKinds[job] }
 
     /// Gives waiting jobs to workers with room, oldest first, until no waiting job has a worker:
     /// the same jobs, in the same order, as walking the whole queue, since whether a job can be

@@ -1,4 +1,5 @@
 import ReactorCore
+import ReactorWire
 
 /// The dispatcher's jobs waiting for a worker: one first-in, first-out queue per effect kind,
 /// with a global order across kinds.

@@ -1,16 +1,16 @@
 import Glibc
 
 /// Milliseconds on the monotonic clock: for timers and deadlines, never for wall time.
-public enum MonotonicClock {
+package enum MonotonicClock {
     /// Milliseconds since an arbitrary fixed point (boot).
-    public static func milliseconds() -> UInt64 {
+    package static func milliseconds() -> UInt64 {
         var now = timespec()
         clock_gettime(CLOCK_MONOTONIC, &now)
         return UInt64(now.tv_sec) * 1_000 + UInt64(now.tv_nsec) / 1_000_000
     }
 
     /// Nanoseconds since the same fixed point, for latency measurements.
-    public static func nanoseconds() -> UInt64 {
+    package static func nanoseconds() -> UInt64 {
         var now = timespec()
         clock_gettime(CLOCK_MONOTONIC, &now)
         return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
@@ -19,7 +19,7 @@ public enum MonotonicClock {
 
 extension Duration {
     /// The duration in whole milliseconds, rounded down, never negative.
-    public var wholeMilliseconds: UInt64 {
+    package var wholeMilliseconds: UInt64 {
         let (seconds, attoseconds) = components
         guard seconds >= 0 else { return 0 }
         return UInt64(seconds) * 1_000 + UInt64(attoseconds / 1_000_000_000_000_000)

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import ZeroMQ
 
 /// The one thread a node's sockets live on, with a thread-safe way to stop it and wait for it.
 ///
@@ -7,7 +8,7 @@ import Synchronization
 /// the body it gives ``start(_:)``; the rest of the program talks to it only through this type
 /// and ``Mailbox``es. `stop()` sets a flag and wakes the loop's poller through ``wakeup``; the
 /// body checks ``isStopping`` once per turn and returns.
-public final class NodeThread: Sendable {
+package final class NodeThread: Sendable {
     private enum Phase { case idle, running, finished }
 
     private struct Status {
@@ -16,29 +17,29 @@ public final class NodeThread: Sendable {
     }
 
     /// The thread's name (visible in debuggers and `top -H`).
-    public let name: String
+    package let name: String
     /// Register this with the loop's poller: it becomes readable when `stop()` is called.
-    public let wakeup: Mailbox<Void>
+    package let wakeup: Mailbox<Void>
     private let stopping = Atomic<Bool>(false)
     private let status = Mutex(Status())
 
     /// Creates a thread that has not started yet.
-    public init(name: String) throws(ZMQError) {
+    package init(name: String) throws(ZMQError) {
         self.name = name
-        self.wakeup = try Mailbox<Void>()
+        self.wakeup = try Mailbox<Void>.forNode()
     }
 
     /// Whether `stop()` was called.
-    public var isStopping: Bool { stopping.load(ordering: .acquiring) }
+    package var isStopping: Bool { stopping.load(ordering: .acquiring) }
 
     /// Whether the body has returned.
-    public var isFinished: Bool { status.withLock { $0.phase == .finished } }
+    package var isFinished: Bool { status.withLock { $0.phase == .finished } }
 
     /// Runs `body` on a new thread.
     ///
     /// - Returns: `false` (and runs nothing) when the thread was started before.
     @discardableResult
-    public func start(_ body: @escaping @Sendable () -> Void) -> Bool {
+    package func start(_ body: @escaping @Sendable () -> Void) -> Bool {
         let starting = status.withLock { status -> Bool in
             guard status.phase == .idle else { return false }
             status.phase = .running
@@ -61,14 +62,14 @@ public final class NodeThread: Sendable {
     }
 
     /// Asks the loop to stop after the turn in hand. Idempotent; safe from any thread.
-    public func stop() {
+    package func stop() {
         if !stopping.exchange(true, ordering: .acquiringAndReleasing) {
             wakeup.post(())
         }
     }
 
     /// Returns once the body has returned (at once if it never started).
-    public func wait() async {
+    package func wait() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let done = status.withLock { status -> Bool in
                 guard status.phase == .running else { return true }

@@ -2,6 +2,8 @@ import Foundation
 import MessagePack
 import ReactorApps
 import ReactorBus
+import ReactorWire
+import ZeroMQ
 
 /// The bench's client role: pipelines actions to an authority over the wire protocol and times
 /// the acks, like the raw baseline's client times its echoes.

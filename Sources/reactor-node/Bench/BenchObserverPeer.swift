@@ -2,6 +2,7 @@ import ReactorBus
 import ReactorCore
 import ReactorLog
 import Synchronization
+import ZeroMQ
 
 /// The bench's observer role: follows an authority's feed with the real ``Observer`` until the
 /// state reaches a version, then reports when it got there and what the state says.

@@ -1,6 +1,7 @@
 import ArgumentParsing
 import Glibc
 import ReactorBus
+import ZeroMQ
 
 /// `reactor-node bench-peer ROLE`: the processes `reactor-node bench` starts, one role each.
 ///

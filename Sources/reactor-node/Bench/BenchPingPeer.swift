@@ -1,6 +1,8 @@
 import Foundation
 import MessagePack
 import ReactorBus
+import ReactorWire
+import ZeroMQ
 
 /// The bench's ping probe: measures how long the authority's loop goes without answering.
 ///

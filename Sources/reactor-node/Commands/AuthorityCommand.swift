@@ -2,6 +2,8 @@ import ArgumentParsing
 import ReactorBus
 import ReactorCore
 import ReactorLog
+import ReactorStorage
+import ZeroMQ
 
 /// `reactor-node authority`: owns the state.
 enum AuthorityCommand {
@@ -14,20 +16,20 @@ enum AuthorityCommand {
             .value("workers", "EP", help: "where workers connect (bind)", default: "tcp://*:7002"),
             .value("feed", "EP", help: "where snapshots are published (bind)", default: "tcp://*:7003"),
             .value("data", "DIR", help: "keep a journal and snapshots here; without it, state is in memory only"),
-            .value("fsync", "POLICY", help: "always (before each ack), batch (once per batch, before its acks) or none", default: "batch"),
-            .value("snapshot-every", "N", help: "write a snapshot after N journal records", default: "100000"),
-            .value("snapshot-interval", "SECONDS", help: "or after this long", default: "60"),
+            .value("fsync", "POLICY", help: "always (before each ack), batch (once per batch, before its acks) or none", default: "\(OptionDefaults.persistence.fsync)"),
+            .value("snapshot-every", "N", help: "write a snapshot after N journal records", default: "\(OptionDefaults.persistence.snapshotEveryRecords)"),
+            .value("snapshot-interval", "SECONDS", help: "or after this long", default: OptionDefaults.seconds(OptionDefaults.persistence.snapshotInterval)),
             .value("repair", "truncate", help: "start even if the journal is damaged before its end, cutting it there (what follows is lost and logged); without it such damage exits 65"),
-            .value("heartbeat", "SECONDS", help: "heartbeat interval with workers; 3 missed = dead", default: "1"),
-            .value("job-timeout", "SECONDS", help: "give a job to another worker after this long", default: "60"),
-            .value("max-worker-capacity", "N", help: "most jobs one worker is given at once, whatever it announces", default: "256"),
-            .value("quarantine-after", "K", help: "job timeouts in a row that quarantine a worker (0 = never)", default: "3"),
-            .value("max-in-flight", "N", help: "actions per client with unfinished effects before 'busy'", default: "10000"),
-            .value("max-clients", "N", help: "clients whose resends are deduplicated; past it the least recently seen are forgotten and their resends refused", default: "1000000"),
-            .value("remembered-acks", "N", help: "acks kept per client, so a resend gets its original action_seq and is checked against its payload", default: "8"),
-            .value("feed-queue-bytes", "N", help: "bytes queued per feed subscriber before it loses messages (and resyncs)", default: "67108864"),
-            .value("client-queue-bytes", "N", help: "bytes of snapshot/stats replies queued per client that does not read them, before its requests get 'busy'", default: "67108864"),
-            CommonOptions.maxMessageBytes,
+            .value("heartbeat", "SECONDS", help: "heartbeat interval with workers; \(OptionDefaults.authority.missedHeartbeats) missed = dead", default: OptionDefaults.seconds(OptionDefaults.authority.heartbeatInterval)),
+            .value("job-timeout", "SECONDS", help: "give a job to another worker after this long", default: OptionDefaults.seconds(OptionDefaults.authority.jobTimeout)),
+            .value("max-worker-capacity", "N", help: "most jobs one worker is given at once, whatever it announces", default: "\(OptionDefaults.authority.maxWorkerCapacity)"),
+            .value("quarantine-after", "K", help: "job timeouts in a row that quarantine a worker (0 = never)", default: "\(OptionDefaults.authority.quarantineAfter)"),
+            .value("max-in-flight", "N", help: "actions per client with unfinished effects before 'busy'", default: "\(OptionDefaults.authority.maxInFlightPerClient)"),
+            .value("max-clients", "N", help: "clients whose resends are deduplicated; past it the least recently seen are forgotten and their resends refused", default: "\(OptionDefaults.authority.clientLedger.maxClients)"),
+            .value("remembered-acks", "N", help: "acks kept per client, so a resend gets its original action_seq and is checked against its payload", default: "\(OptionDefaults.authority.clientLedger.rememberedAcks)"),
+            .value("feed-queue-bytes", "N", help: "bytes queued per feed subscriber before it loses messages (and resyncs)", default: "\(OptionDefaults.authority.feedQueueBytes)"),
+            .value("client-queue-bytes", "N", help: "bytes of snapshot/stats replies queued per client that does not read them, before its requests get 'busy'", default: "\(OptionDefaults.authority.clientQueueBytes)"),
+            CommonOptions.maxMessageBytes(default: OptionDefaults.authority.maxMessageBytes),
             CommonOptions.logLevel,
         ] + SecurityOptions.authority,
         discussion: """
@@ -45,8 +47,8 @@ enum AuthorityCommand {
             workersEndpoint: try Endpoint.validate(try arguments.required("workers"), flag: "workers", binding: true),
             feedEndpoint: try Endpoint.validate(try arguments.required("feed"), flag: "feed", binding: true)
         )
-        configuration.heartbeatInterval = try CommonOptions.seconds(arguments, "heartbeat") ?? .seconds(1)
-        configuration.jobTimeout = try CommonOptions.seconds(arguments, "job-timeout") ?? .seconds(60)
+        configuration.heartbeatInterval = try CommonOptions.seconds(arguments, "heartbeat") ?? OptionDefaults.authority.heartbeatInterval
+        configuration.jobTimeout = try CommonOptions.seconds(arguments, "job-timeout") ?? OptionDefaults.authority.jobTimeout
         configuration.maxWorkerCapacity = try CommonOptions.int(arguments, "max-worker-capacity", in: 1...1_000_000)
         configuration.quarantineAfter = try CommonOptions.int(arguments, "quarantine-after", in: 0...1_000_000)
         configuration.maxInFlightPerClient = try CommonOptions.int(arguments, "max-in-flight", in: 1...10_000_000)
@@ -64,7 +66,7 @@ enum AuthorityCommand {
             guard let policy = FsyncPolicy(raw) else { throw CLIError.usage("authority: '--fsync \(raw)' must be always, batch or none") }
             var persistence = PersistenceConfiguration(directory: directory, fsync: policy)
             persistence.snapshotEveryRecords = UInt64(try CommonOptions.int(arguments, "snapshot-every", in: 1...Int.max))
-            persistence.snapshotInterval = try CommonOptions.seconds(arguments, "snapshot-interval") ?? .seconds(60)
+            persistence.snapshotInterval = try CommonOptions.seconds(arguments, "snapshot-interval") ?? OptionDefaults.persistence.snapshotInterval
             if let raw = arguments.string("repair") {
                 guard let repair = JournalRepairPolicy(raw) else { throw CLIError.usage("authority: '--repair \(raw)' must be truncate (or refuse, the default)") }
                 persistence.repair = repair

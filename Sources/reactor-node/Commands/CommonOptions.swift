@@ -5,7 +5,10 @@ import ReactorLog
 enum CommonOptions {
     static let app = Option.value("app", "NAME", help: "the app: \(AppRegistry.names.joined(separator: ", "))", required: true)
     static let logLevel = Option.value("log-level", "LEVEL", help: "what goes to stderr: trace, debug, info, notice, warning, error", default: "info")
-    static let maxMessageBytes = Option.value("max-message-bytes", "N", help: "largest message accepted on a socket", default: "1048576")
+    /// `--max-message-bytes`, defaulting to the node configuration's own default.
+    static func maxMessageBytes(default bytes: some BinaryInteger) -> Option {
+        Option.value("max-message-bytes", "N", help: "largest message accepted on a socket", default: "\(bytes)")
+    }
 
     /// The logger for `label` at the `--log-level` given.
     static func logger(_ label: String, _ arguments: ParsedArguments) throws(CLIError) -> Logger {

@@ -4,6 +4,7 @@ import ReactorBus
 import ReactorCore
 import ReactorLog
 import Synchronization
+import ZeroMQ
 
 /// `reactor-node demo`: the embedded all-in-one run — an authority, two workers, an observer and
 /// a client in one process, talking over real ZeroMQ sockets on loopback.

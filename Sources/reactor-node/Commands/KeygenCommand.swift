@@ -1,5 +1,6 @@
 import ArgumentParsing
 import ReactorBus
+import ZeroMQ
 
 /// `reactor-node keygen`: writes a CURVE key pair.
 enum KeygenCommand {

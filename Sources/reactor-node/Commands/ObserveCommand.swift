@@ -3,6 +3,7 @@ import MessagePack
 import ReactorBus
 import ReactorCore
 import ReactorLog
+import ZeroMQ
 
 /// `reactor-node observe`: follows the state feed.
 enum ObserveCommand {

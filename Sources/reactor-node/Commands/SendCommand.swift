@@ -5,6 +5,7 @@ import ReactorBus
 import ReactorCore
 import ReactorLog
 import Synchronization
+import ZeroMQ
 
 /// `reactor-node send`: sends actions typed as JSON and waits for every ack.
 enum SendCommand {
@@ -16,9 +17,9 @@ enum SendCommand {
             .value("actions", "EP", help: "the authority's actions endpoint", default: "tcp://127.0.0.1:7001"),
             .value("repeat", "N", help: "send the list of actions N times", default: "1"),
             .value("concurrency", "C", help: "actions in flight at once (unacked)", default: "64"),
-            .value("timeout", "SECONDS", help: "per attempt over a live connection; an unacked action is resent (idempotently) 3 times", default: "5"),
-            .value("connect-timeout", "SECONDS", help: "give up (exit 69) when the authority cannot be reached for this long", default: "10"),
-            .value("busy-timeout", "SECONDS", help: "how long one action may be refused 'busy' (resent after jittered backoff) before it fails; 0: fail at once", default: "60"),
+            .value("timeout", "SECONDS", help: "per attempt over a live connection; an unacked action is resent (idempotently) \(OptionDefaults.client.retries) times", default: OptionDefaults.seconds(OptionDefaults.client.timeout)),
+            .value("connect-timeout", "SECONDS", help: "give up (exit 69) when the authority cannot be reached for this long", default: OptionDefaults.seconds(OptionDefaults.client.connectTimeout)),
+            .value("busy-timeout", "SECONDS", help: "how long one action may be refused 'busy' (resent after jittered backoff) before it fails; 0: fail at once", default: OptionDefaults.seconds(OptionDefaults.client.busyBackoff.giveUpAfter)),
             .value("client-id", "ID", help: "the idempotency identity (default: a random UUID)"),
             CommonOptions.logLevel,
         ] + SecurityOptions.peer,
@@ -45,10 +46,10 @@ enum SendCommand {
         }
         var configuration = ActionClientConfiguration(
             actionsEndpoint: try Endpoint.validate(try arguments.required("actions"), flag: "actions", binding: false),
-            timeout: try CommonOptions.seconds(arguments, "timeout") ?? .seconds(5),
+            timeout: try CommonOptions.seconds(arguments, "timeout") ?? OptionDefaults.client.timeout,
             window: try CommonOptions.int(arguments, "concurrency", in: 1...ActionClientConfiguration.maximumWindow)
         )
-        configuration.connectTimeout = try CommonOptions.seconds(arguments, "connect-timeout") ?? .seconds(10)
+        configuration.connectTimeout = try CommonOptions.seconds(arguments, "connect-timeout") ?? OptionDefaults.client.connectTimeout
         configuration.busyBackoff.giveUpAfter = try busyTimeout(arguments)
         if let id = arguments.string("client-id") { configuration.clientID = id }
         configuration.security = try SecurityOptions.peer(arguments)
@@ -59,7 +60,7 @@ enum SendCommand {
 
     /// `--busy-timeout`: like other durations, but zero is allowed (fail at the first `busy`).
     static func busyTimeout(_ arguments: ParsedArguments) throws(CLIError) -> Duration {
-        guard let raw = arguments.string("busy-timeout") else { return .seconds(60) }
+        guard let raw = arguments.string("busy-timeout") else { return OptionDefaults.client.busyBackoff.giveUpAfter }
         guard let value = Double(raw), value >= 0, value.isFinite, value <= 86_400 else {
             throw .usage("send: '--busy-timeout \(raw)' must be a number of seconds, 0 or more")
         }

@@ -2,6 +2,7 @@ import ArgumentParsing
 import ReactorBus
 import ReactorCore
 import ReactorLog
+import ZeroMQ
 
 /// `reactor-node worker`: runs effects for an authority.
 enum WorkerCommand {
@@ -11,14 +12,14 @@ enum WorkerCommand {
         options: [
             CommonOptions.app,
             .value("authority", "EP", help: "the authority's workers endpoint", default: "tcp://127.0.0.1:7002"),
-            .value("concurrency", "N", help: "effects run at once", default: "4"),
+            .value("concurrency", "N", help: "effects run at once", default: "\(OptionDefaults.worker.concurrency)"),
             .value("name", "NAME", help: "how the authority logs this worker (default HOST-PID)"),
             .value("kinds", "K1,K2", help: "only these effect kinds (default: all)"),
-            .value("attempts", "N", help: "attempts per effect before the app's failure hook applies", default: "3"),
-            .value("effect-timeout", "SECONDS", help: "one attempt may take this long", default: "30"),
-            .value("heartbeat", "SECONDS", help: "heartbeat interval; 3 missed = authority lost, reconnect", default: "1"),
+            .value("attempts", "N", help: "attempts per effect before the app's failure hook applies", default: "\(OptionDefaults.worker.retry.maxAttempts)"),
+            .value("effect-timeout", "SECONDS", help: "one attempt may take this long", default: OptionDefaults.seconds(OptionDefaults.worker.retry.timeout)),
+            .value("heartbeat", "SECONDS", help: "heartbeat interval; \(OptionDefaults.worker.missedHeartbeats) missed = authority lost, reconnect", default: OptionDefaults.seconds(OptionDefaults.worker.heartbeatInterval)),
             .value("effect-delay", "SECONDS", help: "counter app only: each effect waits this long first (demos, tests)"),
-            CommonOptions.maxMessageBytes,
+            CommonOptions.maxMessageBytes(default: OptionDefaults.worker.maxMessageBytes),
             CommonOptions.logLevel,
         ] + SecurityOptions.peer,
         discussion: "SIGINT/SIGTERM: take no new jobs, finish running ones (up to 5 s), say bye, exit 0; a second signal exits at once."
@@ -31,7 +32,7 @@ enum WorkerCommand {
             appName: app,
             concurrency: try CommonOptions.int(arguments, "concurrency", in: 1...10_000),
             kinds: arguments.string("kinds")?.split(separator: ",").map(String.init) ?? [],
-            heartbeatInterval: try CommonOptions.seconds(arguments, "heartbeat") ?? .seconds(1),
+            heartbeatInterval: try CommonOptions.seconds(arguments, "heartbeat") ?? OptionDefaults.worker.heartbeatInterval,
             retry: RetryPolicy(maxAttempts: try CommonOptions.int(arguments, "attempts", in: 1...100),
                                timeout: try CommonOptions.seconds(arguments, "effect-timeout")),
             maxMessageBytes: try CommonOptions.int(arguments, "max-message-bytes", in: 1_024...(1 << 30))

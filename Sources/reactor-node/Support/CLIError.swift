@@ -1,6 +1,9 @@
 import ArgumentParsing
 import Glibc
 import ReactorBus
+import ReactorStorage
+import ReactorWire
+import ZeroMQ
 
 /// Why a command ended without doing its job, and with which exit code.
 ///

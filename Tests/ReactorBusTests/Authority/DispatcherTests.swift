@@ -1,6 +1,7 @@
-import ReactorCore
-import Testing
 @testable import ReactorBus
+import ReactorCore
+import ReactorWire
+import Testing
 
 @Suite struct DispatcherTests {
     let w1 = PeerID([1])

@@ -1,11 +1,12 @@
 import Foundation
 import MessagePack
 import ReactorApps
+@testable import ReactorBus
 import ReactorCore
 import ReactorLog
 import Synchronization
 import Testing
-@testable import ReactorBus
+import ZeroMQ
 
 @Suite struct ActionClientTests {
     private func makeClient(

@@ -6,6 +6,8 @@ import ReactorLog
 import Synchronization
 import Testing
 @testable import ReactorBus
+import ReactorStorage
+import ReactorWire
 
 /// Snapshots written off the loop: the test thread plays the authority's loop (engine in,
 /// journal append, `snapshotIfDue`), and the destination the writer thread writes to is gated,
@@ -178,7 +180,7 @@ import Testing
         try FileManager.default.removeItem(atPath: copy.path)
         try FileManager.default.copyItem(atPath: path, toPath: copy.path)
         try FileManager.default.removeItem(atPath: copy.path + "/LOCK")
-        #expect(try Disk.list(copy.snapshots) == ["snapshot-00000000000000000100.snap.tmp"])
+        #expect(try TemporaryDirectory.list(copy.snapshots) == ["snapshot-00000000000000000100.snap.tmp"])
         let atCrash = try checkpointBytes(engine)
         // This write, then the final one at close.
         gate.release.signal()
@@ -188,7 +190,7 @@ import Testing
 
         let (reopened, recovered) = try makeDurability(every: 100, on: copy.path)
         #expect(try checkpointBytes(recovered) == atCrash)
-        #expect(try Disk.list(copy.snapshots) == [], "the torn temporary file is removed")
+        #expect(try TemporaryDirectory.list(copy.snapshots) == [], "the torn temporary file is removed")
         #expect(lines(containing: "(150 record(s) replayed)").count == 1)
         reopened.close(engine: recovered)
     }
@@ -235,7 +237,7 @@ import Testing
         for (index, delay) in [1_000, 2_000, 4_000, 8_000].enumerated() where index < failures.count {
             #expect(failures[index].contains("attempt \(index + 1); the journal still has everything; next attempt in \(delay) ms"), "\(failures[index])")
         }
-        #expect(try Disk.list(directory.snapshots) == [])
+        #expect(try TemporaryDirectory.list(directory.snapshots) == [])
         let final = try checkpointBytes(engine)
         durability.close(engine: engine)
         #expect(attempts.count.load(ordering: .relaxed) == 5, "close makes one last attempt")

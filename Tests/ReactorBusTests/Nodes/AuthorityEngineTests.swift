@@ -1,9 +1,10 @@
 import MessagePack
 import ReactorApps
+@testable import ReactorBus
 import ReactorCore
 import ReactorLog
+import ReactorWire
 import Testing
-@testable import ReactorBus
 
 /// The authority's message handling, driven with plain frames: no sockets, exact outcomes.
 @Suite struct AuthorityEngineTests {

@@ -1,10 +1,11 @@
 import MessagePack
 import ReactorApps
+@testable import ReactorBus
 import ReactorCore
 import ReactorLog
+import ReactorWire
 import Synchronization
 import Testing
-@testable import ReactorBus
 
 /// The authority's engine against a greedy worker: capacity clamped, quarantine, probation,
 /// with the counters and log lines an operator sees.

@@ -1,9 +1,11 @@
 import Foundation
 import MessagePack
+@testable import ReactorBus
 import ReactorLog
+import ReactorWire
 import Synchronization
 import Testing
-@testable import ReactorBus
+import ZeroMQ
 
 /// A stand-in for the authority in client and observer tests: a ROUTER for actions and requests
 /// and an XPUB for the feed (so tests can wait until an observer's subscriptions have arrived

@@ -1,8 +1,10 @@
 import Foundation
+@testable import ReactorBus
 import ReactorCore
+import ReactorWire
 import Synchronization
 import Testing
-@testable import ReactorBus
+import ZeroMQ
 
 /// A stand-in for the authority's workers socket: a ROUTER bound on an ephemeral loopback port,
 /// owned by a thread of its own, that records what workers send and sends what a test asks.

@@ -1,5 +1,6 @@
-import Testing
 @testable import ReactorBus
+import Testing
+import ZeroMQ
 
 @Suite struct FeedPublisherTests {
     @Test func theMarkIsTheByteBudgetOverTheMessageSizeWithinTwoAndTheCap() {

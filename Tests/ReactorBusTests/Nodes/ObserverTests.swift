@@ -1,10 +1,11 @@
 import Foundation
 import MessagePack
 import ReactorApps
+@testable import ReactorBus
 import ReactorCore
 import Synchronization
 import Testing
-@testable import ReactorBus
+import ZeroMQ
 
 @Suite struct ObserverTests {
     private func state(_ count: Int) throws -> [UInt8] {

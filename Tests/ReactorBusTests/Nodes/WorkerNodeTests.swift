@@ -1,11 +1,12 @@
 import Foundation
 import MessagePack
 import ReactorApps
+@testable import ReactorBus
 import ReactorCore
 import ReactorLog
 import Synchronization
 import Testing
-@testable import ReactorBus
+import ZeroMQ
 
 /// The worker node against a fake authority (a ROUTER on its own thread, see `FakeWorkerAuthority`).
 @Suite(.serialized) struct WorkerNodeTests {

@@ -1,10 +1,12 @@
 import Foundation
 import MessagePack
 import ReactorApps
+@testable import ReactorBus
 import ReactorLog
+import ReactorWire
 import Synchronization
 import Testing
-@testable import ReactorBus
+import ZeroMQ
 
 /// CURVE on every authority socket, with per-socket allowlists checked by the ZAP handler.
 @Suite(.serialized) struct CurveSecurityTests {

@@ -1,7 +1,9 @@
 import Foundation
 @testable import ReactorBus
 import ReactorCore
+import ReactorWire
 import Synchronization
+import ZeroMQ
 
 /// A hostile worker: a DEALER on the authority's workers socket that announces a huge capacity,
 /// keeps heartbeating so it is never found dead, and takes every job without ever reporting one.

@@ -1,6 +1,7 @@
 import ReactorApps
 import ReactorBus
 import ReactorLog
+import ZeroMQ
 
 /// A small in-test client of a running authority process, over the real protocol.
 struct WireProbe {

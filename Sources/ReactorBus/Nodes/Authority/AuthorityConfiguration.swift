@@ -1,3 +1,4 @@
+import ReactorStorage
 /// Everything an authority node needs to know besides its app.
 public struct AuthorityConfiguration: Sendable {
     /// The app's name: sent with snapshots, checked against workers' `ready` and stored files.

@@ -1,6 +1,7 @@
 import MessagePack
 import ReactorCore
 import ReactorLog
+import ReactorStorage
 
 /// The authority's journal and snapshots, and the rules for using them.
 ///

@@ -1,6 +1,7 @@
 import MessagePack
 import ReactorCore
 import ReactorLog
+import ReactorWire
 
 /// The authority's logic without sockets: frames in, frames and journal records out.
 ///

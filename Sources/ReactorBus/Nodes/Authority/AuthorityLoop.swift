@@ -1,6 +1,8 @@
 import MessagePack
 import ReactorCore
 import ReactorLog
+import ReactorWire
+import ZeroMQ
 
 /// The authority's socket loop: owns the three sockets, the journal and the snapshot store on
 /// the node's thread, and moves bytes between them and the ``AuthorityEngine``.

@@ -1,6 +1,7 @@
 import ReactorCore
 import ReactorLog
 import Synchronization
+import ZeroMQ
 
 /// The node that owns the state: accepts actions, dispatches effects to workers, applies their
 /// mutations in order, journals, and publishes the feed.

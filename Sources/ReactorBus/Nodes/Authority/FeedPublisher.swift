@@ -1,4 +1,6 @@
 import ReactorCore
+import ReactorWire
+import ZeroMQ
 
 /// The authority's feed socket: publishes snapshots, mutations and heartbeats, and knows which
 /// topics anyone subscribed to, so it does not encode what nobody reads.

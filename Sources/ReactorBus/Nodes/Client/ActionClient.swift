@@ -2,7 +2,9 @@ import Dispatch
 import MessagePack
 import ReactorCore
 import ReactorLog
+import ReactorWire
 import Synchronization
+import ZeroMQ
 
 /// Sends actions to the authority and reads its snapshot, version and counters.
 ///
@@ -53,7 +55,7 @@ public final class ActionClient<R: Reactor>: Sendable {
         self.context = context
         do {
             thread = try NodeThread(name: "client \(configuration.clientID.prefix(8))")
-            mailbox = try Mailbox()
+            mailbox = try Mailbox.forNode()
         } catch {
             throw .transport(error)
         }

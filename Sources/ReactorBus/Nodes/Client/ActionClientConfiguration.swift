@@ -1,4 +1,5 @@
 import Foundation
+import ReactorWire
 
 /// How an ``ActionClient`` talks to the authority's actions socket.
 public struct ActionClientConfiguration: Sendable {

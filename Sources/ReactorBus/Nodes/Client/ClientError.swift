@@ -1,3 +1,5 @@
+import ReactorWire
+import ZeroMQ
 /// Why an ``ActionClient`` call failed. Every case says what to do about it.
 public enum ClientError: Error, Sendable, Hashable, CustomStringConvertible {
     /// No answer after `attempts` sends of the same request (the first plus every retry).

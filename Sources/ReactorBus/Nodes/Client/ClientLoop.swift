@@ -1,5 +1,7 @@
 import ReactorLog
+import ReactorWire
 import Synchronization
+import ZeroMQ
 
 /// Whether an ``ActionClient`` accepts calls; shared by the handle and its loop.
 ///

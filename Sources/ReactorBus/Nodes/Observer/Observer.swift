@@ -3,6 +3,7 @@ import MessagePack
 import ReactorCore
 import ReactorLog
 import Synchronization
+import ZeroMQ
 
 /// Follows the authority's state: a stream of snapshots, each newer than the one before.
 ///

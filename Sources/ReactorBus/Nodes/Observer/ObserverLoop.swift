@@ -1,6 +1,8 @@
 import ReactorCore
 import ReactorLog
+import ReactorWire
 import Synchronization
+import ZeroMQ
 
 /// The counters behind ``ObserverMetrics``: written by the loop, read from anywhere.
 final class ObserverCounters: Sendable {

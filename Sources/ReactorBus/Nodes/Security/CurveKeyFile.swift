@@ -1,4 +1,5 @@
 import Foundation
+import ZeroMQ
 
 /// CURVE keys on disk: one 40-character Z85 key per file, as `reactor-node keygen` writes them
 /// (`NAME.key` holds the secret key, mode 0600; `NAME.pub` the public key).
@@ -24,7 +25,7 @@ public enum CurveKeyFile {
 
     /// Writes a key pair as `PREFIX.key` (secret, owner-only) and `PREFIX.pub`.
     /// - Returns: the two paths.
-    public static func write(_ pair: ZMQCurve.KeyPair, prefix: String) throws -> (secret: String, public: String) {
+    package static func write(_ pair: ZMQCurve.KeyPair, prefix: String) throws -> (secret: String, public: String) {
         let secretPath = prefix + ".key"
         let publicPath = prefix + ".pub"
         guard FileManager.default.createFile(atPath: secretPath, contents: Data((pair.secretKey + "\n").utf8), attributes: [.posixPermissions: 0o600]) else {

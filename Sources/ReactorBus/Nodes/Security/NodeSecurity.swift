@@ -1,3 +1,4 @@
+import ZeroMQ
 /// The authority's CURVE identity and, optionally, who may connect to each of its sockets.
 public struct AuthoritySecurity: Sendable, Equatable {
     /// The authority's secret key (Z85).
@@ -40,7 +41,7 @@ public struct ClientSecurity: Sendable, Hashable {
     }
 
     /// Makes `socket` a CURVE client of the authority. Call before `connect`.
-    public func apply(to socket: ZMQSocket) throws(ZMQError) {
+    package func apply(to socket: ZMQSocket) throws(ZMQError) {
         try socket.set(.curveServerKey, serverKey)
         try socket.set(.curvePublicKey, publicKey)
         try socket.set(.curveSecretKey, secretKey)

@@ -1,4 +1,5 @@
 import ReactorLog
+import ZeroMQ
 
 /// Answers ZeroMQ's authentication requests (ZAP, RFC 27) for the authority's CURVE sockets.
 ///

@@ -2,6 +2,7 @@ import MessagePack
 import ReactorCore
 import ReactorLog
 import Synchronization
+import ZeroMQ
 
 /// Starts jobs as Swift tasks: decodes the effect, runs it with retries, encodes each emitted
 /// mutation and posts everything to the loop thread's mailbox, in order.

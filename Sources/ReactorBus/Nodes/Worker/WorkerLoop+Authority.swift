@@ -1,4 +1,6 @@
 import ReactorCore
+import ReactorWire
+import ZeroMQ
 
 /// Messages from the authority: registration, jobs, heartbeats and errors.
 extension WorkerLoop {

@@ -1,4 +1,5 @@
 import ReactorCore
+import ZeroMQ
 
 /// Starting, queueing and abandoning jobs, and sending what their tasks report.
 ///

@@ -1,5 +1,7 @@
 import ReactorCore
 import ReactorLog
+import ReactorWire
+import ZeroMQ
 
 /// The worker's event loop: owns the DEALER socket and runs on the node's thread.
 ///

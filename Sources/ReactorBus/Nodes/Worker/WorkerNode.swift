@@ -2,6 +2,7 @@ import Dispatch
 import ReactorCore
 import ReactorLog
 import Synchronization
+import ZeroMQ
 
 /// A worker process's node: connects to the authority's workers socket, runs the jobs it is
 /// given as Swift tasks (with the configured ``RetryPolicy``) and sends their mutations back.
@@ -81,7 +82,7 @@ where Handler.Effect == R.Effect, Handler.Mutation == R.Mutation {
     ///   (`EINVAL`, `EPROTONOSUPPORT`), or `ETERM` if the context is shut down.
     public func start() throws(ZMQError) {
         let thread = try NodeThread(name: "worker")
-        let events = try Mailbox<WorkerJobEvent>()
+        let events = try Mailbox<WorkerJobEvent>.forNode()
         let starting = phase.withLock { phase -> Bool in
             guard case .idle = phase else { return false }
             phase = .started(thread)

@@ -1,0 +1,345 @@
+import Glibc
+
+/// The authority's append-only, checksummed log of events (accepted actions, emitted mutations,
+/// finished and failed jobs), each an opaque payload numbered by a log sequence number (LSN).
+///
+/// Layout: `DIR/LOCK` (exclusive `flock`, holder's pid inside) and
+/// `DIR/journal/segment-<first LSN, 20 digits>.log`. Each segment is a ``SegmentHeader``-style
+/// header (magic `RBUSJRNL`, format version 1, app name) followed by records framed as
+/// `length u32 LE | CRC32C u32 LE over LSN+payload | LSN u64 LE | payload`.
+/// Segments rotate when the next record would take one past `segmentBytes`.
+///
+/// Writing is two-step: ``append(_:)`` only frames the record into a user-space buffer and
+/// returns its LSN; ``commit()`` hands the buffer to `write(2)` and, unless the policy is
+/// ``FsyncPolicy/none``, `fdatasync`s it. Acknowledge an action only after the commit that
+/// covers its LSN returned.
+///
+/// Opening recovers: a torn tail is cut; other damage is refused unless the ``repair`` policy
+/// allows cutting it. See ``recoveryReport`` and ``JournalRecoveryReport``.
+///
+/// Threads: not `Sendable`; one thread (the authority's loop) owns the journal.
+/// Errors: every throwing method throws ``PersistenceError``. After a failed write or sync the
+/// journal refuses further work (``PersistenceError/journalFailed(directory:cause:)``), because
+/// after a failed `fsync` Linux may have dropped the dirty pages: reopen it to find out what is
+/// really on disk.
+package final class Journal {
+    /// The data directory given at open.
+    package let directory: String
+    /// The app name written in and required from every segment header.
+    package let app: String
+    /// When commits sync.
+    package let policy: FsyncPolicy
+    /// Size at which segments rotate.
+    package let segmentBytes: Int
+    /// Largest payload ``append(_:)`` accepts.
+    package let maxRecordBytes: Int
+    /// What recovery found and repaired when this journal was opened.
+    package let recoveryReport: JournalRecoveryReport
+    /// What opening was allowed to do about damage other than a torn tail.
+    package let repair: JournalRepairPolicy
+    /// Counters since open.
+    package private(set) var metrics = DurabilityMetrics()
+    /// LSN of the last appended record, committed or not (0 for an empty log).
+    package private(set) var lastLSN: UInt64
+    /// LSN of the last record that reached `write(2)` and, per policy, the disk.
+    package private(set) var committedLSN: UInt64
+    /// LSN of the oldest record still on disk (after compaction); `lastLSN + 1` if none.
+    package var firstLSN: UInt64 { segments[0].firstLSN }
+
+    /// `DIR/journal`.
+    let journalDirectory: String
+    private(set) var segments: [JournalSegment]
+    private var activeFD: Int32
+    private var pending: [UInt8] = []
+    private var pendingRecords: UInt64 = 0
+    private var lock: DirectoryLock?
+    private var failure: PersistenceError?
+
+    /// 64 MiB.
+    package static let defaultSegmentBytes = 64 << 20
+    /// 16 MiB.
+    package static let defaultMaxRecordBytes = 16 << 20
+
+    /// Opens the journal in `directory` (creating it if needed), takes the directory lock and
+    /// recovers the log.
+    ///
+    /// - Parameters:
+    ///   - directory: the data directory, shared with ``SnapshotStore``.
+    ///   - app: the application name; 1 to 255 UTF-8 bytes. Segments of another app are refused.
+    ///   - policy: when commits sync (default ``FsyncPolicy/batch``).
+    ///   - segmentBytes: rotation size (default 64 MiB). A record larger than this gets a segment
+    ///     of its own.
+    ///   - maxRecordBytes: payload limit for ``append(_:)`` (default 16 MiB, at most `UInt32.max`).
+    ///     Not applied to records already on disk.
+    ///   - repair: what to do about damage other than a torn tail (default
+    ///     ``JournalRepairPolicy/refuse``). A torn tail is always cut.
+    /// - Throws: ``PersistenceError/journalDamaged(_:)`` for damage other than a torn tail under
+    ///   ``JournalRepairPolicy/refuse`` (files left untouched, directory lock released);
+    ///   ``PersistenceError/locked(directory:pid:)`` if another journal holds the directory; ``PersistenceError/unsupportedFormat(version:file:)``,
+    ///   ``PersistenceError/appMismatch(expected:found:file:)`` or
+    ///   ``PersistenceError/notAJournalSegment(file:)`` for foreign segments (left untouched);
+    ///   ``PersistenceError/io(operation:path:errno:)``; ``PersistenceError/invalidConfiguration(_:)``.
+    package init(
+        directory: String, app: String, policy: FsyncPolicy = .default,
+        segmentBytes: Int = Journal.defaultSegmentBytes, maxRecordBytes: Int = Journal.defaultMaxRecordBytes,
+        repair: JournalRepairPolicy = .refuse
+    ) throws {
+        guard (1...SegmentHeader.maxAppBytes).contains(app.utf8.count) else {
+            throw PersistenceError.invalidConfiguration("app name must be 1 to 255 UTF-8 bytes, got \(app.utf8.count)")
+        }
+        guard segmentBytes > 0 else {
+            throw PersistenceError.invalidConfiguration("segmentBytes must be positive, got \(segmentBytes)")
+        }
+        guard (0...Int(UInt32.max)).contains(maxRecordBytes) else {
+            throw PersistenceError.invalidConfiguration("maxRecordBytes must be 0...\(UInt32.max), got \(maxRecordBytes)")
+        }
+        let directory = PosixFile.normalize(directory)
+        let journalDirectory = directory + "/journal"
+        try PosixFile.makeDirectories(journalDirectory)
+        let lock = try DirectoryLock(directory: directory)
+        let outcome: JournalRecovery.Outcome
+        let fd: Int32
+        do {
+            outcome = try JournalRecovery.run(directory: journalDirectory, app: app, repair: repair)
+            if outcome.segments.isEmpty {
+                let first = try JournalSegment.create(in: journalDirectory, firstLSN: 1, app: app, sync: policy.syncsOnCommit)
+                segments = [first.segment]
+                fd = first.fd
+            } else {
+                segments = outcome.segments
+                fd = try PosixFile.open(outcome.segments[outcome.segments.count - 1].path, flags: O_WRONLY)
+            }
+        } catch {
+            lock.release()
+            throw error
+        }
+        self.directory = directory
+        self.journalDirectory = journalDirectory
+        self.app = app
+        self.policy = policy
+        self.segmentBytes = segmentBytes
+        self.maxRecordBytes = maxRecordBytes
+        self.repair = repair
+        self.lock = lock
+        activeFD = fd
+        recoveryReport = outcome.report
+        lastLSN = segments[segments.count - 1].lastLSN
+        committedLSN = lastLSN
+    }
+
+    deinit {
+        if activeFD >= 0 { PosixFile.close(activeFD) }
+        lock?.release()
+    }
+
+    // MARK: Writing
+
+    /// Frames `payload` into the write buffer and returns its LSN. Nothing reaches the kernel
+    /// until ``commit()`` (except when the record starts a new segment: the old one is then
+    /// written out and, per policy, synced first).
+    ///
+    /// - Throws: ``PersistenceError/recordTooLarge(size:limit:)`` (the journal stays usable);
+    ///   rotation I/O errors; ``PersistenceError/closed(directory:)``.
+    @discardableResult
+    package func append(contentsOf payload: UnsafeRawBufferPointer) throws -> UInt64 {
+        try checkUsable()
+        guard payload.count <= maxRecordBytes else {
+            throw PersistenceError.recordTooLarge(size: payload.count, limit: maxRecordBytes)
+        }
+        let active = segments[segments.count - 1]
+        let frameSize = RecordFrame.headerSize + payload.count
+        if active.recordCount + pendingRecords > 0 && active.size + pending.count + frameSize > segmentBytes {
+            try rotate()
+        }
+        let lsn = lastLSN + 1
+        RecordFrame.append(lsn: lsn, payload: payload, to: &pending)
+        lastLSN = lsn
+        pendingRecords += 1
+        metrics.recordsAppended += 1
+        return lsn
+    }
+
+    /// Frames `payload` into the write buffer and returns its LSN; see ``append(contentsOf:)``.
+    @discardableResult
+    package func append(_ payload: [UInt8]) throws -> UInt64 {
+        try payload.withUnsafeBytes { try append(contentsOf: $0) }
+    }
+
+    /// Writes buffered records with `write(2)` and, unless the policy is ``FsyncPolicy/none``,
+    /// `fdatasync`s them. When it returns, every LSN up to ``lastLSN`` may be acknowledged.
+    /// Does nothing when no record is buffered.
+    ///
+    /// - Throws: ``PersistenceError/io(operation:path:errno:)``; afterwards the journal is failed.
+    package func commit() throws {
+        try checkUsable()
+        guard pendingRecords > 0 else { return }
+        try writePending()
+        if policy.syncsOnCommit {
+            try sync(activeFD, path: segments[segments.count - 1].path)
+        }
+        metrics.commits += 1
+        committedLSN = lastLSN
+    }
+
+    /// Commits buffered records, then releases the segment and the directory lock. Later calls
+    /// throw ``PersistenceError/closed(directory:)``; closing twice is harmless. A journal dropped
+    /// without `close()` releases its lock but does not commit.
+    package func close() throws {
+        guard let lock else { return }
+        defer {
+            PosixFile.close(activeFD)
+            activeFD = -1
+            lock.release()
+            self.lock = nil
+        }
+        if failure == nil { try commit() }
+    }
+
+    // MARK: Compaction
+
+    /// Deletes whole segments whose every record has an LSN `<= lsn`, oldest first; the segment
+    /// being written is always kept. Call it with an LSN covered by a snapshot that has a
+    /// fallback (see ``SnapshotWriteResult/compactableThrough``).
+    ///
+    /// - Returns: the deleted segment paths.
+    @discardableResult
+    package func compact(through lsn: UInt64) throws -> [String] {
+        try checkUsable()
+        var removed: [String] = []
+        while segments.count > 1 && segments[0].lastLSN <= lsn {
+            try PosixFile.remove(segments[0].path)
+            removed.append(segments[0].path)
+            segments.removeFirst()
+        }
+        if !removed.isEmpty && policy.syncsOnCommit {
+            try sync(directory: journalDirectory)
+        }
+        return removed
+    }
+
+    /// Continues the log after `lsn`, past its last record: for a journal whose end was lost (cut
+    /// by a repair, or never synced under ``FsyncPolicy/none``) while a snapshot covers through
+    /// `lsn`. Every segment is renamed `<name>.corrupt` (their records are all covered by that
+    /// snapshot) and an empty segment starting at `lsn + 1` is created, so new records never
+    /// reuse an LSN the snapshot covers. Does nothing if `lsn <= lastLSN`.
+    ///
+    /// - Returns: the renamed segments (new paths), oldest first.
+    /// - Throws: ``PersistenceError/io(operation:path:errno:)``; afterwards the journal is failed.
+    @discardableResult
+    package func continueAfter(_ lsn: UInt64) throws -> [String] {
+        try checkUsable()
+        guard lsn > lastLSN else { return [] }
+        try writePending()
+        var moved: [String] = []
+        try failing {
+            for segment in segments {
+                let target = PosixFile.freshPath(segment.path + ".corrupt")
+                try PosixFile.rename(segment.path, to: target)
+                moved.append(target)
+            }
+            try PosixFile.syncDirectory(journalDirectory)
+        }
+        let next = try failing {
+            try JournalSegment.create(in: journalDirectory, firstLSN: lsn + 1, app: app, sync: true)
+        }
+        PosixFile.close(activeFD)
+        activeFD = next.fd
+        segments = [next.segment]
+        lastLSN = lsn
+        committedLSN = lsn
+        return moved
+    }
+
+    // MARK: Reading
+
+    /// A reader over the records with LSN `> lsn` that reached `write(2)` (by ``commit()``, or
+    /// by a segment rotation), in order, checked again as read. Records still in the write
+    /// buffer are not included.
+    ///
+    /// - Throws: ``PersistenceError/journalGap(requestedAfter:oldestAvailable:directory:)`` if
+    ///   records after `lsn` were compacted away.
+    package func reader(after lsn: UInt64) throws -> JournalReader {
+        try checkUsable()
+        if lsn < firstLSN - 1 {
+            throw PersistenceError.journalGap(requestedAfter: lsn, oldestAvailable: firstLSN, directory: directory)
+        }
+        return JournalReader(segments: segments.filter { $0.recordCount > 0 && $0.lastLSN > lsn }, after: lsn)
+    }
+
+    /// All committed records with LSN `> lsn`, in order (the whole tail in memory; use
+    /// ``reader(after:)`` to stream a long one).
+    package func records(after lsn: UInt64) throws -> [JournalRecord] {
+        var reader = try reader(after: lsn)
+        var records: [JournalRecord] = []
+        while let record = try reader.next() { records.append(record) }
+        return records
+    }
+
+    // MARK: Internals
+
+    private func checkUsable() throws {
+        if let failure { throw PersistenceError.journalFailed(directory: directory, cause: failure) }
+        if lock == nil { throw PersistenceError.closed(directory: directory) }
+    }
+
+    /// Runs `body`; a failure marks the journal failed.
+    private func failing<T>(_ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let error as PersistenceError {
+            failure = error
+            throw error
+        }
+    }
+
+    private func writePending() throws {
+        guard pendingRecords > 0 else { return }
+        let index = segments.count - 1
+        let path = segments[index].path
+        let offset = segments[index].size
+        try failing {
+            try pending.withUnsafeBytes { try PosixFile.write(activeFD, $0, at: offset, path: path) }
+        }
+        segments[index].size += pending.count
+        segments[index].recordCount += pendingRecords
+        metrics.bytesWritten += UInt64(pending.count)
+        pending.removeAll(keepingCapacity: true)
+        pendingRecords = 0
+    }
+
+    private func sync(_ fd: Int32, path: String) throws {
+        let start = ContinuousClock.now
+        try failing { try PosixFile.sync(fd, path: path) }
+        metrics.fsyncs += 1
+        metrics.fsyncTime += ContinuousClock.now - start
+    }
+
+    private func sync(directory: String) throws {
+        let start = ContinuousClock.now
+        try failing { try PosixFile.syncDirectory(directory) }
+        metrics.fsyncs += 1
+        metrics.fsyncTime += ContinuousClock.now - start
+    }
+
+    /// Finishes the active segment (written and, per policy, synced) and starts the next one.
+    private func rotate() throws {
+        try writePending()
+        if policy.syncsOnCommit {
+            try sync(activeFD, path: segments[segments.count - 1].path)
+        }
+        let next = try failing {
+            try JournalSegment.create(in: journalDirectory, firstLSN: lastLSN + 1, app: app, sync: false)
+        }
+        if policy.syncsOnCommit {
+            try sync(next.fd, path: next.segment.path)
+            try sync(directory: journalDirectory)
+        }
+        PosixFile.close(activeFD)
+        activeFD = next.fd
+        segments.append(next.segment)
+    }
+}
+
+/// One thread owns a journal; the compiler enforces it.
+@available(*, unavailable)
+extension Journal: Sendable {}

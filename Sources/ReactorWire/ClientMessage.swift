@@ -1,0 +1,146 @@
+import MessagePack
+import ReactorCore
+
+/// What a client sends to the authority's actions socket.
+package enum ClientMessage: Sendable, Equatable {
+    /// An action, numbered by the client for idempotent retry; the payload is the app's action.
+    case action(clientID: String, clientSeq: UInt64, payload: [UInt8])
+    /// A request for the current snapshot.
+    case snapshot(requestID: UInt64)
+    /// A liveness check.
+    case ping(requestID: UInt64)
+    /// A request for the authority's counters.
+    case stats(requestID: UInt64)
+
+    /// The longest client id accepted.
+    package static let maxClientIDBytes = 64
+
+    /// Decodes the frames after the routing id.
+    package init(frames: [[UInt8]]) throws(ProtocolError) {
+        guard let first = frames.first else { throw .malformed("empty message") }
+        let header = try WireHeader(first)
+        switch header.kind {
+        case "action":
+            guard frames.count == 2 else { throw .malformed("action needs a header and a payload frame, got \(frames.count) frames") }
+            try header.expect(fields: 2)
+            let client = try header.string(0, "client_id", maxBytes: Self.maxClientIDBytes)
+            guard !client.isEmpty else { throw .malformed("action.client_id must not be empty") }
+            let seq = try header.uint(1, "client_seq")
+            guard seq >= 1 else { throw .malformed("action.client_seq must be at least 1") }
+            self = .action(clientID: client, clientSeq: seq, payload: frames[1])
+        case "snapshot", "ping", "stats":
+            guard frames.count == 1 else { throw .malformed("\(header.kind) is one frame, got \(frames.count)") }
+            try header.expect(fields: 1)
+            let id = try header.uint(0, "request_id")
+            self = header.kind == "snapshot" ? .snapshot(requestID: id) : header.kind == "ping" ? .ping(requestID: id) : .stats(requestID: id)
+        default:
+            throw ProtocolError(.unknownKind, "unknown kind '\(header.kind)' on the actions socket")
+        }
+    }
+
+    /// The `client_seq` or `request_id` of a message that was refused, so that the error names
+    /// it: the first unsigned integer after the kind in the header, whatever the version or kind
+    /// (for `action` that is `client_seq`, for requests `request_id`). 0 when there is none, or
+    /// the header is not a MessagePack array.
+    package static func reference(in frames: [[UInt8]]) -> UInt64 {
+        guard let first = frames.first, case .array(let items)? = try? MessagePackValue(unpacking: first), items.count > 2 else { return 0 }
+        for item in items.dropFirst(2) {
+            if case .uint(let value) = item { return value }
+        }
+        return 0
+    }
+
+    /// The frames to send (without a routing id).
+    package func frames(_ writer: HeaderWriter) -> [[UInt8]] {
+        switch self {
+        case .action(let client, let seq, let payload):
+            [writer.header("action", { $0.packString(client); $0.packUInt(seq) }, count: 2), payload]
+        case .snapshot(let id):
+            [writer.header("snapshot", { $0.packUInt(id) }, count: 1)]
+        case .ping(let id):
+            [writer.header("ping", { $0.packUInt(id) }, count: 1)]
+        case .stats(let id):
+            [writer.header("stats", { $0.packUInt(id) }, count: 1)]
+        }
+    }
+}
+
+/// What the authority answers on the actions socket.
+package enum AuthorityReply: Sendable, Equatable {
+    /// The action `clientSeq` was accepted as `actionSeq`; `version` is after its sync mutations.
+    case ack(clientSeq: UInt64, actionSeq: UInt64, version: UInt64)
+    /// The state at `version`; the payload is the app's state.
+    case snapshot(requestID: UInt64, version: UInt64, actionSeq: UInt64, app: String, payload: [UInt8])
+    /// The answer to a ping. `startID` is a random number the authority draws once per process
+    /// start, so a client can tell that the authority restarted (and lost what was in its socket
+    /// buffers); 0 from an authority that predates the field.
+    case pong(requestID: UInt64, version: UInt64, startID: UInt64)
+    /// The authority's counters, a MessagePack map of name to unsigned integer.
+    case stats(requestID: UInt64, counters: [String: UInt64])
+    /// A refusal; `ref` is the client_seq or request_id it answers (0 when unknown).
+    case error(ref: UInt64, code: ErrorCode, message: String)
+
+    /// Decodes the frames a DEALER receives.
+    package init(frames: [[UInt8]]) throws(ProtocolError) {
+        guard let first = frames.first else { throw .malformed("empty message") }
+        let header = try WireHeader(first)
+        switch header.kind {
+        case "ack":
+            try header.expect(fields: 3)
+            self = .ack(clientSeq: try header.uint(0, "client_seq"), actionSeq: try header.uint(1, "action_seq"), version: try header.uint(2, "version"))
+        case "snapshot":
+            guard frames.count == 2 else { throw .malformed("snapshot needs a header and a payload frame") }
+            try header.expect(fields: 4)
+            self = .snapshot(requestID: try header.uint(0, "request_id"), version: try header.uint(1, "version"),
+                             actionSeq: try header.uint(2, "action_seq"), app: try header.string(3, "app"), payload: frames[1])
+        case "pong":
+            // Two fields from authorities before `start_id`; later fields are extensions to ignore.
+            try header.expect(atLeast: 2)
+            let startID = header.fieldCount >= 3 ? try header.uint(2, "start_id") : 0
+            self = .pong(requestID: try header.uint(0, "request_id"), version: try header.uint(1, "version"), startID: startID)
+        case "stats":
+            try header.expect(fields: 2)
+            guard case .map(let entries) = try header.value(1, "counters") else { throw .malformed("stats.counters must be a map") }
+            var counters: [String: UInt64] = [:]
+            for (key, value) in entries {
+                guard case .string(let name) = key, case .uint(let count) = value else { throw .malformed("stats.counters must map strings to unsigned integers") }
+                counters[name] = count
+            }
+            self = .stats(requestID: try header.uint(0, "request_id"), counters: counters)
+        case "error":
+            self = try Self.decodeError(header)
+        default:
+            throw ProtocolError(.unknownKind, "unknown kind '\(header.kind)' from the authority")
+        }
+    }
+
+    static func decodeError(_ header: WireHeader) throws(ProtocolError) -> AuthorityReply {
+        try header.expect(fields: 3)
+        let raw = try header.string(1, "code")
+        guard let code = ErrorCode(rawValue: raw) else { throw .malformed("unknown error code '\(raw)'") }
+        return .error(ref: try header.uint(0, "ref"), code: code, message: try header.string(2, "message", maxBytes: 4_096))
+    }
+
+    /// The frames to send (without a routing id).
+    package func frames(_ writer: HeaderWriter) -> [[UInt8]] {
+        switch self {
+        case .ack(let clientSeq, let actionSeq, let version):
+            [writer.header("ack", { $0.packUInt(clientSeq); $0.packUInt(actionSeq); $0.packUInt(version) }, count: 3)]
+        case .snapshot(let id, let version, let actionSeq, let app, let payload):
+            [writer.header("snapshot", { $0.packUInt(id); $0.packUInt(version); $0.packUInt(actionSeq); $0.packString(app) }, count: 4), payload]
+        case .pong(let id, let version, let startID):
+            [writer.header("pong", { $0.packUInt(id); $0.packUInt(version); $0.packUInt(startID) }, count: 3)]
+        case .stats(let id, let counters):
+            [writer.header("stats", { writer in
+                writer.packUInt(id)
+                writer.packMapHeader(counters.count)
+                for (name, count) in counters.sorted(by: { $0.key < $1.key }) {
+                    writer.packString(name)
+                    writer.packUInt(count)
+                }
+            }, count: 2)]
+        case .error(let ref, let code, let message):
+            [writer.header("error", { $0.packUInt(ref); $0.packString(code.rawValue); $0.packString(message) }, count: 3)]
+        }
+    }
+}

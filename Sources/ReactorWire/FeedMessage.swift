@@ -1,0 +1,71 @@
+import MessagePack
+import ReactorCore
+
+/// What the authority publishes on its feed.
+package enum FeedMessage: Sendable, Equatable {
+    /// The whole state at `version`; the payload is the app's state.
+    case snapshot(version: UInt64, actionSeq: UInt64, payload: [UInt8])
+    /// One applied mutation; the payload is the app's mutation.
+    case mutation(version: UInt64, actionSeq: UInt64, origin: MutationOrigin, payload: [UInt8])
+    /// The current version, published when the authority is idle.
+    case heartbeat(version: UInt64, actionSeq: UInt64)
+
+    /// The topic frames, which SUB sockets filter on by prefix.
+    package enum Topic {
+        package static let snapshot = "snapshot"
+        package static let mutation = "mutation"
+        package static let heartbeat = "heartbeat"
+    }
+
+    /// Decodes the frames a SUB socket receives.
+    package init(frames: [[UInt8]]) throws(ProtocolError) {
+        guard frames.count >= 2 else { throw .malformed("feed messages have a topic and a header frame") }
+        let topic = String(decoding: frames[0], as: UTF8.self)
+        let header = try WireHeader(frames[1], topic: topic)
+        switch topic {
+        case Topic.snapshot:
+            guard frames.count == 3 else { throw .malformed("snapshot needs a payload frame") }
+            try header.expect(fields: 2)
+            self = .snapshot(version: try header.uint(0, "version"), actionSeq: try header.uint(1, "action_seq"), payload: frames[2])
+        case Topic.mutation:
+            guard frames.count == 3 else { throw .malformed("mutation needs a payload frame") }
+            try header.expect(fields: 5)
+            let index = UInt32(clamping: try header.uint(4, "index"))
+            let origin: MutationOrigin
+            switch try header.string(2, "origin") {
+            case "sync": origin = .sync(index: index)
+            case "async": origin = .async(job: JobID(actionSeq: try header.uint(1, "action_seq"), effectIndex: try header.uint32(3, "effect_index")), emitIndex: index)
+            case "failure": origin = .failure(job: JobID(actionSeq: try header.uint(1, "action_seq"), effectIndex: try header.uint32(3, "effect_index")), index: index)
+            case let other: throw .malformed("unknown mutation origin '\(other)'")
+            }
+            self = .mutation(version: try header.uint(0, "version"), actionSeq: try header.uint(1, "action_seq"), origin: origin, payload: frames[2])
+        case Topic.heartbeat:
+            try header.expect(fields: 2)
+            self = .heartbeat(version: try header.uint(0, "version"), actionSeq: try header.uint(1, "action_seq"))
+        default:
+            throw ProtocolError(.unknownKind, "unknown feed topic '\(topic)'")
+        }
+    }
+
+    /// The frames to publish.
+    package func frames(_ writer: HeaderWriter) -> [[UInt8]] {
+        switch self {
+        case .snapshot(let version, let actionSeq, let payload):
+            [Array(Topic.snapshot.utf8), writer.feedHeader(count: 2) { $0.packUInt(version); $0.packUInt(actionSeq) }, payload]
+        case .mutation(let version, let actionSeq, let origin, let payload):
+            [Array(Topic.mutation.utf8), writer.feedHeader(count: 5) { w in
+                w.packUInt(version); w.packUInt(actionSeq)
+                switch origin {
+                case .sync(let index):
+                    w.packString("sync"); w.packNil(); w.packUInt(UInt64(index))
+                case .async(let job, let index):
+                    w.packString("async"); w.packUInt(UInt64(job.effectIndex)); w.packUInt(UInt64(index))
+                case .failure(let job, let index):
+                    w.packString("failure"); w.packUInt(UInt64(job.effectIndex)); w.packUInt(UInt64(index))
+                }
+            }, payload]
+        case .heartbeat(let version, let actionSeq):
+            [Array(Topic.heartbeat.utf8), writer.feedHeader(count: 2) { $0.packUInt(version); $0.packUInt(actionSeq) }]
+        }
+    }
+}

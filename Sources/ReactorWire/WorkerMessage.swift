@@ -1,0 +1,132 @@
+import ReactorCore
+
+/// What a worker sends to the authority's workers socket.
+package enum WorkerMessage: Sendable, Equatable {
+    /// The worker announces itself: its name, app, how many jobs it runs at once, which kinds.
+    case ready(name: String, app: String, capacity: UInt64, kinds: [String])
+    /// A sign of life.
+    case heartbeat
+    /// The `emitIndex`-th mutation of a job; the payload is the app's mutation.
+    case emit(job: JobID, emitIndex: UInt32, payload: [UInt8])
+    /// The job's effect returned after emitting `emitCount` mutations.
+    case done(job: JobID, emitCount: UInt32)
+    /// The job's effect failed for good.
+    case failed(job: JobID, failure: EffectFailure)
+    /// The worker is stopping: any job it has not reported should go to another worker now.
+    case bye
+
+    /// Decodes the frames after the routing id.
+    package init(frames: [[UInt8]]) throws(ProtocolError) {
+        guard let first = frames.first else { throw .malformed("empty message") }
+        let header = try WireHeader(first)
+        let expectedFrames = header.kind == "emit" ? 2 : 1
+        guard frames.count == expectedFrames else {
+            throw .malformed("\(header.kind) is \(expectedFrames) frame\(expectedFrames == 1 ? "" : "s"), got \(frames.count)")
+        }
+        switch header.kind {
+        case "ready":
+            try header.expect(fields: 4)
+            let capacity = try header.uint(2, "capacity")
+            guard capacity >= 1 else { throw .malformed("ready.capacity must be at least 1") }
+            self = .ready(name: try header.string(0, "name", maxBytes: 256), app: try header.string(1, "app", maxBytes: 256),
+                          capacity: capacity, kinds: try header.strings(3, "kinds"))
+        case "heartbeat":
+            try header.expect(fields: 0)
+            self = .heartbeat
+        case "bye":
+            try header.expect(fields: 0)
+            self = .bye
+        case "emit":
+            try header.expect(fields: 3)
+            self = .emit(job: try Self.job(header), emitIndex: try header.uint32(2, "emit_index"), payload: frames[1])
+        case "done":
+            try header.expect(fields: 3)
+            self = .done(job: try Self.job(header), emitCount: try header.uint32(2, "emit_count"))
+        case "failed":
+            try header.expect(fields: 4)
+            let attempts = try header.uint(2, "attempts")
+            self = .failed(job: try Self.job(header), failure: EffectFailure(message: try header.string(3, "message", maxBytes: 4_096), attempts: Int(clamping: attempts)))
+        default:
+            throw ProtocolError(.unknownKind, "unknown kind '\(header.kind)' on the workers socket")
+        }
+    }
+
+    static func job(_ header: WireHeader) throws(ProtocolError) -> JobID {
+        JobID(actionSeq: try header.uint(0, "action_seq"), effectIndex: try header.uint32(1, "effect_index"))
+    }
+
+    /// The frames to send.
+    package func frames(_ writer: HeaderWriter) -> [[UInt8]] {
+        switch self {
+        case .ready(let name, let app, let capacity, let kinds):
+            [writer.header("ready", { w in
+                w.packString(name); w.packString(app); w.packUInt(capacity)
+                w.packArrayHeader(kinds.count)
+                for kind in kinds { w.packString(kind) }
+            }, count: 4)]
+        case .heartbeat:
+            [writer.header("heartbeat", count: 0)]
+        case .bye:
+            [writer.header("bye", count: 0)]
+        case .emit(let job, let index, let payload):
+            [writer.header("emit", { $0.packUInt(job.actionSeq); $0.packUInt(UInt64(job.effectIndex)); $0.packUInt(UInt64(index)) }, count: 3), payload]
+        case .done(let job, let count):
+            [writer.header("done", { $0.packUInt(job.actionSeq); $0.packUInt(UInt64(job.effectIndex)); $0.packUInt(UInt64(count)) }, count: 3)]
+        case .failed(let job, let failure):
+            [writer.header("failed", { w in
+                w.packUInt(job.actionSeq); w.packUInt(UInt64(job.effectIndex))
+                w.packUInt(UInt64(max(0, failure.attempts))); w.packString(failure.message)
+            }, count: 4)]
+        }
+    }
+}
+
+/// What the authority sends to a worker.
+package enum AuthorityToWorker: Sendable, Equatable {
+    /// Registration accepted; heartbeats are expected every `heartbeatMilliseconds`.
+    case welcome(heartbeatMilliseconds: UInt64)
+    /// A job to run; the payload is the app's effect.
+    case job(JobID, kind: String, payload: [UInt8])
+    /// A sign of life.
+    case heartbeat
+    /// A refusal.
+    case error(ref: UInt64, code: ErrorCode, message: String)
+
+    /// Decodes the frames a worker's DEALER receives.
+    package init(frames: [[UInt8]]) throws(ProtocolError) {
+        guard let first = frames.first else { throw .malformed("empty message") }
+        let header = try WireHeader(first)
+        switch header.kind {
+        case "welcome":
+            try header.expect(fields: 1)
+            self = .welcome(heartbeatMilliseconds: try header.uint(0, "heartbeat_ms"))
+        case "job":
+            guard frames.count == 2 else { throw .malformed("job needs a header and a payload frame") }
+            try header.expect(fields: 3)
+            self = .job(try WorkerMessage.job(header), kind: try header.string(2, "kind"), payload: frames[1])
+        case "heartbeat":
+            self = .heartbeat
+        case "error":
+            guard case .error(let ref, let code, let message) = try AuthorityReply.decodeError(header) else {
+                throw .malformed("error header")
+            }
+            self = .error(ref: ref, code: code, message: message)
+        default:
+            throw ProtocolError(.unknownKind, "unknown kind '\(header.kind)' from the authority")
+        }
+    }
+
+    /// The frames to send (without a routing id).
+    package func frames(_ writer: HeaderWriter) -> [[UInt8]] {
+        switch self {
+        case .welcome(let interval):
+            [writer.header("welcome", { $0.packUInt(interval) }, count: 1)]
+        case .job(let job, let kind, let payload):
+            [writer.header("job", { $0.packUInt(job.actionSeq); $0.packUInt(UInt64(job.effectIndex)); $0.packString(kind) }, count: 3), payload]
+        case .heartbeat:
+            [writer.header("heartbeat", count: 0)]
+        case .error(let ref, let code, let message):
+            AuthorityReply.error(ref: ref, code: code, message: message).frames(writer)
+        }
+    }
+}

@@ -1,0 +1,93 @@
+import Synchronization
+import SystemCalls
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A thread-safe queue into one loop thread, with a file descriptor a ``ZMQPoller`` can wait on.
+///
+/// Any thread or task may ``post(_:)``; the loop that owns the sockets registers the mailbox
+/// with its poller and calls ``drain()`` when it is readable. Elements from one producer come
+/// out in the order that producer posted them; producers are interleaved in lock order.
+///
+/// Wake-up: a non-blocking, close-on-exec pipe. One byte is written when the queue goes from
+/// "nothing signalled" to "something to drain", so a burst of posts costs one `write` (and the
+/// pipe can never fill up); the read end stays readable until ``drain()`` empties it. A spurious wake-up (a drain
+/// that returns nothing) is possible and harmless; a lost wake-up is not.
+package final class Mailbox<Element: Sendable>: Sendable {
+    private struct State {
+        var items: [Element] = []
+        var signalled = false
+    }
+
+    private let state = Mutex(State())
+    /// The descriptor to poll for readability.
+    package let fileDescriptor: Int32
+    private let writeDescriptor: Int32
+
+    /// Creates an empty mailbox and its wake-up descriptor.
+    ///
+    /// - Throws: `SystemCallError` carrying the errno of `pipe` (e.g. `EMFILE`) when descriptors
+    ///   run out: a mailbox is a pipe, not a libzmq object.
+    package init() throws(SystemCallError) {
+        var fds: [Int32] = [0, 0]
+        if case .failure(let error) = retryingInterrupts("pipe", { pipe(&fds) }) { throw error }
+        for fd in fds {
+            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+        }
+        fileDescriptor = fds[0]
+        writeDescriptor = fds[1]
+    }
+
+    deinit {
+        close(fileDescriptor)
+        close(writeDescriptor)
+    }
+
+    /// Appends an element and wakes the loop if it is not already signalled. Safe from any thread.
+    package func post(_ element: Element) {
+        let mustSignal = state.withLock { state in
+            state.items.append(element)
+            guard !state.signalled else { return false }
+            state.signalled = true
+            return true
+        }
+        if mustSignal { signal() }
+    }
+
+    /// Removes and returns everything posted so far, in posting order; empty if nothing was posted.
+    ///
+    /// Meant for the loop thread after the poller reports ``fileDescriptor`` readable; it also
+    /// resets the descriptor. Safe to call from any thread.
+    package func drain() -> [Element] {
+        // Clear the descriptor before taking the items: a post racing with us either lands in
+        // this batch or signals again afterwards, so the loop never sleeps on a pending item.
+        clearSignal()
+        return state.withLock { state in
+            state.signalled = false
+            let items = state.items
+            state.items.removeAll(keepingCapacity: true)
+            return items
+        }
+    }
+
+    /// The number of elements waiting to be drained.
+    package var pendingCount: Int {
+        state.withLock { $0.items.count }
+    }
+
+    private func signal() {
+        var byte: UInt8 = 1
+        _ = retryingInterrupts("write") { write(writeDescriptor, &byte, 1) }
+    }
+
+    private func clearSignal() {
+        var buffer: (UInt64, UInt64) = (0, 0)
+        let size = MemoryLayout.size(ofValue: buffer)
+        while case .success(let count) = retryingInterrupts("read", { read(fileDescriptor, &buffer, size) }), count > 0 {}
+    }
+}

@@ -1,0 +1,108 @@
+import CZMQ
+
+extension ZMQSocket {
+    /// Receives one whole multipart message, blocking until it arrives (or the receive timeout expires).
+    ///
+    /// Frames come back in order, each of any size (libzmq allocates; there is no fixed buffer).
+    /// - Throws: ``ZMQError``: `EAGAIN` when ``ZMQSocketOption/receiveTimeout`` expires,
+    ///   `ETERM` when the context is shut down, `EFSM`, `ENOTSOCK`.
+    package func receiveMultipart() throws(ZMQError) -> [[UInt8]] {
+        guard let frames = try receiveMultipart(flags: 0) else {
+            throw ZMQError(code: EAGAIN, function: "zmq_msg_recv")
+        }
+        return frames
+    }
+
+    /// Receives one whole multipart message if one is waiting; `nil` instead of blocking.
+    ///
+    /// - Throws: ``ZMQError`` for failures other than would-block (`ETERM`, `EFSM`, `ENOTSOCK`).
+    package func tryReceiveMultipart() throws(ZMQError) -> [[UInt8]]? {
+        try receiveMultipart(flags: ZMQ_DONTWAIT)
+    }
+
+    /// Zero-copy receive: hands every frame of one message to `body` while libzmq still owns it.
+    ///
+    /// `body` gets the frame bytes, the frame's index in the message and whether more frames
+    /// follow. The buffer is valid only during that call; copy what you keep. If `body` throws,
+    /// the rest of the message is discarded (so the next receive starts on a message boundary)
+    /// and the error is rethrown.
+    /// - Parameter wait: `true` blocks until a message arrives; `false` returns at once.
+    /// - Returns: `true` after a message was handled; `false` when nothing was waiting
+    ///   (`wait: false`) or the receive timeout expired (`wait: true`).
+    /// - Throws: ``ZMQError`` (`ETERM`, `EFSM`, `ENOTSOCK`) or whatever `body` throws.
+    package func receiveFrames(
+        wait: Bool = true,
+        _ body: (_ frame: UnsafeRawBufferPointer, _ index: Int, _ more: Bool) throws -> Void
+    ) throws -> Bool {
+        var index = 0
+        var flags = wait ? 0 : ZMQ_DONTWAIT
+        while true {
+            guard let more = try receiveFrame(flags: flags) else {
+                if index == 0 { return false }
+                throw ZMQError(code: EAGAIN, function: "zmq_msg_recv")
+            }
+            do {
+                try body(frameBytes, index, more)
+            } catch {
+                zmq_msg_close(message)
+                if more { discardRestOfMessage() }
+                throw error
+            }
+            zmq_msg_close(message)
+            if !more { return true }
+            index += 1
+            flags = 0
+        }
+    }
+
+    /// Collects the frames of one message; `nil` if `flags` has `ZMQ_DONTWAIT` and none is waiting.
+    private func receiveMultipart(flags firstFlags: Int32) throws(ZMQError) -> [[UInt8]]? {
+        var frames: [[UInt8]] = []
+        // Room for a routed message (id, header, payload) without growing the array twice.
+        frames.reserveCapacity(4)
+        var flags = firstFlags
+        while true {
+            guard let more = try receiveFrame(flags: flags) else {
+                if frames.isEmpty { return nil }
+                throw ZMQError(code: EAGAIN, function: "zmq_msg_recv")
+            }
+            frames.append(Array(frameBytes))
+            zmq_msg_close(message)
+            if !more { return frames }
+            // The rest of a multipart message is already queued: libzmq delivers messages atomically.
+            flags = 0
+        }
+    }
+
+    /// Receives one frame into the reused ``message`` storage and returns its "more" flag,
+    /// or `nil` on `EAGAIN`. On success the caller reads ``frameBytes`` and must `zmq_msg_close`.
+    @inline(__always)
+    private func receiveFrame(flags: Int32) throws(ZMQError) -> Bool? {
+        let handle = try openHandle("zmq_msg_recv")
+        zmq_msg_init(message)
+        do {
+            guard try zmqCallUnlessWouldBlock("zmq_msg_recv", { zmq_msg_recv(message, handle, flags) }) != nil else {
+                zmq_msg_close(message)
+                return nil
+            }
+        } catch {
+            zmq_msg_close(message)
+            throw error
+        }
+        return zmq_msg_more(message) != 0
+    }
+
+    /// The bytes of the frame currently held in ``message``.
+    @inline(__always)
+    private var frameBytes: UnsafeRawBufferPointer {
+        UnsafeRawBufferPointer(start: zmq_msg_data(message), count: zmq_msg_size(message))
+    }
+
+    /// Reads and drops the remaining frames of a partly consumed message.
+    private func discardRestOfMessage() {
+        while let more = try? receiveFrame(flags: 0) {
+            zmq_msg_close(message)
+            if !more { return }
+        }
+    }
+}

@@ -1,0 +1,113 @@
+import MessagePack
+import ReactorCore
+@testable import ReactorWire
+import Testing
+
+@Suite struct WireMessageTests {
+    let writer = HeaderWriter()
+
+    @Test func clientMessagesRoundTrip() throws {
+        let messages: [ClientMessage] = [
+            .action(clientID: "c-1", clientSeq: 42, payload: [0x81, 0xa1, 0x61, 0x80]),
+            .snapshot(requestID: 7), .ping(requestID: 8), .stats(requestID: 9),
+        ]
+        for message in messages {
+            #expect(try ClientMessage(frames: message.frames(writer)) == message)
+        }
+    }
+
+    @Test func anActionHeaderHasTheDocumentedBytes() {
+        let frames = ClientMessage.action(clientID: "c", clientSeq: 1, payload: [0xc0]).frames(writer)
+        // [1, "action", "c", 1]
+        #expect(frames[0] == [0x94, 0x01, 0xa6] + Array("action".utf8) + [0xa1, 0x63, 0x01])
+        #expect(frames[1] == [0xc0])
+    }
+
+    @Test func repliesRoundTrip() throws {
+        let replies: [AuthorityReply] = [
+            .ack(clientSeq: 1, actionSeq: 2, version: 3),
+            .snapshot(requestID: 4, version: 5, actionSeq: 6, app: "counter", payload: [0x80]),
+            .pong(requestID: 1, version: 99, startID: 0xDEAD_BEEF_0BAD_F00D),
+            .stats(requestID: 2, counters: ["accepted": 10, "malformed": 1]),
+            .error(ref: 5, code: .busy, message: "too many"),
+        ]
+        for reply in replies {
+            #expect(try AuthorityReply(frames: reply.frames(writer)) == reply)
+        }
+    }
+
+    @Test func aPongWithoutStartIDFromAnOlderAuthorityDecodesWithZero() throws {
+        let old = writer.header("pong", { $0.packUInt(3); $0.packUInt(99) }, count: 2)
+        #expect(try AuthorityReply(frames: [old]) == .pong(requestID: 3, version: 99, startID: 0))
+        let extended = writer.header("pong", { $0.packUInt(3); $0.packUInt(99); $0.packUInt(5); $0.packString("later") }, count: 4)
+        #expect(try AuthorityReply(frames: [extended]) == .pong(requestID: 3, version: 99, startID: 5))
+        let short = writer.header("pong", { $0.packUInt(3) }, count: 1)
+        #expect(throws: ProtocolError.self) { try AuthorityReply(frames: [short]) }
+    }
+
+    @Test func workerMessagesRoundTrip() throws {
+        let job = JobID(actionSeq: 10, effectIndex: 2)
+        let messages: [WorkerMessage] = [
+            .ready(name: "w1", app: "counter", capacity: 8, kinds: ["a", "b"]),
+            .heartbeat,
+            .bye,
+            .emit(job: job, emitIndex: 3, payload: [0x01]),
+            .done(job: job, emitCount: 4),
+            .failed(job: job, failure: EffectFailure(message: "boom", attempts: 3)),
+        ]
+        for message in messages {
+            #expect(try WorkerMessage(frames: message.frames(writer)) == message)
+        }
+        let toWorker: [AuthorityToWorker] = [
+            .welcome(heartbeatMilliseconds: 1_000), .job(job, kind: "k", payload: [0x02]), .heartbeat,
+            .error(ref: 0, code: .unknownWorker, message: "send ready"),
+        ]
+        for message in toWorker {
+            #expect(try AuthorityToWorker(frames: message.frames(writer)) == message)
+        }
+    }
+
+    @Test func feedMessagesRoundTrip() throws {
+        let job = JobID(actionSeq: 3, effectIndex: 1)
+        let messages: [FeedMessage] = [
+            .snapshot(version: 1, actionSeq: 2, payload: [0x80]),
+            .mutation(version: 2, actionSeq: 3, origin: .sync(index: 0), payload: [0x01]),
+            .mutation(version: 3, actionSeq: 3, origin: .async(job: job, emitIndex: 4), payload: [0x02]),
+            .mutation(version: 4, actionSeq: 3, origin: .failure(job: job, index: 0), payload: [0x03]),
+            .heartbeat(version: 4, actionSeq: 3),
+        ]
+        for message in messages {
+            #expect(try FeedMessage(frames: message.frames(writer)) == message)
+        }
+    }
+
+    @Test func badHeadersAreTypedProtocolErrors() {
+        func code(_ frames: [[UInt8]]) -> ErrorCode? {
+            do {
+                _ = try ClientMessage(frames: frames)
+                return nil
+            } catch {
+                return error.code
+            }
+        }
+        let v1 = MessagePackValue.uint(1)
+        #expect(code([]) == .malformed)
+        #expect(code([[0xc1]]) == .malformed)
+        #expect(code([[0x01, 0x02]]) == .malformed)
+        #expect(code([MessagePackValue.array([.uint(2), .string("ping"), .uint(1)]).pack()]) == .unsupportedVersion)
+        #expect(code([MessagePackValue.array([v1, .string("dance"), .uint(1)]).pack()]) == .unknownKind)
+        #expect(code([MessagePackValue.array([v1, .string("ping")]).pack()]) == .malformed)
+        #expect(code([MessagePackValue.array([v1, .string("ping"), .string("x")]).pack()]) == .malformed)
+        #expect(code([MessagePackValue.array([v1, .string("action"), .string("c"), .uint(1)]).pack()]) == .malformed)
+        #expect(code([MessagePackValue.array([v1, .string("action"), .string("c"), .uint(0)]).pack(), [0xc0]]) == .malformed)
+        #expect(code([MessagePackValue.array([v1, .string("action"), .string(String(repeating: "x", count: 65)), .uint(1)]).pack(), [0xc0]]) == .malformed)
+    }
+
+    @Test func feedHeadersWithWrongShapesAreRefused() {
+        #expect(throws: ProtocolError.self) { try FeedMessage(frames: [Array("snapshot".utf8), [0x91, 0x01]]) }
+        #expect(throws: ProtocolError.self) { try FeedMessage(frames: [Array("weather".utf8), [0x91, 0x01]]) }
+        #expect(throws: ProtocolError.self) {
+            try FeedMessage(frames: [Array("mutation".utf8), MessagePackValue.array([.uint(1), .uint(1), .uint(1), .string("sideways"), .nil, .uint(0)]).pack(), [0xc0]])
+        }
+    }
+}

@@ -1,0 +1,65 @@
+import Foundation
+import Testing
+import ZeroMQ
+
+@Suite struct MailboxTests {
+    @Test func drainReturnsPostsInOrderAndResetsTheWakeUp() throws {
+        let mailbox = try Mailbox<String>()
+        let poller = ZMQPoller()
+        poller.register(mailbox)
+        #expect(mailbox.drain() == [])
+        mailbox.post("a")
+        mailbox.post("b")
+        #expect(mailbox.pendingCount == 2)
+        #expect(try poller.poll(timeout: 0) == 1)
+        #expect(mailbox.drain() == ["a", "b"])
+        #expect(mailbox.pendingCount == 0)
+        #expect(try poller.poll(timeout: 0) == 0)
+        mailbox.post("c")
+        #expect(try poller.poll(timeout: 0) == 1)
+        #expect(mailbox.drain() == ["c"])
+    }
+
+    @Test func manyConcurrentProducersDeliverExactlyOnceInPerProducerOrder() async throws {
+        struct Item: Sendable { let producer: Int; let sequence: Int }
+        let producers = 16
+        let perProducer = 2_000
+        let mailbox = try Mailbox<Item>()
+        let received = Box<[Item]>([])
+        let loopDone = DispatchSemaphore(value: 0)
+
+        // The loop thread: poll the mailbox's descriptor, drain, until everything arrived or time runs out.
+        Thread.detachNewThread {
+            defer { loopDone.signal() }
+            let poller = ZMQPoller()
+            poller.register(mailbox)
+            var items: [Item] = []
+            let deadline = ContinuousClock.now + promptly
+            while items.count < producers * perProducer && ContinuousClock.now < deadline {
+                guard (try? poller.poll(timeout: 100)) != nil else { break }
+                items += mailbox.drain()
+            }
+            received.value = items
+        }
+
+        await withTaskGroup(of: Void.self) { group in
+            for producer in 0..<producers {
+                group.addTask {
+                    for sequence in 0..<perProducer {
+                        mailbox.post(Item(producer: producer, sequence: sequence))
+                    }
+                }
+            }
+        }
+        #expect(loopDone.wait(timeout: .now() + .seconds(20)) == .success)
+
+        let items = received.value
+        #expect(items.count == producers * perProducer)
+        var perProducerSequences = [[Int]](repeating: [], count: producers)
+        for item in items { perProducerSequences[item.producer].append(item.sequence) }
+        for sequences in perProducerSequences {
+            #expect(sequences == Array(0..<perProducer))
+        }
+        #expect(mailbox.drain().isEmpty)
+    }
+}

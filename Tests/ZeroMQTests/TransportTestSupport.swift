@@ -1,0 +1,71 @@
+import Foundation
+import Synchronization
+import Testing
+import ZeroMQ
+
+/// How long any test waits for something that should happen promptly; generous for loaded CI machines.
+let promptly: Duration = .seconds(10)
+
+/// Runs `body` with a fresh context and afterwards requires termination within a deadline.
+///
+/// Every socket the body creates must be closed by the time it returns.
+func withContext<R>(_ body: (ZMQContext) throws -> R) throws -> R {
+    let context = try ZMQContext()
+    defer { #expect(context.terminate(timeout: promptly)) }
+    return try body(context)
+}
+
+/// Binds to an ephemeral TCP port on the loopback interface and returns the resolved endpoint.
+func bindEphemeral(_ socket: ZMQSocket) throws -> String {
+    try socket.bind("tcp://127.0.0.1:*")
+    return try socket.get(.lastEndpoint)
+}
+
+/// Waits up to `timeout` for one whole message on `socket`; `nil` if none arrived in time.
+func receive(_ socket: ZMQSocket, within timeout: Duration = promptly) throws -> [[UInt8]]? {
+    let poller = ZMQPoller()
+    try poller.register(socket)
+    let deadline = ContinuousClock.now + timeout
+    while true {
+        if let message = try socket.tryReceiveMultipart() { return message }
+        let left = ContinuousClock.now.duration(to: deadline)
+        if left <= .zero { return nil }
+        try poller.poll(timeout: max(1, Int(left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000)))
+    }
+}
+
+/// UTF-8 bytes of a string, for readable frames.
+func bytes(_ text: String) -> [UInt8] { Array(text.utf8) }
+
+/// A frame as text, for readable assertions.
+func text(_ frame: [UInt8]) -> String { String(decoding: frame, as: UTF8.self) }
+
+/// Expects `body` to throw a ``ZMQError`` with `code`; returns the error for further checks.
+@discardableResult
+func expectZMQError<R>(
+    _ code: Int32,
+    sourceLocation: SourceLocation = #_sourceLocation,
+    _ body: () throws -> R
+) -> ZMQError? {
+    do {
+        _ = try body()
+        Issue.record("expected ZMQError \(code) (\(ZMQError.message(for: code))), got success", sourceLocation: sourceLocation)
+        return nil
+    } catch let error as ZMQError {
+        #expect(error.code == code, "got \(error)", sourceLocation: sourceLocation)
+        return error
+    } catch {
+        Issue.record("expected ZMQError, got \(error)", sourceLocation: sourceLocation)
+        return nil
+    }
+}
+
+/// A value one thread sets and another reads after a semaphore hand-off.
+final class Box<Value: Sendable>: Sendable {
+    private let storage: Mutex<Value>
+    init(_ value: Value) { storage = Mutex(value) }
+    var value: Value {
+        get { storage.withLock { $0 } }
+        set { storage.withLock { $0 = newValue } }
+    }
+}

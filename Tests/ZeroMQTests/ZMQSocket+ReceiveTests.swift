@@ -1,0 +1,114 @@
+import Testing
+import ZeroMQ
+
+/// A connected inproc PAIR, closed by the caller.
+private func makePair(_ context: ZMQContext, _ name: String) throws -> (ZMQSocket, ZMQSocket) {
+    let left = try ZMQSocket(context: context, type: .pair)
+    let right = try ZMQSocket(context: context, type: .pair)
+    try left.bind("inproc://\(name)")
+    try right.connect("inproc://\(name)")
+    return (left, right)
+}
+
+@Suite struct ZMQSocketReceiveTests {
+    @Test func multipartFramesArriveWholeAndInOrder() throws {
+        try withContext { context in
+            let (left, right) = try makePair(context, "receive-order")
+            defer { left.close(); right.close() }
+            let frames: [[UInt8]] = [bytes("first"), [], bytes("third"), [UInt8](repeating: 7, count: 100_000)]
+            try left.send(frames)
+            #expect(try right.receiveMultipart() == frames)
+        }
+    }
+
+    @Test func tryReceiveReportsNothingWaitingAsNil() throws {
+        try withContext { context in
+            let (left, right) = try makePair(context, "receive-try")
+            defer { left.close(); right.close() }
+            #expect(try right.tryReceiveMultipart() == nil)
+            try left.send(bytes("now"))
+            #expect(try receive(right) == [bytes("now")])
+            #expect(try right.tryReceiveMultipart() == nil)
+        }
+    }
+
+    @Test func expiredReceiveTimeoutThrowsWouldBlock() throws {
+        try withContext { context in
+            let (left, right) = try makePair(context, "receive-timeout")
+            defer { left.close(); right.close() }
+            try right.set(.receiveTimeout, 20)
+            let error = expectZMQError(ZMQError.Code.wouldBlock) { try right.receiveMultipart() }
+            #expect(error?.isWouldBlock == true)
+            #expect(try right.receiveFrames { _, _, _ in Issue.record("no frame expected") } == false)
+        }
+    }
+
+    @Test func zeroCopyReceiveSeesEveryFrameWithIndexAndMoreFlag() throws {
+        try withContext { context in
+            let (left, right) = try makePair(context, "receive-zero-copy")
+            defer { left.close(); right.close() }
+            #expect(try right.receiveFrames(wait: false) { _, _, _ in Issue.record("nothing was sent") } == false)
+            try left.send([bytes("a"), bytes("bb"), bytes("ccc")])
+            var seen: [(String, Int, Bool)] = []
+            let handled = try right.receiveFrames { frame, index, more in
+                seen.append((String(decoding: frame, as: UTF8.self), index, more))
+            }
+            #expect(handled)
+            #expect(seen.map(\.0) == ["a", "bb", "ccc"])
+            #expect(seen.map(\.1) == [0, 1, 2])
+            #expect(seen.map(\.2) == [true, true, false])
+        }
+    }
+
+    @Test func throwingBodyDiscardsTheRestOfThatMessageOnly() throws {
+        struct Stop: Error {}
+        try withContext { context in
+            let (left, right) = try makePair(context, "receive-throw")
+            defer { left.close(); right.close() }
+            try left.send([bytes("1a"), bytes("1b"), bytes("1c")])
+            try left.send([bytes("2a"), bytes("2b")])
+            var calls = 0
+            #expect(throws: Stop.self) {
+                try right.receiveFrames { _, index, _ in
+                    calls += 1
+                    if index == 0 { throw Stop() }
+                }
+            }
+            #expect(calls == 1)
+            #expect(try right.receiveMultipart() == [bytes("2a"), bytes("2b")])
+        }
+    }
+
+    @Test func eightMebibyteMessageArrivesIntactOverTCP() throws {
+        try withContext { context in
+            let router = try ZMQSocket(context: context, type: .router)
+            let dealer = try ZMQSocket(context: context, type: .dealer)
+            defer { router.close(); dealer.close() }
+            try dealer.set(.routingID, bytes("big"))
+            try dealer.connect(try bindEphemeral(router))
+            var payload = [UInt8](repeating: 0, count: 8 << 20)
+            for index in payload.indices { payload[index] = UInt8(truncatingIfNeeded: index &* 2_654_435_761 >> 13) }
+            try dealer.send([bytes("header"), payload])
+            let message = try #require(try receive(router))
+            #expect(message.count == 3)
+            #expect(message.first == bytes("big"))
+            #expect(message.dropFirst().first == bytes("header"))
+            #expect(message.last?.count == payload.count)
+            #expect(message.last == payload)
+        }
+    }
+
+    @Test func zeroCopyReceiveOfALargeFrameMatchesTheSentBytes() throws {
+        try withContext { context in
+            let (left, right) = try makePair(context, "receive-zero-copy-large")
+            defer { left.close(); right.close() }
+            let payload = (0..<(3 << 20)).map { UInt8(truncatingIfNeeded: $0 % 251) }
+            try left.send(payload)
+            var matched = false
+            _ = try right.receiveFrames { frame, _, _ in
+                matched = frame.elementsEqual(payload)
+            }
+            #expect(matched)
+        }
+    }
+}
