@@ -229,7 +229,9 @@ import ZeroMQ
         let waited = ContinuousClock.now - started
         let expected = ClientError.unreachable(endpoint: endpoint, waited: .milliseconds(400))
         #expect(results == Array(repeating: expected, count: 6))
-        #expect(waited >= .milliseconds(400) && waited < .milliseconds(400) + .seconds(2), "waited \(waited)")
+        // Bounded by the connect deadline, not by attempts × timeout (4 × 5 s = 20 s here); the
+        // upper bound leaves room for a loaded machine running tests in parallel.
+        #expect(waited >= .milliseconds(400) && waited < promptly, "waited \(waited)")
         #expect(expected.description.contains(endpoint) && expected.description.contains("0.4 s"))
         #expect(client.diagnostics.actionSends.load(ordering: .relaxed) == 0, "nothing is sent without a connection")
         client.close()
