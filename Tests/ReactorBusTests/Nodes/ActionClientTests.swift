@@ -257,7 +257,9 @@ import ZeroMQ
         let acks = try await sending.value
         let stall = ContinuousClock.now - restarted
         #expect(acks.map(\.clientSeq) == [1, 2, 3])
-        #expect(stall < .seconds(1), "an attempt timeout is 60 s; the resend came after \(stall)")
+        // The reconnect, not the 60 s attempt timeout, triggered the resend. (How fast it is —
+        // about 0.1 s — is a figure for the benchmark, not for a test on a loaded machine.)
+        #expect(stall < promptly, "an attempt timeout is 60 s; the resend came after \(stall)")
         let resent = second.recorded.actions
         #expect(resent.map(\.clientSeq).sorted() == [1, 2, 3])
         #expect(resent.allSatisfy { $0.clientID == "survivor" })
