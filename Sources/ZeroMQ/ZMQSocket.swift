@@ -83,21 +83,24 @@ package final class ZMQSocket {
     /// - Throws: ``ZMQError`` from `zmq_bind`: `EADDRINUSE`, `EINVAL` (malformed endpoint),
     ///   `EPROTONOSUPPORT` (unknown transport), `ENOTSOCK` (closed), `ETERM`.
     package func bind(_ endpoint: String) throws(ZMQError) {
-        let handle = try openHandle("zmq_bind")
-        do {
-            try zmqCall("zmq_bind") { zmq_bind(handle, endpoint) }
-        } catch {
-            throw ZMQError(code: error.code, function: error.function, endpoint: endpoint)
-        }
+        try call("zmq_bind", endpoint, zmq_bind)
     }
 
     /// Connects to an endpoint; libzmq connects (and reconnects) asynchronously in the background.
     ///
     /// - Throws: ``ZMQError`` from `zmq_connect`: `EINVAL`, `EPROTONOSUPPORT`, `ENOTSOCK`, `ETERM`.
     package func connect(_ endpoint: String) throws(ZMQError) {
-        let handle = try openHandle("zmq_connect")
+        try call("zmq_connect", endpoint, zmq_connect)
+    }
+
+    /// Calls `zmq_bind` or `zmq_connect`; a failure names the endpoint, which is what an
+    /// operator needs to know first when a node has several.
+    private func call(
+        _ function: StaticString, _ endpoint: String, _ body: (UnsafeMutableRawPointer?, UnsafePointer<CChar>?) -> Int32
+    ) throws(ZMQError) {
+        let handle = try openHandle(function)
         do {
-            try zmqCall("zmq_connect") { zmq_connect(handle, endpoint) }
+            try zmqCall(function) { body(handle, endpoint) }
         } catch {
             throw ZMQError(code: error.code, function: error.function, endpoint: endpoint)
         }
