@@ -12,10 +12,13 @@ public struct Command: Sendable {
     public var discussion: String
     /// Whether the command list in `reactor-node --help` leaves it out (internal helpers).
     public var isHidden: Bool
-
+    /// The program the command belongs to, as its help names it (`reactor-node`, `reactor-bench`).
+    public var program: String
 
     /// Creates a command.
-    public init(name: String, summary: String, options: [Option], positionalName: String? = nil, discussion: String = "", hidden: Bool = false) {
+    public init(name: String, summary: String, options: [Option], positionalName: String? = nil, discussion: String = "", hidden: Bool = false,
+                program: String = "reactor-node") {
+        self.program = program
         self.name = name
         self.summary = summary
         self.options = options
@@ -92,7 +95,8 @@ public struct Command: Sendable {
 
     /// The help text.
     public var help: String {
-        var lines = ["reactor-node \(name) — \(summary)", "", "Usage: reactor-node \(name) [options]\(positionalName.map { " \($0)..." } ?? "")", "", "Options:"]
+        let invocation = name == program ? program : "\(program) \(name)"
+        var lines = ["\(invocation) — \(summary)", "", "Usage: \(invocation) [options]\(positionalName.map { " \($0)..." } ?? "")", "", "Options:"]
         let rendered = options.filter { !$0.isHidden }.map { option in
             ("--\(option.name)" + (option.valueName.map { " \($0)" } ?? ""), option)
         }

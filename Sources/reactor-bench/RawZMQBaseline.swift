@@ -1,11 +1,12 @@
 import CZMQ
 import Glibc
+import MessagePack
 import ReactorBus
 
 /// The baseline: what libzmq itself does on this machine, called straight from Swift through the
 /// C API — no codec, no wrapper types, no reactor — with messages of the sizes the reactor sends.
 ///
-/// Four peer roles, each run as its own process by `reactor-node bench-peer` (and a round
+/// Four peer roles, each run as its own process by `reactor-node peer` (and a round
 /// tripper the latency phase's client uses between its actions, see ``RoundTripper``):
 /// - `raw-pub`: an XPUB that waits for one subscriber, then publishes N three-frame messages
 ///   shaped like feed snapshots (topic, header, payload), then an end marker;
@@ -30,7 +31,7 @@ enum RawZMQBaseline {
         setOption(socket, ZMQ_SNDHWM, 0)
         setOption(socket, ZMQ_LINGER, 10_000)
         guard zmq_bind(socket, "tcp://127.0.0.1:*") == 0 else { return fail("bind", context, socket) }
-        Output.line(BenchJSON.object([("event", "ready"), ("endpoint", .string(lastEndpoint(socket)))]).rendered)
+        Output.line(MessagePackValue.object([("event", "ready"), ("endpoint", .string(lastEndpoint(socket)))]).rendered)
         // An XPUB hears each subscription: publish only once the subscriber is there.
         setOption(socket, ZMQ_RCVTIMEO, receiveTimeout)
         var subscription = zmq_msg_t()
@@ -42,7 +43,7 @@ enum RawZMQBaseline {
         for _ in 0..<count { sendMultipart(frames, on: socket) }
         _ = zmq_send(socket, "end", 3, 0)
         let seconds = Double(MonotonicClock.nanoseconds() - started) / 1e9
-        Output.line(BenchJSON.object([("event", "result"), ("published", .int(count)), ("seconds", .number(seconds, places: 4))]).rendered)
+        Output.line(MessagePackValue.object([("event", "result"), ("published", .whole(count)), ("seconds", .number(seconds, places: 4))]).rendered)
         zmq_close(socket)
         zmq_ctx_term(context)
         return 0
@@ -71,8 +72,8 @@ enum RawZMQBaseline {
             received += 1
         }
         let seconds = Double(MonotonicClock.nanoseconds() - first) / 1e9
-        Output.line(BenchJSON.object([
-            ("event", "result"), ("received", .int(received)), ("bytes", .int(bytes)), ("seconds", .number(seconds, places: 4)),
+        Output.line(MessagePackValue.object([
+            ("event", "result"), ("received", .whole(received)), ("bytes", .whole(bytes)), ("seconds", .number(seconds, places: 4)),
             ("per_second", .number(Double(received) / max(seconds, 1e-9), places: 0)),
         ]).rendered)
         zmq_close(socket)
@@ -90,7 +91,7 @@ enum RawZMQBaseline {
         setOption(socket, ZMQ_RCVHWM, 0)
         setOption(socket, ZMQ_LINGER, 0)
         guard zmq_bind(socket, "tcp://127.0.0.1:*") == 0 else { return fail("bind", context, socket) }
-        Output.line(BenchJSON.object([("event", "ready"), ("endpoint", .string(lastEndpoint(socket)))]).rendered)
+        Output.line(MessagePackValue.object([("event", "ready"), ("endpoint", .string(lastEndpoint(socket)))]).rendered)
         let reply = [UInt8](repeating: 0x61, count: replyBytes)
         var identity = zmq_msg_t()
         var part = zmq_msg_t()
@@ -135,7 +136,7 @@ enum RawZMQBaseline {
             send()
             guard receive() else { return fail("no answer from \(endpoint)", context, socket) }
         }
-        var result: [(String, BenchJSON)] = [("event", "result"), ("mode", .string(mode))]
+        var result: [(String, MessagePackValue)] = [("event", "result"), ("mode", .string(mode))]
         if mode == "rtt" {
             var recorder = LatencyRecorder(capacity: count)
             for _ in 0..<count {
@@ -159,10 +160,10 @@ enum RawZMQBaseline {
                 while received < sent, receive(ZMQ_DONTWAIT) { received += 1 }
             }
             let seconds = Double(MonotonicClock.nanoseconds() - started) / 1e9
-            result += [("messages", .int(received)), ("window", .int(window)), ("seconds", .number(seconds, places: 4)),
+            result += [("messages", .whole(received)), ("window", .whole(window)), ("seconds", .number(seconds, places: 4)),
                        ("per_second", .number(Double(received) / max(seconds, 1e-9), places: 0))]
         }
-        Output.line(BenchJSON.object(result).rendered)
+        Output.line(MessagePackValue.object(result).rendered)
         zmq_close(socket)
         zmq_ctx_term(context)
         return 0
@@ -250,8 +251,8 @@ enum RawZMQBaseline {
 
     private static func fail(_ what: String, _ context: UnsafeMutableRawPointer?, _ socket: UnsafeMutableRawPointer?) -> Int32 {
         let reason = String(cString: zmq_strerror(zmq_errno()))
-        Output.error("bench-peer: \(what): \(reason)")
-        Output.line(BenchJSON.object([("event", "failed"), ("error", .string("\(what): \(reason)"))]).rendered)
+        Output.error("peer: \(what): \(reason)")
+        Output.line(MessagePackValue.object([("event", "failed"), ("error", .string("\(what): \(reason)"))]).rendered)
         zmq_close(socket)
         zmq_ctx_term(context)
         return 1

@@ -1,0 +1,11 @@
+import ReactorLog
+
+/// Data to stdout and messages to stderr, one whole line per `write(2)`: nothing waits in a
+/// buffer, so pipes and container logs see every line as it is written.
+enum Output {
+    /// Writes one line of data to stdout.
+    static func line(_ text: String) { StandardStream.write(text + "\n", to: 1) }
+
+    /// Writes one line to stderr (usage and fatal errors; events go through the logger).
+    static func error(_ text: String) { StandardStream.write(text + "\n", to: 2) }
+}
