@@ -43,7 +43,7 @@ public struct Command: Sendable {
             index += 1
             if onlyPositionals || !argument.hasPrefix("--") || argument == "-" {
                 guard positionalName != nil else {
-                    throw UsageError("\(name): unexpected argument '\(argument)'; see 'reactor-node \(name) --help'")
+                    throw UsageError("\(name): unexpected argument '\(argument)'; see '\(invocation) --help'")
                 }
                 positionals.append(argument)
                 continue
@@ -60,7 +60,7 @@ public struct Command: Sendable {
             }
             if key == "help" { return nil }
             guard let option = options.first(where: { $0.name == key }) else {
-                throw UsageError("\(name): unknown option '--\(key)'; see 'reactor-node \(name) --help'")
+                throw UsageError("\(name): unknown option '--\(key)'; see '\(invocation) --help'")
             }
             if option.isFlag {
                 guard inlineValue == nil else { throw UsageError("\(name): '--\(key)' takes no value") }
@@ -86,16 +86,18 @@ public struct Command: Sendable {
                 } else if let fallback = option.defaultValue {
                     values[option.name] = fallback
                 } else if option.isRequired {
-                    throw UsageError("\(name): missing '--\(option.name) \(option.valueName ?? "VALUE")' (or \(option.environmentName)); see 'reactor-node \(name) --help'")
+                    throw UsageError("\(name): missing '--\(option.name) \(option.valueName ?? "VALUE")' (or \(option.environmentName)); see '\(invocation) --help'")
                 }
             }
         }
         return ParsedArguments(command: name, values: values, flags: flags, positionals: positionals)
     }
 
+    /// How the command is run: `reactor-node authority`, or `reactor-bench` for a program's only command.
+    private var invocation: String { name == program ? program : "\(program) \(name)" }
+
     /// The help text.
     public var help: String {
-        let invocation = name == program ? program : "\(program) \(name)"
         var lines = ["\(invocation) — \(summary)", "", "Usage: \(invocation) [options]\(positionalName.map { " \($0)..." } ?? "")", "", "Options:"]
         let rendered = options.filter { !$0.isHidden }.map { option in
             ("--\(option.name)" + (option.valueName.map { " \($0)" } ?? ""), option)

@@ -111,7 +111,7 @@ struct BenchClientPeer {
         var raw: RawZMQBaseline.RoundTripper?
         var rawLatency = LatencyRecorder()
         if let echo = options.echoEndpoint {
-            guard options.window == 1, let tripper = RawZMQBaseline.RoundTripper(endpoint: echo, frameSizes: options.echoFrameSizes, warmup: 200) else {
+            guard options.window == 1, let tripper = RawZMQBaseline.RoundTripper(context: socket.context, endpoint: echo, frameSizes: options.echoFrameSizes, warmup: 200) else {
                 return failed("the raw echo at \(echo) does not answer (or the window is not 1)")
             }
             raw = tripper
