@@ -2,7 +2,7 @@ import Dispatch
 import Glibc
 import Synchronization
 
-/// SIGINT/SIGTERM handling shared by every long-running command: the first signal asks for a
+/// SIGINT/SIGTERM handling for the bench, as reactor-node's long-running commands have it: the first signal asks for a
 /// graceful stop, a second one exits at once. Keep the trap alive as long as it should act.
 final class SignalTrap {
     private final class Count: Sendable {
