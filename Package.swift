@@ -92,7 +92,7 @@ let package = Package(
         .executableTarget(
             name: "reactor-bench",
             dependencies: ["ReactorBus", "ZeroMQ", "ReactorWire", "ReactorCore", "ReactorApps", "MessagePack", "ReactorLog",
-                           "ArgumentParsing", "TestSupport", "CZMQ"],
+                           "ArgumentParsing", "TestSupport"],
             swiftSettings: cmo
         ),
 

@@ -27,7 +27,6 @@ enum BenchCommand {
             .value("messages", "N", help: "messages per raw throughput test").hidden(),
             .value("samples", "N", help: "round trips and latency samples").hidden(),
             .value("worker-concurrency", "N", help: "effects each worker runs at once", default: "256").hidden(),
-            .value("raw-via", "API", help: "baseline peers: wrapper or c").hidden(),
             .value("only", "PHASES", help: "comma-separated phases to run").hidden(),
             .value("python-script", "FILE", help: "the Python baseline authority").hidden(),
         ],
@@ -53,7 +52,6 @@ enum BenchCommand {
                 throw UsageError("--only takes phases among \(BenchPlan.phases.joined(separator: ","))")
             }
         }
-        plan.rawVia = try arguments.choice("raw-via", of: ["wrapper", "c"]) ?? "wrapper"
         let json = arguments.flag("json")
         let pythonScript = arguments.string("python-script")
 

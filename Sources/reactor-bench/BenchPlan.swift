@@ -37,8 +37,6 @@ struct BenchPlan: Sendable {
     var inventoryItems = Inventory().itemCount
     /// Phases to run (all when empty).
     var only: Set<String> = []
-    /// How the raw baseline's peers call libzmq: `wrapper` (ZMQSocket) or `c` (the C API).
-    var rawVia = "wrapper"
 
     static let phases = ["baseline", "sync", "async", "latency", "snapshot", "memory", "durability", "pause", "python"]
 

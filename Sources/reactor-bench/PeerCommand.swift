@@ -30,7 +30,6 @@ enum PeerCommand {
             .value("window", "N", help: "in flight at once", default: "1000"),
             .value("mode", "MODE", help: "raw-client: rtt or pipeline", default: "rtt"),
             .value("frames", "B1,B2", help: "raw roles: frame sizes in bytes", default: "52,10"),
-            .value("via", "API", help: "raw roles: wrapper or c", default: "wrapper"),
             .value("reply", "BYTES", help: "raw-echo: reply size", default: "21"),
             .value("workload", "NAME", help: "client: countUp, countUpAsync or inventory", default: "countUp"),
             .value("max-seconds", "SECONDS", help: "client: stop issuing actions after this long"),
@@ -72,16 +71,6 @@ enum PeerCommand {
         switch role {
         case "guard":
             guardAndExec(parent: try int("parent", 1...Int(Int32.max)), command: Array(arguments.positionals.dropFirst()))
-        case "raw-pub" where arguments.string("via") == "c":
-            return RawCZMQBaseline.publish(count: try int("count", 1...Int.max), frameSizes: try frames())
-        case "raw-sub" where arguments.string("via") == "c":
-            return RawCZMQBaseline.subscribe(endpoint: try endpoint())
-        case "raw-echo" where arguments.string("via") == "c":
-            return RawCZMQBaseline.echo(replyBytes: try int("reply"))
-        case "raw-client" where arguments.string("via") == "c":
-            let mode = try arguments.choice("mode", of: ["rtt", "pipeline"]) ?? "rtt"
-            return RawCZMQBaseline.client(endpoint: try endpoint(), mode: mode, count: try int("count", 1...Int.max),
-                                         window: try int("window", 1...1_000_000), frameSizes: try frames())
         case "raw-pub":
             return RawZMQBaseline.publish(count: try int("count", 1...Int.max), frameSizes: try frames())
         case "raw-sub":
