@@ -43,8 +43,11 @@ fuzz-long: deps
 
 ## The benchmark: every role in its own process on loopback, against raw libzmq and a Python
 ## authority (about a minute; BENCH_ARGS=--quick for about 20 seconds, BENCH_ARGS=--json for JSON).
-bench: release
-	$(SWIFT) run -c release --skip-build reactor-node bench $(BENCH_ARGS)
+## (Its own executable: reactor-bench starts the reactor-node built next to it.)
+bench: deps
+	$(SWIFT) build -c release --product reactor-node
+	$(SWIFT) build -c release --product reactor-bench
+	$(SWIFT) run -c release --skip-build reactor-bench $(BENCH_ARGS)
 
 ## Codec throughput: Codable MessagePack vs hand-written msgpack-c.
 bench-codec: deps

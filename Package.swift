@@ -22,6 +22,7 @@ let package = Package(
         .library(name: "ReactorStorage", targets: ["ReactorStorage"]),
         .library(name: "MessagePack", targets: ["MessagePack"]),
         .executable(name: "reactor-node", targets: ["reactor-node"]),
+        .executable(name: "reactor-bench", targets: ["reactor-bench"]),
     ],
     targets: [
         // C libraries, seen through module maps only.
@@ -77,9 +78,22 @@ let package = Package(
 
         .executableTarget(
             name: "reactor-node",
-            // CZMQ only for the benchmark's raw libzmq baseline (Bench/RawZMQBaseline.swift).
             dependencies: ["ReactorBus", "ZeroMQ", "ReactorWire", "ReactorStorage", "ReactorCore", "ReactorApps", "MessagePack", "ReactorLog",
-                           "ArgumentParsing", "CZMQ"]
+                           "ArgumentParsing"]
+        ),
+
+        // The one process harness of the package (children with line-collected stdout, stderr
+        // files, bounded waits, reaped on drop), for the multi-process tests and reactor-bench.
+        // A plain target rather than a test target so that the benchmark can use it too; not a product.
+        .target(name: "TestSupport"),
+
+        // The benchmark (`make bench`): every role in its own process, the authorities and
+        // workers being the real reactor-node built next to it. Release builds specialise like the nodes.
+        .executableTarget(
+            name: "reactor-bench",
+            dependencies: ["ReactorBus", "ZeroMQ", "ReactorWire", "ReactorCore", "ReactorApps", "MessagePack", "ReactorLog",
+                           "ArgumentParsing", "TestSupport"],
+            swiftSettings: cmo
         ),
 
         // Codec benchmark: Codable path vs hand-written msgpack-c calls (`make bench-codec`).
@@ -111,8 +125,9 @@ let package = Package(
         .testTarget(name: "ReactorStorageTests", dependencies: ["ReactorStorage"]),
         .testTarget(name: "ReactorBusTests", dependencies: ["ReactorBus", "ZeroMQ", "ReactorWire", "ReactorStorage", "ReactorApps", "MessagePack"]),
         .testTarget(name: "ArgumentParsingTests", dependencies: ["ArgumentParsing"]),
-        // Multi-process tests: spawn the real reactor-node binary on loopback.
-        .testTarget(name: "ReactorNodeTests", dependencies: ["ReactorBus", "ZeroMQ", "ReactorWire", "ReactorApps", "MessagePack", "reactor-node"]),
+        // Multi-process tests: spawn the real reactor-node (and reactor-bench) binaries on loopback.
+        .testTarget(name: "ReactorNodeTests",
+                    dependencies: ["ReactorBus", "ZeroMQ", "ReactorWire", "ReactorApps", "MessagePack", "TestSupport", "reactor-node", "reactor-bench"]),
     ],
     swiftLanguageModes: [.v6]
 )

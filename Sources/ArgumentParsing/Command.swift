@@ -12,10 +12,13 @@ public struct Command: Sendable {
     public var discussion: String
     /// Whether the command list in `reactor-node --help` leaves it out (internal helpers).
     public var isHidden: Bool
-
+    /// The program the command belongs to, as its help names it (`reactor-node`, `reactor-bench`).
+    public var program: String
 
     /// Creates a command.
-    public init(name: String, summary: String, options: [Option], positionalName: String? = nil, discussion: String = "", hidden: Bool = false) {
+    public init(name: String, summary: String, options: [Option], positionalName: String? = nil, discussion: String = "", hidden: Bool = false,
+                program: String = "reactor-node") {
+        self.program = program
         self.name = name
         self.summary = summary
         self.options = options
@@ -40,7 +43,7 @@ public struct Command: Sendable {
             index += 1
             if onlyPositionals || !argument.hasPrefix("--") || argument == "-" {
                 guard positionalName != nil else {
-                    throw UsageError("\(name): unexpected argument '\(argument)'; see 'reactor-node \(name) --help'")
+                    throw UsageError("\(name): unexpected argument '\(argument)'; see '\(invocation) --help'")
                 }
                 positionals.append(argument)
                 continue
@@ -57,7 +60,7 @@ public struct Command: Sendable {
             }
             if key == "help" { return nil }
             guard let option = options.first(where: { $0.name == key }) else {
-                throw UsageError("\(name): unknown option '--\(key)'; see 'reactor-node \(name) --help'")
+                throw UsageError("\(name): unknown option '--\(key)'; see '\(invocation) --help'")
             }
             if option.isFlag {
                 guard inlineValue == nil else { throw UsageError("\(name): '--\(key)' takes no value") }
@@ -83,16 +86,19 @@ public struct Command: Sendable {
                 } else if let fallback = option.defaultValue {
                     values[option.name] = fallback
                 } else if option.isRequired {
-                    throw UsageError("\(name): missing '--\(option.name) \(option.valueName ?? "VALUE")' (or \(option.environmentName)); see 'reactor-node \(name) --help'")
+                    throw UsageError("\(name): missing '--\(option.name) \(option.valueName ?? "VALUE")' (or \(option.environmentName)); see '\(invocation) --help'")
                 }
             }
         }
         return ParsedArguments(command: name, values: values, flags: flags, positionals: positionals)
     }
 
+    /// How the command is run: `reactor-node authority`, or `reactor-bench` for a program's only command.
+    private var invocation: String { name == program ? program : "\(program) \(name)" }
+
     /// The help text.
     public var help: String {
-        var lines = ["reactor-node \(name) — \(summary)", "", "Usage: reactor-node \(name) [options]\(positionalName.map { " \($0)..." } ?? "")", "", "Options:"]
+        var lines = ["\(invocation) — \(summary)", "", "Usage: \(invocation) [options]\(positionalName.map { " \($0)..." } ?? "")", "", "Options:"]
         let rendered = options.filter { !$0.isHidden }.map { option in
             ("--\(option.name)" + (option.valueName.map { " \($0)" } ?? ""), option)
         }

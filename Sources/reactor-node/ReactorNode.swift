@@ -14,8 +14,6 @@ enum ReactorNode {
         (ObserveCommand.spec, ObserveCommand.run),
         (KeygenCommand.spec, KeygenCommand.run),
         (DemoCommand.spec, DemoCommand.run),
-        (BenchCommand.spec, BenchCommand.run),
-        (BenchPeer.spec, BenchPeer.run),
     ]
 
     static func main() async {

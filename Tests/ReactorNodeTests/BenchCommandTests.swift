@@ -1,24 +1,40 @@
 import Foundation
 import Testing
+import TestSupport
 
-/// `reactor-node bench` end to end, with tiny counts: every phase runs its real processes, the
+/// `reactor-bench` end to end, with tiny counts: every phase runs its real processes, the
 /// JSON has every figure, the correctness checks hold, and no child outlives the bench.
 @Suite(.serialized) struct BenchCommandTests {
     static let tiny = ["--quick", "--json", "--actions", "2000", "--messages", "20000", "--samples", "200"]
 
-    /// Processes of this build that only the bench starts: its peers, its authorities (which it
-    /// starts with an unusually high --max-in-flight) and the Python baseline authority.
+    /// Processes of this build that only the bench starts: its peers (`reactor-bench peer`), its
+    /// authorities (which it starts with an unusually high --max-in-flight) and the Python
+    /// baseline authority.
     private func benchChildren() -> [String] {
-        let binary = NodeProcess.reactorNode
+        func resolved(_ path: String) -> String { URL(fileURLWithPath: path).resolvingSymlinksInPath().path }
+        let bench = resolved(ChildProcess.reactorBench)
+        let node = resolved(ChildProcess.reactorNode)
         let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
         return entries.compactMap { entry -> String? in
             guard Int32(entry) != nil, let data = FileManager.default.contents(atPath: "/proc/\(entry)/cmdline") else { return nil }
             let arguments = data.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
-            let fromThisBuild = arguments.first.map { URL(fileURLWithPath: $0).resolvingSymlinksInPath().path == URL(fileURLWithPath: binary).resolvingSymlinksInPath().path } ?? false
-            let benchOnly = arguments.contains("bench-peer") || arguments.contains("10000000")
+            let program = arguments.first.map(resolved)
+            let peer = program == bench && arguments.dropFirst().first == "peer"
+            let authority = program == node && arguments.contains("10000000")
             let python = arguments.contains { $0.hasSuffix("baseline_authority.py") }
-            return (fromThisBuild && benchOnly) || python ? "\(entry): \(arguments.joined(separator: " "))" : nil
+            return peer || authority || python ? "\(entry): \(arguments.joined(separator: " "))" : nil
         }
+    }
+
+    private func startBench(_ arguments: [String], name: String) throws -> ChildProcess {
+        try ChildProcess.program(executable: ChildProcess.reactorBench, arguments: arguments, name: name)
+    }
+
+    /// Waits, bounded, until no child of the bench is left; the ones left otherwise.
+    private func leftBehind(within timeout: Duration) async throws -> [String] {
+        let deadline = ContinuousClock.now + timeout
+        while !benchChildren().isEmpty && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        return benchChildren()
     }
 
     private func number(_ object: [String: Any], _ path: String...) -> Double? {
@@ -28,7 +44,7 @@ import Testing
     }
 
     @Test func aQuickRunReportsEveryFigureAndPassesItsChecks() async throws {
-        let bench = try NodeProcess(node: ["bench"] + Self.tiny, name: "bench")
+        let bench = try startBench(Self.tiny, name: "bench")
         let status = await bench.waitForExit(timeout: .seconds(150))
         #expect(status == 0, "\(bench.diagnostics)")
         let line = try #require(bench.output.last(where: { $0.hasPrefix("{") }), "no JSON on stdout\(bench.diagnostics)")
@@ -85,7 +101,7 @@ import Testing
     }
 
     @Test func anInterruptedRunStopsAndReapsItsChildren() async throws {
-        let bench = try NodeProcess(node: ["bench", "--only", "sync,memory", "--actions", "5000000"], name: "bench-interrupted")
+        let bench = try startBench(["--only", "sync,memory", "--actions", "5000000"], name: "bench-interrupted")
         // Wait until a phase is under way (its children are running), then interrupt.
         let deadline = ContinuousClock.now + .seconds(30)
         while benchChildren().count < 2 && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(50)) }
@@ -93,7 +109,9 @@ import Testing
         bench.signal(SIGINT)
         let status = await bench.waitForExit(timeout: .seconds(20))
         #expect(status == 128 + SIGINT, "\(bench.diagnostics)")
-        try await Task.sleep(for: .milliseconds(200))
-        #expect(benchChildren().isEmpty, "left behind: \(benchChildren())")
+        // The bench reaped its children before it exited: none may be found afterwards (the
+        // bounded wait only lets /proc catch up).
+        let left = try await leftBehind(within: .seconds(2))
+        #expect(left.isEmpty, "left behind: \(left)")
     }
 }

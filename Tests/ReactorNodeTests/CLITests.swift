@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// The command line itself: usage errors, help, graceful stop.
 @Suite(.serialized) struct CLITests {
@@ -10,9 +11,12 @@ import Testing
             (["authority", "--app", "counter", "--feed", "udp://x:1"], "unknown transport 'udp'"),
             (["authority", "--app", "nope", "--actions", "tcp://127.0.0.1:*", "--workers", "tcp://127.0.0.1:*", "--feed", "tcp://127.0.0.1:*"], "unknown app 'nope'"),
             (["fly"], "unknown command 'fly'"),
+            // The benchmark is its own program (reactor-bench), not a command of the operator's CLI.
+            (["bench"], "unknown command 'bench'"),
+            (["bench-peer", "client"], "unknown command 'bench-peer'"),
         ]
         for (arguments, message) in cases {
-            let node = try NodeProcess(node: arguments)
+            let node = try ChildProcess.node(arguments)
             let status = await node.waitForExit(timeout: .seconds(10))
             #expect(status == 64, "\(arguments) exited \(String(describing: status))")
             let stderr = node.diagnostics
@@ -22,14 +26,19 @@ import Testing
     }
 
     @Test func helpIsPrintedAndExitsZero() async throws {
-        let node = try NodeProcess(node: ["authority", "--help"])
+        let node = try ChildProcess.node(["authority", "--help"])
         #expect(await node.waitForExit() == 0)
         #expect(node.output.first?.hasPrefix("reactor-node authority") == true)
         #expect(node.output.contains { $0.contains("env REACTOR_ACTIONS") })
+
+        let overview = try ChildProcess.node(["--help"])
+        #expect(await overview.waitForExit() == 0)
+        let listed = overview.output.filter { $0.hasPrefix("  ") }.compactMap { $0.split(separator: " ").first.map(String.init) }
+        #expect(listed == ["authority", "worker", "send", "observe", "keygen", "demo"], "\(overview.output)")
     }
 
     @Test func anAuthorityStopsGracefullyOnSIGTERM() async throws {
-        let node = try NodeProcess(node: ["authority", "--app", "counter", "--actions", "tcp://127.0.0.1:*", "--workers", "tcp://127.0.0.1:*", "--feed", "tcp://127.0.0.1:*"])
+        let node = try ChildProcess.node(["authority", "--app", "counter", "--actions", "tcp://127.0.0.1:*", "--workers", "tcp://127.0.0.1:*", "--feed", "tcp://127.0.0.1:*"])
         _ = try await node.endpoints()
         node.signal(SIGTERM)
         #expect(await node.waitForExit(timeout: .seconds(10)) == 0, "\(node.diagnostics)")
@@ -37,7 +46,7 @@ import Testing
     }
 
     @Test func environmentVariablesSetOptions() async throws {
-        let node = try NodeProcess(node: ["authority"], environment: [
+        let node = try ChildProcess.node(["authority"], environment: [
             "REACTOR_APP": "counter", "REACTOR_ACTIONS": "tcp://127.0.0.1:*", "REACTOR_WORKERS": "tcp://127.0.0.1:*", "REACTOR_FEED": "tcp://127.0.0.1:*",
         ])
         let endpoints = try await node.endpoints()
@@ -56,16 +65,16 @@ import Testing
             try FileManager.default.createDirectory(atPath: directory + "/" + folder, withIntermediateDirectories: true)
         }
         for name in ["server", "client", "stranger"] {
-            let keygen = try NodeProcess(node: ["keygen", "--out", directory + "/" + name])
+            let keygen = try ChildProcess.node(["keygen", "--out", directory + "/" + name])
             #expect(await keygen.waitForExit() == 0)
         }
         try FileManager.default.copyItem(atPath: directory + "/client.pub", toPath: directory + "/allow/actions/client.pub")
         try FileManager.default.copyItem(atPath: directory + "/client.pub", toPath: directory + "/allow/feed/client.pub")
-        let authority = try NodeProcess(node: ["authority", "--app", "counter", "--actions", "tcp://127.0.0.1:*", "--workers", "tcp://127.0.0.1:*", "--feed", "tcp://127.0.0.1:*",
+        let authority = try ChildProcess.node(["authority", "--app", "counter", "--actions", "tcp://127.0.0.1:*", "--workers", "tcp://127.0.0.1:*", "--feed", "tcp://127.0.0.1:*",
                                                "--curve-secret-key", directory + "/server.key", "--allow-keys", directory + "/allow"])
         let endpoints = try await authority.endpoints()
-        func send(_ keys: [String]) async throws -> NodeProcess {
-            let send = try NodeProcess(node: ["send", "--app", "counter", "--actions", endpoints.actions, "--timeout", "0.5", "--connect-timeout", "2", #"{"countUp":{}}"#] + keys, name: "send")
+        func send(_ keys: [String]) async throws -> ChildProcess {
+            let send = try ChildProcess.node(["send", "--app", "counter", "--actions", endpoints.actions, "--timeout", "0.5", "--connect-timeout", "2", #"{"countUp":{}}"#] + keys, name: "send")
             await send.waitForExit(timeout: .seconds(30))
             return send
         }
@@ -75,7 +84,7 @@ import Testing
         #expect(stranger.output.last?.contains(#""acked":0"#) == true)
         let plain = try await send([])
         #expect(plain.output.last?.contains(#""acked":0"#) == true)
-        let snapshot = try NodeProcess(node: ["observe", "--app", "counter", "--feed", endpoints.feed, "--actions", endpoints.actions, "--once", "--json",
+        let snapshot = try ChildProcess.node(["observe", "--app", "counter", "--feed", endpoints.feed, "--actions", endpoints.actions, "--once", "--json",
                                               "--curve-server-key", directory + "/server.pub", "--curve-secret-key", directory + "/client.key"])
         #expect(await snapshot.waitForExit() == 0)
         #expect(snapshot.output.first == #"{"version":1,"state":{"count":1}}"#)

@@ -1,6 +1,7 @@
 import Foundation
 import ReactorBus
 import Testing
+import TestSupport
 import ZeroMQ
 
 /// `reactor-node send` against an overloaded, absent and restarted authority: it slows down
@@ -34,7 +35,7 @@ import ZeroMQ
         #expect(context.terminate(timeout: .seconds(5)))
 
         let started = ContinuousClock.now
-        let send = try NodeProcess(node: ["send", "--app", "counter", "--actions", endpoint, "--connect-timeout", "2", "--repeat", "5000"] + Self.mixed, name: "send")
+        let send = try ChildProcess.node(["send", "--app", "counter", "--actions", endpoint, "--connect-timeout", "2", "--repeat", "5000"] + Self.mixed, name: "send")
         let status = await send.waitForExit(timeout: .seconds(30))
         let elapsed = ContinuousClock.now - started
         #expect(status == 69, "\(send.diagnostics)")
@@ -47,15 +48,15 @@ import ZeroMQ
     @Test func killingTheAuthorityMidSendLosesNothingAndAppliesNothingTwice() async throws {
         let directory = NSTemporaryDirectory() + "reactorbus-restart-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        func authority(_ endpoints: (actions: String, workers: String, feed: String)?) throws -> NodeProcess {
-            try NodeProcess(node: ["authority", "--app", "counter", "--data", directory, "--heartbeat", "0.5",
+        func authority(_ endpoints: (actions: String, workers: String, feed: String)?) throws -> ChildProcess {
+            try ChildProcess.node(["authority", "--app", "counter", "--data", directory, "--heartbeat", "0.5",
                                    "--actions", endpoints?.actions ?? "tcp://127.0.0.1:*", "--workers", endpoints?.workers ?? "tcp://127.0.0.1:*",
                                    "--feed", endpoints?.feed ?? "tcp://127.0.0.1:*"], name: "authority")
         }
         var node = try authority(nil)
         let endpoints = try await node.endpoints()
-        let worker = try NodeProcess(node: ["worker", "--app", "counter", "--authority", endpoints.workers, "--heartbeat", "0.5", "--concurrency", "16"], name: "worker")
-        let send = try NodeProcess(node: ["send", "--app", "counter", "--actions", endpoints.actions, "--repeat", "10000",
+        let worker = try ChildProcess.node(["worker", "--app", "counter", "--authority", endpoints.workers, "--heartbeat", "0.5", "--concurrency", "16"], name: "worker")
+        let send = try ChildProcess.node(["send", "--app", "counter", "--actions", endpoints.actions, "--repeat", "10000",
                                           "--connect-timeout", "60"] + Self.mixed, name: "send")
         // Kill once a good part, not all, of the 20,000 actions is in.
         let deadline = ContinuousClock.now + .seconds(60)

@@ -5,13 +5,14 @@ import ReactorBus
 import ReactorCore
 import ReactorWire
 import Testing
+import TestSupport
 
 /// The mission, with real processes on loopback: authority, workers, clients, observers.
 @Suite(.serialized) struct DistributedRuntimeTests {
     static let countUp = #"{"countUp":{}}"#
     static let countUpAsync = #"{"countUpAsync":{}}"#
 
-    private func versions(_ observer: NodeProcess) throws -> [UInt64] {
+    private func versions(_ observer: ChildProcess) throws -> [UInt64] {
         try observer.output.compactMap { line -> UInt64? in
             guard let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else { return nil }
             return (object["version"] as? NSNumber)?.uint64Value
@@ -27,10 +28,10 @@ import Testing
         try cluster.addWorker()
         try cluster.addWorker()
         try await cluster.waitForWorkers(2)
-        let observer = try NodeProcess(node: ["observe", "--app", "counter", "--feed", cluster.endpoints.feed, "--actions", cluster.endpoints.actions, "--json"], name: "observer")
+        let observer = try ChildProcess.node(["observe", "--app", "counter", "--feed", cluster.endpoints.feed, "--actions", cluster.endpoints.actions, "--json"], name: "observer")
         #expect(await observer.waitForLine { $0.contains("\"version\"") } != nil)
         let senders = try (1...4).map { index in
-            try NodeProcess(node: ["send", "--app", "counter", "--actions", cluster.endpoints.actions, "--repeat", "1250", "--concurrency", "32",
+            try ChildProcess.node(["send", "--app", "counter", "--actions", cluster.endpoints.actions, "--repeat", "1250", "--concurrency", "32",
                                    Self.countUp, Self.countUpAsync], name: "send-\(index)")
         }
         for sender in senders {
@@ -56,7 +57,7 @@ import Testing
         let doomed = try cluster.addWorker(["--effect-delay", "0.005"])
         try cluster.addWorker(["--effect-delay", "0.005"])
         try await cluster.waitForWorkers(2)
-        let sending = try NodeProcess(node: ["send", "--app", "counter", "--actions", cluster.endpoints.actions, "--repeat", "5000", "--concurrency", "64",
+        let sending = try ChildProcess.node(["send", "--app", "counter", "--actions", cluster.endpoints.actions, "--repeat", "5000", "--concurrency", "64",
                                              Self.countUp, Self.countUpAsync], name: "send")
         // Kill once the doomed worker has had work, then start a replacement.
         var killedAt: UInt64 = 0
@@ -94,7 +95,7 @@ import Testing
         let result = try await cluster.send([Self.countUp], repeat: 250)
         #expect(result.status == 0)
         let started = ContinuousClock.now
-        let observer = try NodeProcess(node: ["observe", "--app", "counter", "--feed", cluster.endpoints.feed, "--actions", cluster.endpoints.actions, "--json"], name: "late-observer")
+        let observer = try ChildProcess.node(["observe", "--app", "counter", "--feed", cluster.endpoints.feed, "--actions", cluster.endpoints.actions, "--json"], name: "late-observer")
         let first = await observer.waitForLine(timeout: .seconds(10)) { $0.contains("\"version\"") }
         #expect(first == #"{"version":250,"state":{"count":250}}"#)
         #expect(ContinuousClock.now - started < .seconds(5))
@@ -136,11 +137,11 @@ import Testing
         let cluster = try await ClusterProcesses()
         try cluster.addWorker()
         try await cluster.waitForWorkers(1)
-        let script = NodeProcess.packageRoot + "/examples/python/reactorbus_client.py"
+        let script = ChildProcess.packageRoot + "/examples/python/reactorbus_client.py"
         let base = [script, "--actions", cluster.endpoints.actions, "--feed", cluster.endpoints.feed]
-        let follow = try NodeProcess(executable: "/usr/bin/env", arguments: ["python3"] + base + ["follow", "--until", "count=400", "--for", "60"], name: "python-follow")
+        let follow = try ChildProcess.program(executable: "/usr/bin/env", arguments: ["python3"] + base + ["follow", "--until", "count=400", "--for", "60"], name: "python-follow")
         #expect(await follow.waitForLine { $0.contains("\"version\"") } != nil, "\(follow.diagnostics)")
-        let send = try NodeProcess(executable: "/usr/bin/env", arguments: ["python3"] + base + ["send", "--repeat", "200", Self.countUp, Self.countUpAsync], name: "python-send")
+        let send = try ChildProcess.program(executable: "/usr/bin/env", arguments: ["python3"] + base + ["send", "--repeat", "200", Self.countUp, Self.countUpAsync], name: "python-send")
         #expect(await send.waitForExit(timeout: .seconds(60)) == 0, "\(send.diagnostics)")
         #expect(send.output.last?.contains(#""acked": 400"#) == true)
         #expect(await follow.waitForExit(timeout: .seconds(60)) == 0, "\(follow.diagnostics)")

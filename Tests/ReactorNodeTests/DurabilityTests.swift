@@ -4,20 +4,21 @@ import ReactorBus
 import ReactorLog
 import Synchronization
 import Testing
+import TestSupport
 import ZeroMQ
 
 /// Crash recovery with real processes and SIGKILL.
 @Suite(.serialized) struct DurabilityTests {
     let directory = NSTemporaryDirectory() + "reactorbus-data-\(UUID().uuidString)"
 
-    func authority(_ endpoints: (actions: String, workers: String, feed: String)? = nil, extra: [String] = []) throws -> NodeProcess {
-        try NodeProcess(node: ["authority", "--app", "counter", "--data", directory, "--heartbeat", "0.5",
+    func authority(_ endpoints: (actions: String, workers: String, feed: String)? = nil, extra: [String] = []) throws -> ChildProcess {
+        try ChildProcess.node(["authority", "--app", "counter", "--data", directory, "--heartbeat", "0.5",
                                "--actions", endpoints?.actions ?? "tcp://127.0.0.1:*", "--workers", endpoints?.workers ?? "tcp://127.0.0.1:*",
                                "--feed", endpoints?.feed ?? "tcp://127.0.0.1:*"] + extra, name: "authority")
     }
 
-    func worker(_ endpoint: String, delay: String? = nil) throws -> NodeProcess {
-        try NodeProcess(node: ["worker", "--app", "counter", "--authority", endpoint, "--heartbeat", "0.5", "--concurrency", "16"] + (delay.map { ["--effect-delay", $0] } ?? []), name: "worker")
+    func worker(_ endpoint: String, delay: String? = nil) throws -> ChildProcess {
+        try ChildProcess.node(["worker", "--app", "counter", "--authority", endpoint, "--heartbeat", "0.5", "--concurrency", "16"] + (delay.map { ["--effect-delay", $0] } ?? []), name: "worker")
     }
 
     /// Counts acks from the sending tasks.
@@ -102,7 +103,7 @@ import ZeroMQ
         var node = try authority()
         let endpoints = try await node.endpoints()
         let workerProcess = try worker(endpoints.workers, delay: "0.3")
-        let sent = try NodeProcess(node: ["send", "--app", "counter", "--actions", endpoints.actions, "--repeat", "200", #"{"countUpAsync":{}}"#], name: "send")
+        let sent = try ChildProcess.node(["send", "--app", "counter", "--actions", endpoints.actions, "--repeat", "200", #"{"countUpAsync":{}}"#], name: "send")
         #expect(await sent.waitForExit(timeout: .seconds(60)) == 0, "\(sent.diagnostics)")
         let before = try await WireProbe(actions: endpoints.actions).stats()
         #expect(before["open_jobs"] ?? 0 > 0, "effects should still be running")
@@ -126,7 +127,7 @@ import ZeroMQ
     func journalOnly(_ count: Int, concurrency: Int = 1, extra: [String] = [], snapshots: UInt64 = 0) async throws -> (actions: String, workers: String, feed: String) {
         let node = try authority(extra: extra)
         let endpoints = try await node.endpoints()
-        let sent = try NodeProcess(node: ["send", "--app", "counter", "--actions", endpoints.actions, "--repeat", String(count), "--concurrency", String(concurrency), #"{"countUp":{}}"#], name: "send")
+        let sent = try ChildProcess.node(["send", "--app", "counter", "--actions", endpoints.actions, "--repeat", String(count), "--concurrency", String(concurrency), #"{"countUp":{}}"#], name: "send")
         #expect(await sent.waitForExit(timeout: .seconds(60)) == 0)
         if snapshots > 0 {
             let deadline = ContinuousClock.now + .seconds(30)
@@ -147,7 +148,7 @@ import ZeroMQ
         return journal + "/" + name
     }
 
-    func version(after restart: NodeProcess) async throws -> UInt64? {
+    func version(after restart: ChildProcess) async throws -> UInt64? {
         let endpoints = try await restart.endpoints()
         return try await WireProbe(actions: endpoints.actions).stats()["version"]
     }
@@ -165,7 +166,7 @@ import ZeroMQ
         #expect(node.diagnostics.contains("journal: cut a torn tail"), "\(node.diagnostics)")
         #expect(node.diagnostics.contains("after LSN 49; 0 intact record(s) after it"), "\(node.diagnostics)")
         let endpoints = try await node.endpoints()
-        let more = try NodeProcess(node: ["send", "--app", "counter", "--actions", endpoints.actions, #"{"countUp":{}}"#], name: "send")
+        let more = try ChildProcess.node(["send", "--app", "counter", "--actions", endpoints.actions, #"{"countUp":{}}"#], name: "send")
         #expect(await more.waitForExit() == 0)
         #expect(try await WireProbe(actions: endpoints.actions).stats()["version"] == 50)
         node.signal(SIGTERM)
@@ -261,7 +262,7 @@ import ZeroMQ
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let node = try authority()
         let endpoints = try await node.endpoints()
-        let sent = try NodeProcess(node: ["send", "--app", "counter", "--actions", endpoints.actions, "--repeat", "30", #"{"countUp":{}}"#], name: "send")
+        let sent = try ChildProcess.node(["send", "--app", "counter", "--actions", endpoints.actions, "--repeat", "30", #"{"countUp":{}}"#], name: "send")
         #expect(await sent.waitForExit(timeout: .seconds(60)) == 0)
         node.signal(SIGTERM)  // a graceful stop writes a snapshot through LSN 30
         #expect(await node.waitForExit() == 0)
@@ -282,7 +283,7 @@ import ZeroMQ
         let repaired = try authority(endpoints, extra: ["--repair", "truncate"])
         #expect(try await version(after: repaired) == 30, "\(repaired.diagnostics)")
         #expect(repaired.diagnostics.contains("journal ends at LSN 29, before the newest snapshot (LSN 30)"), "\(repaired.diagnostics)")
-        let more = try NodeProcess(node: ["send", "--app", "counter", "--actions", endpoints.actions, #"{"countUp":{}}"#], name: "send")
+        let more = try ChildProcess.node(["send", "--app", "counter", "--actions", endpoints.actions, #"{"countUp":{}}"#], name: "send")
         #expect(await more.waitForExit() == 0)
         repaired.signal(SIGKILL)
         await repaired.waitForExit()
@@ -327,7 +328,7 @@ import ZeroMQ
         defer { try? FileManager.default.removeItem(atPath: directory) }
         var node = try authority(extra: ["--snapshot-every", "1"])
         let endpoints = try await node.endpoints()
-        let sent = try NodeProcess(node: ["send", "--app", "counter", "--actions", endpoints.actions, "--repeat", "1000", "--concurrency", "16", #"{"countUp":{}}"#], name: "send")
+        let sent = try ChildProcess.node(["send", "--app", "counter", "--actions", endpoints.actions, "--repeat", "1000", "--concurrency", "16", #"{"countUp":{}}"#], name: "send")
         #expect(await sent.waitForExit(timeout: .seconds(60)) == 0)
         node.signal(SIGTERM)
         #expect(await node.waitForExit() == 0)

@@ -4,6 +4,7 @@ import ReactorBus
 import ReactorLog
 import ReactorWire
 import Testing
+import TestSupport
 import ZeroMQ
 
 /// Nodes that cannot go on stop with a non-zero, sysexits-style code and say why; clients are
@@ -12,9 +13,9 @@ import ZeroMQ
     static let loopback = ["--actions", "tcp://127.0.0.1:*", "--workers", "tcp://127.0.0.1:*", "--feed", "tcp://127.0.0.1:*"]
 
     @Test func aWorkerRefusedForAnotherAppExits78() async throws {
-        let authority = try NodeProcess(node: ["authority", "--app", "counter"] + Self.loopback, name: "authority")
+        let authority = try ChildProcess.node(["authority", "--app", "counter"] + Self.loopback, name: "authority")
         let endpoints = try await authority.endpoints()
-        let worker = try NodeProcess(node: ["worker", "--app", "primes", "--authority", endpoints.workers, "--name", "misplaced"], name: "worker")
+        let worker = try ChildProcess.node(["worker", "--app", "primes", "--authority", endpoints.workers, "--name", "misplaced"], name: "worker")
         #expect(await worker.waitForExit(timeout: .seconds(15)) == 78, "\(worker.diagnostics)")
         #expect(worker.diagnostics.contains("worker: stopped: wrong_app"), "\(worker.diagnostics)")
         authority.signal(SIGTERM)
@@ -22,9 +23,9 @@ import ZeroMQ
     }
 
     @Test func anEndpointInUseIsNamedAndExits69() async throws {
-        let first = try NodeProcess(node: ["authority", "--app", "counter"] + Self.loopback, name: "first")
+        let first = try ChildProcess.node(["authority", "--app", "counter"] + Self.loopback, name: "first")
         let endpoints = try await first.endpoints()
-        let second = try NodeProcess(node: ["authority", "--app", "counter", "--actions", "tcp://127.0.0.1:*", "--workers", endpoints.workers, "--feed", "tcp://127.0.0.1:*"], name: "second")
+        let second = try ChildProcess.node(["authority", "--app", "counter", "--actions", "tcp://127.0.0.1:*", "--workers", endpoints.workers, "--feed", "tcp://127.0.0.1:*"], name: "second")
         #expect(await second.waitForExit(timeout: .seconds(15)) == 69, "\(second.diagnostics)")
         #expect(second.diagnostics.contains("zmq_bind \(endpoints.workers): Address already in use"), "\(second.diagnostics)")
         #expect(second.output.isEmpty)
@@ -38,7 +39,7 @@ import ZeroMQ
     @Test(.enabled(if: canMount)) func aFullDiskStopsTheAuthorityWith73AndClientsAreToldWhy() async throws {
         let mountPoint = NSTemporaryDirectory() + "reactorbus-full-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: true)
-        let mount = try NodeProcess(executable: "/bin/mount", arguments: ["-t", "tmpfs", "-o", "size=192k", "tmpfs", mountPoint], name: "mount")
+        let mount = try ChildProcess.program(executable: "/bin/mount", arguments: ["-t", "tmpfs", "-o", "size=192k", "tmpfs", mountPoint], name: "mount")
         try #require(await mount.waitForExit() == 0, "cannot mount a tmpfs: \(mount.diagnostics)")
         defer {
             let umount = Process()
@@ -49,7 +50,7 @@ import ZeroMQ
             try? FileManager.default.removeItem(atPath: mountPoint)
         }
         let directory = mountPoint + "/data"
-        var authority = try NodeProcess(node: ["authority", "--app", "counter", "--data", directory] + Self.loopback, name: "authority")
+        var authority = try ChildProcess.node(["authority", "--app", "counter", "--data", directory] + Self.loopback, name: "authority")
         let endpoints = try await authority.endpoints()
 
         let context = try ZMQContext()
@@ -82,12 +83,12 @@ import ZeroMQ
 
         // Restarted on the still-full disk: everything acknowledged is there, and the first
         // write stops it again with the same code, not a clean exit.
-        authority = try NodeProcess(node: ["authority", "--app", "counter", "--data", directory, "--actions", endpoints.actions,
+        authority = try ChildProcess.node(["authority", "--app", "counter", "--data", directory, "--actions", endpoints.actions,
                                            "--workers", endpoints.workers, "--feed", endpoints.feed], name: "authority")
         _ = try await authority.endpoints()
         let stats = try await WireProbe(actions: endpoints.actions).stats()
         #expect(stats["version"] ?? 0 >= UInt64(acked), "acked \(acked), recovered \(stats)")
-        let again = try NodeProcess(node: ["send", "--app", "counter", "--actions", endpoints.actions, "--repeat", "200", "--timeout", "2", #"{"countUp":{}}"#], name: "send")
+        let again = try ChildProcess.node(["send", "--app", "counter", "--actions", endpoints.actions, "--repeat", "200", "--timeout", "2", #"{"countUp":{}}"#], name: "send")
         #expect(await again.waitForExit(timeout: .seconds(60)) != 0)
         #expect(await authority.waitForExit(timeout: .seconds(15)) == 73, "\(authority.diagnostics)")
     }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// A stalled feed subscriber costs the authority a bounded number of bytes, not a bounded number
 /// of (possibly huge) snapshots; it resynchronises once it runs again, and the memory comes back.
@@ -22,7 +23,7 @@ import Testing
 
     @Test func aStoppedObserverCostsAtMostTheFeedBudgetAndResyncsWhenItResumes() async throws {
         let cluster = try await ClusterProcesses(app: "inventory", extra: ["--feed-queue-bytes", String(Self.feedQueueBytes)])
-        let observer = try NodeProcess(node: ["observe", "--app", "inventory", "--feed", cluster.endpoints.feed, "--actions", cluster.endpoints.actions, "--json"],
+        let observer = try ChildProcess.node(["observe", "--app", "inventory", "--feed", cluster.endpoints.feed, "--actions", cluster.endpoints.actions, "--json"],
                                        name: "observer")
         // Subscribed and holding the first snapshot: its pipe exists before the feed sees a large message.
         #expect(await observer.waitForLine { $0.contains("\"version\"") } != nil, "\(observer.diagnostics)")
@@ -35,7 +36,7 @@ import Testing
         observer.signal(SIGSTOP)
         defer { observer.signal(SIGCONT) }
 
-        let sender = try NodeProcess(node: ["send", "--app", "inventory", "--actions", cluster.endpoints.actions, "--repeat", String(Self.actions),
+        let sender = try ChildProcess.node(["send", "--app", "inventory", "--actions", cluster.endpoints.actions, "--repeat", String(Self.actions),
                                             "--concurrency", "16", #"{"adjust":{"item":1,"by":1}}"#], name: "send")
         var peak = baseline
         let sendDeadline = ContinuousClock.now + .seconds(90)

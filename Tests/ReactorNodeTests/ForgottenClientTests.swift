@@ -3,6 +3,7 @@ import ReactorApps
 import ReactorBus
 import ReactorLog
 import Testing
+import TestSupport
 import ZeroMQ
 
 /// Exactly-once for clients the authority had to forget, with the real binary and a restart.
@@ -28,7 +29,7 @@ import ZeroMQ
         let directory = NSTemporaryDirectory() + "reactorbus-forgotten-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let arguments = ["authority", "--app", "counter", "--data", directory, "--max-clients", "20", "--remembered-acks", "2"]
-        var node = try NodeProcess(node: arguments + ["--actions", "tcp://127.0.0.1:*", "--workers", "tcp://127.0.0.1:*", "--feed", "tcp://127.0.0.1:*"], name: "authority")
+        var node = try ChildProcess.node(arguments + ["--actions", "tcp://127.0.0.1:*", "--workers", "tcp://127.0.0.1:*", "--feed", "tcp://127.0.0.1:*"], name: "authority")
         let endpoints = try await node.endpoints()
         let context = try ZMQContext()
         defer { context.terminate(timeout: .seconds(2)) }
@@ -44,7 +45,7 @@ import ZeroMQ
         // A crash: no final snapshot, so the restart rebuilds the ledger from the journal alone.
         node.signal(SIGKILL)
         #expect(await node.waitForExit() != 0)
-        node = try NodeProcess(node: arguments + ["--actions", endpoints.actions, "--workers", endpoints.workers, "--feed", endpoints.feed], name: "authority")
+        node = try ChildProcess.node(arguments + ["--actions", endpoints.actions, "--workers", endpoints.workers, "--feed", endpoints.feed], name: "authority")
         _ = try await node.endpoints()
 
         // The same client id starts over at client_seq 1, as a restarted client process would.

@@ -5,6 +5,7 @@ import ReactorApps
 import ReactorCore
 import ReactorWire
 import Testing
+import TestSupport
 import ZeroMQ
 
 /// Bad input and faults against the real authority binary: it answers or drops and counts,
@@ -114,7 +115,7 @@ import ZeroMQ
 
     @Test func aStalledObserverDoesNotSlowTheAuthorityAndResyncsWhenItWakes() async throws {
         let cluster = try await ClusterProcesses()
-        let observer = try NodeProcess(node: ["observe", "--app", "counter", "--feed", cluster.endpoints.feed, "--actions", cluster.endpoints.actions, "--json"], name: "observer")
+        let observer = try ChildProcess.node(["observe", "--app", "counter", "--feed", cluster.endpoints.feed, "--actions", cluster.endpoints.actions, "--json"], name: "observer")
         #expect(await observer.waitForLine { $0.contains("\"version\"") } != nil)
         observer.signal(SIGSTOP)
         let sent = try await cluster.send([#"{"countUp":{}}"#], repeat: 20_000, concurrency: 256)

@@ -1,12 +1,13 @@
 import Foundation
 import ReactorBus
 import Testing
+import TestSupport
 
 /// The CLI's option defaults are the configuration types' defaults, not copies of them.
 @Suite struct OptionDefaultsTests {
     /// The help line of `--name`, from `reactor-node COMMAND --help`.
     private func helpLine(_ command: String, _ name: String) async throws -> String {
-        let node = try NodeProcess(node: [command, "--help"])
+        let node = try ChildProcess.node([command, "--help"])
         #expect(await node.waitForExit() == 0)
         return node.output.first { $0.contains("--\(name) ") } ?? "(no --\(name) in the help)"
     }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// docs/PROTOCOL.md against the wire: `examples/python/protocol_conformance.py`, a client written
 /// from the document alone, checks a fresh counter authority and must find no difference.
@@ -25,10 +26,10 @@ import Testing
     @Test(.enabled(if: pythonHasZMQAndMsgpack, "python3 with pyzmq and msgpack (scripts/ensure-deps.sh --python)"))
     func aClientWrittenFromTheDocumentFindsTheWireAsDocumented() async throws {
         let cluster = try await ClusterProcesses()
-        let script = NodeProcess.packageRoot + "/examples/python/protocol_conformance.py"
-        let check = try NodeProcess(executable: "/usr/bin/env",
+        let script = ChildProcess.packageRoot + "/examples/python/protocol_conformance.py"
+        let check = try ChildProcess.program(executable: "/usr/bin/env",
                                     arguments: ["python3", script, "--actions", cluster.endpoints.actions, "--feed", cluster.endpoints.feed,
-                                                "--doc", NodeProcess.packageRoot + "/docs/PROTOCOL.md"],
+                                                "--doc", ChildProcess.packageRoot + "/docs/PROTOCOL.md"],
                                     name: "protocol-conformance")
         let status = await check.waitForExit(timeout: .seconds(60))
         let failures = check.output.filter { $0.hasPrefix("FAIL") }.joined(separator: "\n")

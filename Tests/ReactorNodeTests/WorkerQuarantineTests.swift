@@ -1,6 +1,7 @@
 import Foundation
 @testable import ReactorBus
 import Testing
+import TestSupport
 
 /// A greedy worker (announces capacity 1,000,000, never finishes a job) next to a real healthy
 /// worker, against the real authority binary: the app is not starved.
@@ -54,7 +55,7 @@ import Testing
 
     @Test func theTrustOptionsAreCheckedAtStart() async throws {
         for bad in [["--max-worker-capacity", "0"], ["--quarantine-after", "-1"], ["--max-worker-capacity", "many"]] {
-            let authority = try NodeProcess(node: ["authority", "--app", "counter", "--actions", "tcp://127.0.0.1:*", "--workers", "tcp://127.0.0.1:*",
+            let authority = try ChildProcess.node(["authority", "--app", "counter", "--actions", "tcp://127.0.0.1:*", "--workers", "tcp://127.0.0.1:*",
                                                    "--feed", "tcp://127.0.0.1:*"] + bad, name: "authority-bad-option")
             #expect(await authority.waitForExit() == 64, "\(bad)\(authority.diagnostics)")
         }

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A straightforward ReactorBus authority for the counter app, in Python, from docs/PROTOCOL.md.
 
-It is the baseline `reactor-node bench` compares the Swift authority with: the same protocol
+It is the baseline `reactor-bench` compares the Swift authority with: the same protocol
 and the same batching (read what is waiting, apply it, then publish one snapshot), written the
 obvious way with pyzmq and msgpack, without workers, a journal or CURVE.
 

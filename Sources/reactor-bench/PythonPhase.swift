@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 
 /// Phase 8: the sync pipeline against `examples/python/baseline_authority.py`, a straightforward
 /// pyzmq + msgpack authority written from docs/PROTOCOL.md: the same client, observer, window
@@ -32,11 +33,11 @@ enum PythonPhase {
     }
 
     /// The script next to the sources: looked for from the working directory and upwards from
-    /// the binary (`.build/<triple>/release/reactor-node`).
+    /// the binary (`.build/<triple>/release/reactor-bench`).
     static func locateScript() -> String? {
         let relative = "examples/python/baseline_authority.py"
         var candidates = [FileManager.default.currentDirectoryPath + "/" + relative]
-        var directory = URL(fileURLWithPath: BenchPaths.reactorNode).deletingLastPathComponent()
+        var directory = URL(fileURLWithPath: BenchPaths.benchBinary).deletingLastPathComponent()
         for _ in 0..<5 {
             candidates.append(directory.appendingPathComponent(relative).path)
             directory = directory.deletingLastPathComponent()

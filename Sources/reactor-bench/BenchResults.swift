@@ -1,3 +1,5 @@
+import MessagePack
+
 /// Every figure a bench run measured, phase by phase; a phase that did not run is `nil`.
 ///
 /// Correctness checks (the observer's final count equals the actions sent, and so on) are kept
@@ -25,7 +27,7 @@ struct BenchResults: Sendable {
         var snapshotsPublished: Int
         var measuredActionBytes: Double
         var measuredAckBytes: Double
-        var stats: BenchJSON?
+        var stats: MessagePackValue?
     }
 
     /// One action in flight at a time.

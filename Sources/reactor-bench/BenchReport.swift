@@ -1,4 +1,5 @@
 import Foundation
+import MessagePack
 
 /// Turns ``BenchResults`` into the printed table and the one JSON object of `--json`, with
 /// each reactor figure's ratio to its baseline and whether the ratio meets its target.
@@ -20,9 +21,9 @@ struct BenchReport {
             return comparison == ">=" ? value >= target : value <= target
         }
 
-        var json: BenchJSON {
-            .object([("value", value.map { .number($0, places: 3) } ?? .null), ("target", .string("\(comparison) \(Self.format(target))x")),
-                     ("met", met.map(BenchJSON.bool) ?? .null)])
+        var json: MessagePackValue {
+            .object([("value", value.map { .number($0, places: 3) } ?? .nil), ("target", .string("\(comparison) \(Self.format(target))x")),
+                     ("met", met.map(MessagePackValue.bool) ?? .nil)])
         }
 
         static func format(_ value: Double) -> String {
@@ -73,12 +74,12 @@ struct BenchReport {
 
     // MARK: JSON
 
-    var json: BenchJSON {
-        var object: [(String, BenchJSON)] = [("plan", results.plan.json), ("sizes", results.sizes.json)]
+    var json: MessagePackValue {
+        var object: [(String, MessagePackValue)] = [("plan", results.plan.json), ("sizes", results.sizes.json)]
         if let baseline = results.baseline {
             object.append(("baseline", .object([
-                ("pubsub_messages", .int(baseline.pubsubMessages)), ("pubsub_per_second", .number(baseline.pubsubPerSecond, places: 0)),
-                ("rtt", baseline.rtt.json), ("echo_window", .int(baseline.echoWindow)), ("echo_per_second", .number(baseline.echoPerSecond, places: 0)),
+                ("pubsub_messages", .whole(baseline.pubsubMessages)), ("pubsub_per_second", .number(baseline.pubsubPerSecond, places: 0)),
+                ("rtt", baseline.rtt.json), ("echo_window", .whole(baseline.echoWindow)), ("echo_per_second", .number(baseline.echoPerSecond, places: 0)),
             ])))
         }
         if let sync = results.sync { object.append(("sync", Self.json(sync))) }
@@ -90,35 +91,35 @@ struct BenchReport {
         }
         if let snapshot = results.snapshot {
             object.append(("snapshot", .object([
-                ("items", .int(snapshot.items)), ("actions", .int(snapshot.actions)), ("acked_per_second", .number(snapshot.ackedPerSecond, places: 0)),
-                ("state_bytes", .int(snapshot.stateBytes)), ("snapshots_published", .int(snapshot.snapshotsPublished)),
+                ("items", .whole(snapshot.items)), ("actions", .whole(snapshot.actions)), ("acked_per_second", .number(snapshot.ackedPerSecond, places: 0)),
+                ("state_bytes", .whole(snapshot.stateBytes)), ("snapshots_published", .whole(snapshot.snapshotsPublished)),
                 ("snapshots_per_1000_actions", .number(snapshot.snapshotsPerThousandActions, places: 3)),
                 ("actions_per_snapshot", .number(snapshot.actionsPerSnapshot, places: 1)),
-                ("feed_bytes_per_second", .number(snapshot.feedBytesPerSecond, places: 0)), ("observer_bytes", .int(snapshot.observerBytes)),
+                ("feed_bytes_per_second", .number(snapshot.feedBytesPerSecond, places: 0)), ("observer_bytes", .whole(snapshot.observerBytes)),
             ])))
         }
         if let memory = results.memory {
             object.append(("memory", .object([
-                ("actions", .int(memory.actions)), ("acked_per_second", .number(memory.ackedPerSecond, places: 0)),
-                ("start_rss_kib", .int(memory.startRSSKiB)), ("warm_rss_kib", .int(memory.warmRSSKiB)), ("end_rss_kib", .int(memory.endRSSKiB)),
-                ("peak_rss_kib", .int(memory.peakKiB)), ("growth_kib", .int(memory.growthKiB)), ("flat", .bool(memory.isFlat)),
-                ("samples", .array(memory.samples.map { .object([("acked", .int($0.acked)), ("rss_kib", .int($0.rssKiB))]) })),
+                ("actions", .whole(memory.actions)), ("acked_per_second", .number(memory.ackedPerSecond, places: 0)),
+                ("start_rss_kib", .whole(memory.startRSSKiB)), ("warm_rss_kib", .whole(memory.warmRSSKiB)), ("end_rss_kib", .whole(memory.endRSSKiB)),
+                ("peak_rss_kib", .whole(memory.peakKiB)), ("growth_kib", .whole(memory.growthKiB)), ("flat", .bool(memory.isFlat)),
+                ("samples", .array(memory.samples.map { .object([("acked", .whole($0.acked)), ("rss_kib", .whole($0.rssKiB))]) })),
             ])))
         }
         if !results.durability.isEmpty {
             object.append(("durability", .object(results.durability.map { outcome in
                 (outcome.policy, .object([
-                    ("actions", .int(outcome.actions)), ("acked", .int(outcome.acked)), ("acked_per_second", .number(outcome.ackedPerSecond, places: 0)),
-                    ("journal_commits", .int(outcome.journalCommits)), ("final_count", outcome.finalCount.map(BenchJSON.int) ?? .null),
+                    ("actions", .whole(outcome.actions)), ("acked", .whole(outcome.acked)), ("acked_per_second", .number(outcome.ackedPerSecond, places: 0)),
+                    ("journal_commits", .whole(outcome.journalCommits)), ("final_count", outcome.finalCount.map(MessagePackValue.whole) ?? .nil),
                 ]))
             })))
         }
         if !results.pause.isEmpty {
             object.append(("pause", .object(results.pause.map { run in
                 (run.snapshotEvery == nil ? "without_snapshots" : "with_snapshots", .object([
-                    ("snapshot_every", run.snapshotEvery.map(BenchJSON.int) ?? .null), ("actions", .int(run.actions)), ("acked", .int(run.acked)),
-                    ("acked_per_second", .number(run.ackedPerSecond, places: 0)), ("ping_rtt", run.rtt.json), ("pings_over_100ms", .int(run.over100ms)),
-                    ("snapshots_written", .int(run.snapshotsWritten)), ("workers_lost", .int(run.workersLost)),
+                    ("snapshot_every", run.snapshotEvery.map(MessagePackValue.whole) ?? .nil), ("actions", .whole(run.actions)), ("acked", .whole(run.acked)),
+                    ("acked_per_second", .number(run.ackedPerSecond, places: 0)), ("ping_rtt", run.rtt.json), ("pings_over_100ms", .whole(run.over100ms)),
+                    ("snapshots_written", .whole(run.snapshotsWritten)), ("workers_lost", .whole(run.workersLost)),
                 ]))
             })))
         }
@@ -137,11 +138,11 @@ struct BenchReport {
         return .object(object)
     }
 
-    private static func json(_ pipeline: BenchResults.Pipeline) -> BenchJSON {
+    private static func json(_ pipeline: BenchResults.Pipeline) -> MessagePackValue {
         .object([
-            ("actions", .int(pipeline.actions)), ("acked", .int(pipeline.acked)), ("errors", .int(pipeline.errors)),
+            ("actions", .whole(pipeline.actions)), ("acked", .whole(pipeline.acked)), ("errors", .whole(pipeline.errors)),
             ("acked_per_second", .number(pipeline.ackedPerSecond, places: 0)), ("applied_per_second", .number(pipeline.appliedPerSecond, places: 0)),
-            ("observer_count", pipeline.observerField.map(BenchJSON.int) ?? .null), ("snapshots_published", .int(pipeline.snapshotsPublished)),
+            ("observer_count", pipeline.observerField.map(MessagePackValue.whole) ?? .nil), ("snapshots_published", .whole(pipeline.snapshotsPublished)),
             ("action_bytes", .number(pipeline.measuredActionBytes)), ("ack_bytes", .number(pipeline.measuredAckBytes)),
         ])
     }

@@ -3,7 +3,7 @@ import Glibc
 import ReactorBus
 import ZeroMQ
 
-/// `reactor-node bench-peer ROLE`: the processes `reactor-node bench` starts, one role each.
+/// `reactor-bench peer ROLE`: the processes `reactor-bench` starts, one role each.
 ///
 /// Hidden from `--help`: it is the bench's own plumbing. Every role prints JSON lines on stdout
 /// (`{"event":"ready",...}`, `{"event":"result",...}`) and logs on stderr.
@@ -15,12 +15,12 @@ import ZeroMQ
 /// | `client` | pipelines actions to an authority (``BenchClientPeer``) |
 /// | `observe` | follows the feed until a version (``BenchObserverPeer``) |
 /// | `ping` | times `ping` round trips to an authority under load (``BenchPingPeer``) |
-enum BenchPeer {
+enum PeerCommand {
     static let roles = ["guard", "raw-pub", "raw-sub", "raw-echo", "raw-client", "client", "observe", "ping"]
 
     static let spec = Command(
-        name: "bench-peer",
-        summary: "one process of reactor-node bench (internal)",
+        name: "peer",
+        summary: "one process of reactor-bench (internal)",
         options: ([
             .value("parent", "PID", help: "guard: the bench's pid"),
             .value("endpoint", "EP", help: "raw roles and client: where to connect"),
@@ -49,22 +49,23 @@ enum BenchPeer {
             .value("timeout", "SECONDS", help: "observe: give up after this long", default: "60"),
         ] as [Option]).map { $0.hidden() },
         positionalName: "ROLE",
-        discussion: "Internal: started by 'reactor-node bench'. Roles: \(roles.joined(separator: ", ")).",
-        hidden: true
+        discussion: "Internal: started by 'reactor-bench'. Roles: \(roles.joined(separator: ", ")).",
+        hidden: true,
+        program: "reactor-bench"
     )
 
     static func run(_ arguments: ParsedArguments) async throws -> Int32 {
         guard let role = arguments.positionals.first, roles.contains(role) else {
-            throw CLIError.usage("bench-peer: give a role: \(roles.joined(separator: ", "))")
+            throw UsageError("peer: give a role: \(roles.joined(separator: ", "))")
         }
-        func int(_ name: String, _ range: ClosedRange<Int> = 0...Int.max) throws -> Int { try CommonOptions.int(arguments, name, in: range) }
+        func int(_ name: String, _ range: ClosedRange<Int> = 0...Int.max) throws -> Int { try arguments.requiredInt(name, in: range) }
         func endpoint(_ name: String = "endpoint") throws -> String {
-            guard let value = arguments.string(name) else { throw CLIError.usage("bench-peer \(role): missing --\(name)") }
+            guard let value = arguments.string(name) else { throw UsageError("peer \(role): missing --\(name)") }
             return value
         }
         func frames() throws -> [Int] {
             let sizes = (arguments.string("frames") ?? "").split(separator: ",").compactMap { Int($0) }
-            guard !sizes.isEmpty, sizes.allSatisfy({ $0 >= 0 }) else { throw CLIError.usage("bench-peer: --frames must be sizes like 52,10") }
+            guard !sizes.isEmpty, sizes.allSatisfy({ $0 >= 0 }) else { throw UsageError("peer: --frames must be sizes like 52,10") }
             return sizes
         }
         switch role {
@@ -83,16 +84,16 @@ enum BenchPeer {
         case "client":
             let raw = arguments.string("workload") ?? ""
             guard let workload = BenchClientPeer.Workload(rawValue: raw) else {
-                throw CLIError.usage("bench-peer client: unknown --workload '\(raw)'")
+                throw UsageError("peer client: unknown --workload '\(raw)'")
             }
             let options = BenchClientPeer.Options(
                 endpoint: try endpoint(), workload: workload, count: try int("count", 1...Int.max), window: try int("window", 1...4_096),
-                maxSeconds: try CommonOptions.seconds(arguments, "max-seconds").map { Double($0.wholeMilliseconds) / 1_000 },
+                maxSeconds: try arguments.seconds("max-seconds").map { Double($0.wholeMilliseconds) / 1_000 },
                 recordSamples: arguments.flag("record"), verifyField: arguments.string("verify-field"), fetchStats: arguments.flag("stats"),
                 waitWorkers: try int("wait-workers"), progressEvery: try int("progress-every"),
                 echoEndpoint: arguments.string("echo"), echoFrameSizes: try frames(), roundSize: try int("round", 1...1_000_000),
                 clients: try int("clients", 1...100_000))
-            guard options.clients == 1 || !options.recordSamples else { throw CLIError.usage("bench-peer client: --record needs one client identity") }
+            guard options.clients == 1 || !options.recordSamples else { throw UsageError("peer client: --record needs one client identity") }
             let context = try ZMQContext()
             defer { context.terminate(timeout: .seconds(2)) }
             return try BenchClientPeer(options: options, context: context).run()
@@ -102,7 +103,7 @@ enum BenchPeer {
             let probe = try BenchPingPeer(endpoint: try endpoint(), intervalMilliseconds: UInt64(try int("interval-ms", 1...10_000)),
                                           untilAccepted: UInt64(try int("until-accepted", 1...Int.max)),
                                           untilSnapshots: UInt64(try int("until-snapshots")),
-                                          timeoutSeconds: Double(try CommonOptions.seconds(arguments, "timeout")?.wholeMilliseconds ?? 60_000) / 1_000,
+                                          timeoutSeconds: Double(try arguments.seconds("timeout")?.wholeMilliseconds ?? 60_000) / 1_000,
                                           context: context)
             return try probe.run()
         case "observe":
@@ -110,7 +111,7 @@ enum BenchPeer {
                 app: arguments.string("app") ?? "counter", feed: try endpoint("feed"), actions: try endpoint(),
                 field: arguments.string("field") ?? "count", untilVersion: UInt64(try int("until-version")),
                 record: arguments.flag("record"),
-                timeoutSeconds: Double(try CommonOptions.seconds(arguments, "timeout")?.wholeMilliseconds ?? 60_000) / 1_000)
+                timeoutSeconds: Double(try arguments.seconds("timeout")?.wholeMilliseconds ?? 60_000) / 1_000)
             return try await BenchObserverPeer(options: options).run()
         default:
             break
@@ -122,7 +123,7 @@ enum BenchPeer {
     /// with `command` (the pid, and so `/proc/PID`, stay the same; the death signal survives exec).
     static func guardAndExec(parent: Int, command: [String]) -> Never {
         guard !command.isEmpty else {
-            Output.error("bench-peer guard: nothing to run")
+            Output.error("peer guard: nothing to run")
             exit(64)
         }
         setParentDeathSignal(SIGTERM)
@@ -136,7 +137,7 @@ enum BenchPeer {
         if getppid() != pid_t(parent) { exit(1) }
         let argv = command.map { strdup($0) } + [nil]
         execvp(command[0], argv)
-        Output.error("bench-peer guard: cannot run \(command[0]): \(String(cString: strerror(errno)))")
+        Output.error("peer guard: cannot run \(command[0]): \(String(cString: strerror(errno)))")
         exit(127)
     }
 

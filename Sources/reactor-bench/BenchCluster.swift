@@ -1,5 +1,7 @@
 import Foundation
+import MessagePack
 import ReactorBus
+import TestSupport
 
 /// The processes of one reactor phase: an authority (the real `reactor-node authority`, or the
 /// Python baseline), its workers, and the bench's observer and client peers.
@@ -72,10 +74,10 @@ final class BenchCluster {
 
     /// Starts an observer peer and waits until it holds its first snapshot.
     func observer(field: String, untilVersion: Int, record: Bool = false, timeout: Duration) async throws -> ChildProcess {
-        var arguments = ["bench-peer", "observe", "--app", app, "--feed", endpoints.feed, "--endpoint", endpoints.actions,
+        var arguments = ["observe", "--app", app, "--feed", endpoints.feed, "--endpoint", endpoints.actions,
                          "--field", field, "--until-version", String(untilVersion), "--timeout", String(Double(timeout.wholeMilliseconds) / 1_000)]
         if record { arguments.append("--record") }
-        let observer = try ChildProcess.reactorNode(arguments, name: "observer")
+        let observer = try ChildProcess.peer(arguments, name: "observer")
         others.append(observer)
         guard await observer.waitForEvent("ready", timeout: .seconds(20)) != nil else {
             throw BenchError.phase("the observer never received a snapshot\n\(observer.logTail())\n\(authority.logTail())")
@@ -85,22 +87,21 @@ final class BenchCluster {
 
     /// Starts a client peer.
     func client(workload: String, count: Int, window: Int, extra: [String] = []) throws -> ChildProcess {
-        let client = try ChildProcess.reactorNode(
-            ["bench-peer", "client", "--endpoint", endpoints.actions, "--workload", workload, "--count", String(count), "--window", String(window)] + extra,
+        let client = try ChildProcess.peer(["client", "--endpoint", endpoints.actions, "--workload", workload, "--count", String(count), "--window", String(window)] + extra,
             name: "client")
         others.append(client)
         return client
     }
 
-    /// Starts another `bench-peer` role (stopped with the clients).
+    /// Starts another `peer` role (stopped with the clients).
     func peer(_ arguments: [String], name: String) throws -> ChildProcess {
-        let peer = try ChildProcess.reactorNode(["bench-peer"] + arguments, name: name)
+        let peer = try ChildProcess.peer(arguments, name: name)
         others.append(peer)
         return peer
     }
 
     /// The `result` event of a peer, or an error naming the peer with the tails of the logs.
-    func result(of peer: ChildProcess, timeout: Duration) async throws -> BenchJSON {
+    func result(of peer: ChildProcess, timeout: Duration) async throws -> MessagePackValue {
         if let result = await peer.waitForEvent("result", timeout: timeout) { return result }
         let failure = peer.events("failed").first?["error"]?.stringValue
         let why = failure ?? (peer.isRunning ? "no result within \(timeout)" : "ended without a result")

@@ -42,7 +42,7 @@ struct BenchPingPeer {
         var stalls = 0
         var longest: UInt64 = 0
         var longestAt: UInt64 = 0
-        var slow: [BenchJSON] = []
+        var slow: [MessagePackValue] = []
         let startedUnixMilliseconds = Int64(Date().timeIntervalSince1970 * 1_000)
         var nextID: UInt64 = 1
         var outstanding: (id: UInt64, sent: UInt64)?
@@ -89,14 +89,14 @@ struct BenchPingPeer {
                 }
             }
         }
-        let result: [(String, BenchJSON)] = [
-            ("event", "result"), ("pings", .int(rtts.count)), ("rtt", rtts.summary.json), ("over_100ms", .int(stalls)),
+        let result: [(String, MessagePackValue)] = [
+            ("event", "result"), ("pings", .whole(rtts.count)), ("rtt", rtts.summary.json), ("over_100ms", .whole(stalls)),
             ("longest_us", .number(Double(longest) / 1_000)), ("longest_at_s", .number(Double(longestAt) / 1e9, places: 3)),
-            ("slow_pings", .array(slow)), ("started_unix_ms", .int(startedUnixMilliseconds)),
+            ("slow_pings", .array(slow)), ("started_unix_ms", .whole(startedUnixMilliseconds)),
             ("seconds", .number(Double(MonotonicClock.nanoseconds() - started) / 1e9, places: 3)),
-            ("stats", .object(counters.sorted { $0.key < $1.key }.map { ($0.key, .int($0.value)) })),
+            ("stats", .object(counters.sorted { $0.key < $1.key }.map { ($0.key, .whole($0.value)) })),
         ]
-        Output.line(BenchJSON.object(result).rendered)
+        Output.line(MessagePackValue.object(result).rendered)
         return 0
     }
 
@@ -110,8 +110,8 @@ struct BenchPingPeer {
     }
 
     private func failed(_ why: String) -> Int32 {
-        Output.error("bench-peer ping: \(why)")
-        Output.line(BenchJSON.object([("event", "failed"), ("error", .string(why))]).rendered)
+        Output.error("peer ping: \(why)")
+        Output.line(MessagePackValue.object([("event", "failed"), ("error", .string(why))]).rendered)
         return 1
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import MessagePack
 
 /// Phase 6: the authority's memory over many actions (1,000,000 in the full run).
 ///
@@ -20,9 +21,9 @@ enum MemoryPhase {
             var seenLines = 0
             let deadline = ContinuousClock.now + BenchPlan.limit(count, minimumRate: 5_000)
             while client.isRunning && ContinuousClock.now < deadline {
-                let lines = client.lines
+                let lines = client.output
                 for line in lines[seenLines...] {
-                    guard let event = BenchJSON.parse(line), event["event"]?.stringValue == "progress", let acked = event["acked"]?.intValue else { continue }
+                    guard let event = MessagePackValue.parse(line), event["event"]?.stringValue == "progress", let acked = event["acked"]?.intValue else { continue }
                     samples.append(.init(acked: Int(acked), rssKiB: ProcStatus.read(pid)?.rssKiB ?? 0))
                 }
                 seenLines = lines.count

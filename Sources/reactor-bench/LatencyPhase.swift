@@ -1,3 +1,6 @@
+import MessagePack
+import TestSupport
+
 /// Phase 4: one action in flight at a time, twice.
 ///
 /// Round trips are compared in pairs: the client alternates rounds of 500 actions with rounds
@@ -19,7 +22,7 @@ enum LatencyPhase {
         let warmup = min(plan.samples / 10, 1_000)
         let count = plan.samples + warmup
         let limit = BenchPlan.limit(count, minimumRate: 250)
-        let echo = try ChildProcess.reactorNode(["bench-peer", "raw-echo", "--reply", String(results.sizes.ack)], name: "raw-echo-paired")
+        let echo = try ChildProcess.peer(["raw-echo", "--reply", String(results.sizes.ack)], name: "raw-echo-paired")
         try await BaselinePhase.withChildren([echo]) {
             guard let endpoint = await echo.waitForEvent("ready", timeout: .seconds(10))?["endpoint"]?.stringValue else {
                 throw BenchError.phase("raw-echo did not bind\n\(echo.logTail())")
@@ -71,7 +74,7 @@ enum LatencyPhase {
     }
 
     /// The client's `[send_ns, ack_ns, version]` triples.
-    private static func samples(_ result: BenchJSON) -> [Sample] {
+    private static func samples(_ result: MessagePackValue) -> [Sample] {
         (result["samples"]?.arrayValue ?? []).compactMap { sample -> Sample? in
             guard let parts = sample.arrayValue, parts.count == 3, let send = parts[0].intValue, let ack = parts[1].intValue,
                   let version = parts[2].intValue else { return nil }

@@ -1,22 +1,24 @@
 import ArgumentParsing
 import Foundation
 import Glibc
+import MessagePack
+import TestSupport
 
-/// `reactor-node bench`: measures the reactor against raw libzmq, on loopback, with every role
-/// in its own process.
+/// `reactor-bench`: measures the reactor against raw libzmq, on loopback, with every role in
+/// its own process.
 ///
 /// Phases, in order: raw libzmq baseline, sync pipeline, async pipeline through workers,
 /// latency, snapshot cost of a large state, the authority's memory, durability under each
 /// fsync policy, the loop's pauses while snapshots are written, and the same pipeline against
 /// a Python authority. Each phase starts its own
-/// children (this binary again: the real `authority` and `worker` commands and the hidden
-/// `bench-peer` roles), has a time limit, and stops and reaps them whatever happens; SIGINT stops
+/// children (the real `reactor-node authority` and `reactor-node worker`, and this binary again
+/// in its `peer` roles), has a time limit, and stops and reaps them whatever happens; SIGINT stops
 /// every child too. Progress goes to stderr; the table (or, with `--json`, one JSON object) to
 /// stdout. Exit 1 when a correctness check fails or a phase cannot finish; missed performance
 /// targets are reported only.
 enum BenchCommand {
     static let spec = Command(
-        name: "bench",
+        name: "reactor-bench",
         summary: "measure throughput, latency and memory against raw ZeroMQ, every role in its own process",
         options: [
             .flag("quick", help: "a fifth of the counts: about 20 seconds instead of about a minute"),
@@ -34,24 +36,26 @@ enum BenchCommand {
         always|batch|none), pause (ping round trips under load, without and with snapshots), python (examples/python/baseline_authority.py, if python3 has zmq and msgpack).
         Exit 1 when a correctness check fails or a phase cannot finish in its time; performance
         targets are only reported, as met or not met.
-        """
+        """,
+        program: "reactor-bench"
     )
 
     static func run(_ arguments: ParsedArguments) async throws -> Int32 {
         func optionalCount(_ name: String) throws -> Int? {
-            arguments.string(name) == nil ? nil : try CommonOptions.int(arguments, name, in: 1...100_000_000)
+            arguments.string(name) == nil ? nil : try arguments.requiredInt(name, in: 1...100_000_000)
         }
         var plan = BenchPlan(quick: arguments.flag("quick"), actions: try optionalCount("actions"), messages: try optionalCount("messages"),
-                             samples: try optionalCount("samples"), workerConcurrency: try CommonOptions.int(arguments, "worker-concurrency", in: 1...10_000))
+                             samples: try optionalCount("samples"), workerConcurrency: try arguments.requiredInt("worker-concurrency", in: 1...10_000))
         if let only = arguments.string("only") {
             plan.only = Set(only.split(separator: ",").map(String.init))
             guard plan.only.isSubset(of: BenchPlan.phases) else {
-                throw CLIError.usage("bench: --only takes phases among \(BenchPlan.phases.joined(separator: ","))")
+                throw UsageError("--only takes phases among \(BenchPlan.phases.joined(separator: ","))")
             }
         }
         let json = arguments.flag("json")
         let pythonScript = arguments.string("python-script")
 
+        try BenchPaths.checkReactorNode()
         let trap = SignalTrap { signal in
             Output.error("bench: signal \(signal): stopping every child process")
             ChildRegistry.shared.stopAll(grace: .seconds(3))

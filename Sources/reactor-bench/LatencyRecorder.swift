@@ -1,3 +1,5 @@
+import MessagePack
+
 /// Collects latency samples in nanoseconds and reports percentiles in microseconds.
 ///
 /// Samples are kept (a few tens of thousands at most), so percentiles are exact: the p-th
@@ -46,9 +48,9 @@ struct LatencyRecorder: Sendable {
         var max = 0.0
         var mean = 0.0
 
-        var json: BenchJSON {
+        var json: MessagePackValue {
             .object([
-                ("samples", .int(count)), ("p50_us", .number(p50)), ("p90_us", .number(p90)), ("p99_us", .number(p99)),
+                ("samples", .whole(count)), ("p50_us", .number(p50)), ("p90_us", .number(p90)), ("p99_us", .number(p99)),
                 ("p999_us", .number(p999)), ("min_us", .number(min)), ("max_us", .number(max)), ("mean_us", .number(mean)),
             ])
         }
@@ -58,7 +60,7 @@ struct LatencyRecorder: Sendable {
         }
 
         /// Reads a summary back from its JSON form.
-        init?(json: BenchJSON?) {
+        init?(json: MessagePackValue?) {
             guard let json, let count = json["samples"]?.intValue else { return nil }
             func value(_ key: String) -> Double { json[key]?.doubleValue ?? 0 }
             self.init(count: Int(count), p50: value("p50_us"), p90: value("p90_us"), p99: value("p99_us"), p999: value("p999_us"),

@@ -65,15 +65,15 @@ struct BenchPlan: Sendable {
         .milliseconds(Int64((base + Double(count) / minimumRate) * 1_000))
     }
 
-    var json: BenchJSON {
+    var json: MessagePackValue {
         .object([
-            ("quick", .bool(quick)), ("messages", .int(messages)), ("samples", .int(samples)), ("window", .int(window)),
-            ("sync_actions", .int(syncActions)), ("async_actions", .int(asyncActions)), ("workers", .int(workers)),
-            ("worker_concurrency", .int(workerConcurrency)), ("snapshot_actions", .int(snapshotActions)),
-            ("inventory_items", .int(inventoryItems)), ("memory_actions", .int(memoryActions)),
-            ("fsync_always_actions", .int(alwaysActions)), ("fsync_always_max_seconds", .number(alwaysSeconds)),
-            ("durable_actions", .int(durableActions)), ("python_actions", .int(pythonActions)),
-            ("pause_actions", .int(pauseActions)), ("pause_clients", .int(pauseClients)), ("pause_snapshot_every", .int(pauseSnapshotEvery)),
+            ("quick", .bool(quick)), ("messages", .whole(messages)), ("samples", .whole(samples)), ("window", .whole(window)),
+            ("sync_actions", .whole(syncActions)), ("async_actions", .whole(asyncActions)), ("workers", .whole(workers)),
+            ("worker_concurrency", .whole(workerConcurrency)), ("snapshot_actions", .whole(snapshotActions)),
+            ("inventory_items", .whole(inventoryItems)), ("memory_actions", .whole(memoryActions)),
+            ("fsync_always_actions", .whole(alwaysActions)), ("fsync_always_max_seconds", .number(alwaysSeconds)),
+            ("durable_actions", .whole(durableActions)), ("python_actions", .whole(pythonActions)),
+            ("pause_actions", .whole(pauseActions)), ("pause_clients", .whole(pauseClients)), ("pause_snapshot_every", .whole(pauseSnapshotEvery)),
         ])
     }
 }
@@ -121,11 +121,11 @@ struct WireSizes: Sendable {
         return WireSizes(actionHeader: header, actionPayload: payload, ack: ack, snapshotFrames: ["snapshot".utf8.count, feedHeader, state])
     }
 
-    var json: BenchJSON {
+    var json: MessagePackValue {
         .object([
-            ("action_header_bytes", .int(actionHeader)), ("action_payload_bytes", .int(actionPayload)),
-            ("action_bytes", .int(actionHeader + actionPayload)), ("ack_bytes", .int(ack)),
-            ("feed_snapshot_frames", .array(snapshotFrames.map { .int($0) })),
+            ("action_header_bytes", .whole(actionHeader)), ("action_payload_bytes", .whole(actionPayload)),
+            ("action_bytes", .whole(actionHeader + actionPayload)), ("ack_bytes", .whole(ack)),
+            ("feed_snapshot_frames", .array(snapshotFrames.map { .whole($0) })),
         ])
     }
 }

@@ -111,7 +111,7 @@ struct BenchClientPeer {
         var raw: RawZMQBaseline.RoundTripper?
         var rawLatency = LatencyRecorder()
         if let echo = options.echoEndpoint {
-            guard options.window == 1, let tripper = RawZMQBaseline.RoundTripper(endpoint: echo, frameSizes: options.echoFrameSizes, warmup: 200) else {
+            guard options.window == 1, let tripper = RawZMQBaseline.RoundTripper(context: socket.context, endpoint: echo, frameSizes: options.echoFrameSizes, warmup: 200) else {
                 return failed("the raw echo at \(echo) does not answer (or the window is not 1)")
             }
             raw = tripper
@@ -168,7 +168,7 @@ struct BenchClientPeer {
             if answered {
                 lastAnswer = MonotonicClock.milliseconds()
                 if options.progressEvery > 0 && acked >= nextProgress {
-                    Output.line(BenchJSON.object([("event", "progress"), ("acked", .int(acked)), ("at_ns", .int(MonotonicClock.nanoseconds()))]).rendered)
+                    Output.line(MessagePackValue.object([("event", "progress"), ("acked", .whole(acked)), ("at_ns", .whole(MonotonicClock.nanoseconds()))]).rendered)
                     while acked >= nextProgress { nextProgress += options.progressEvery }
                 }
             } else if acked + errors < target {
@@ -181,13 +181,13 @@ struct BenchClientPeer {
         let finished = MonotonicClock.nanoseconds()
         let seconds = Double(finished - started) / 1e9
 
-        var result: [(String, BenchJSON)] = [
-            ("event", "result"), ("workload", .string(options.workload.rawValue)), ("window", .int(options.window)),
-            ("sent", .int(sent)), ("acked", .int(acked)), ("errors", .int(errors)),
-            ("first_error", firstError.map(BenchJSON.string) ?? .null),
-            ("started_ns", .int(started)), ("finished_ns", .int(finished)), ("seconds", .number(seconds, places: 4)),
+        var result: [(String, MessagePackValue)] = [
+            ("event", "result"), ("workload", .string(options.workload.rawValue)), ("window", .whole(options.window)),
+            ("sent", .whole(sent)), ("acked", .whole(acked)), ("errors", .whole(errors)),
+            ("first_error", firstError.map(MessagePackValue.string) ?? .nil),
+            ("started_ns", .whole(started)), ("finished_ns", .whole(finished)), ("seconds", .number(seconds, places: 4)),
             ("per_second", .number(Double(acked) / max(seconds, 1e-9), places: 0)),
-            ("last_version", .int(lastVersion)),
+            ("last_version", .whole(lastVersion)),
             ("action_bytes", .number(Double(actionBytes) / Double(max(sent, 1)), places: 1)),
             ("ack_bytes", .number(Double(ackBytes) / Double(max(acked, 1)), places: 1)),
         ]
@@ -196,21 +196,21 @@ struct BenchClientPeer {
         }
         if options.recordSamples {
             // One [send_ns, ack_ns, version] triple per action, for the latency phase.
-            result.append(("samples", .array(samples.map { .array([.int($0.send), .int($0.ack), .int($0.version)]) })))
+            result.append(("samples", .array(samples.map { .array([.whole($0.send), .whole($0.ack), .whole($0.version)]) })))
         }
         if let field = options.verifyField {
             guard case .snapshot(_, let version, _, _, let payload) = try request("snapshot", timeoutSeconds: 15) else {
                 return failed("no snapshot after the run")
             }
-            result.append(("final_version", .int(version)))
-            result.append(("final_state_bytes", .int(payload.count)))
-            result.append(("final_field", Self.field(field, of: payload).map(BenchJSON.int) ?? .null))
+            result.append(("final_version", .whole(version)))
+            result.append(("final_state_bytes", .whole(payload.count)))
+            result.append(("final_field", Self.field(field, of: payload).map(MessagePackValue.whole) ?? .nil))
         }
         if options.fetchStats {
             guard case .stats(_, let counters) = try request("stats", timeoutSeconds: 15) else { return failed("no stats after the run") }
-            result.append(("stats", .object(counters.sorted { $0.key < $1.key }.map { ($0.key, .int($0.value)) })))
+            result.append(("stats", .object(counters.sorted { $0.key < $1.key }.map { ($0.key, .whole($0.value)) })))
         }
-        Output.line(BenchJSON.object(result).rendered)
+        Output.line(MessagePackValue.object(result).rendered)
         return 0
     }
 
@@ -260,8 +260,8 @@ struct BenchClientPeer {
     }
 
     private func failed(_ why: String) -> Int32 {
-        Output.error("bench-peer client: \(why)")
-        Output.line(BenchJSON.object([("event", "failed"), ("error", .string(why))]).rendered)
+        Output.error("peer client: \(why)")
+        Output.line(MessagePackValue.object([("event", "failed"), ("error", .string(why))]).rendered)
         return 1
     }
 }
