@@ -30,13 +30,6 @@ import TestSupport
         try ChildProcess.program(executable: ChildProcess.reactorBench, arguments: arguments, name: name)
     }
 
-    /// Waits, bounded, until no child of the bench is left; the ones left otherwise.
-    private func leftBehind(within timeout: Duration) async throws -> [String] {
-        let deadline = ContinuousClock.now + timeout
-        while !benchChildren().isEmpty && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
-        return benchChildren()
-    }
-
     private func number(_ object: [String: Any], _ path: String...) -> Double? {
         var current: Any? = object
         for key in path { current = (current as? [String: Any])?[key] }
@@ -102,16 +95,44 @@ import TestSupport
 
     @Test func anInterruptedRunStopsAndReapsItsChildren() async throws {
         let bench = try startBench(["--only", "sync,memory", "--actions", "5000000"], name: "bench-interrupted")
-        // Wait until a phase is under way (its children are running), then interrupt.
+        // Wait until a phase is under way (its children are running), then interrupt. Only this
+        // bench's own children count: other tests run processes of their own meanwhile.
         let deadline = ContinuousClock.now + .seconds(30)
-        while benchChildren().count < 2 && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(50)) }
-        #expect(benchChildren().count >= 2, "the bench started no children\(bench.diagnostics)")
+        var children = Self.children(of: bench.pid)
+        while children.count < 2 && ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(50))
+            children = Self.children(of: bench.pid)
+        }
+        #expect(children.count >= 2, "the bench started \(children.count) children\(bench.diagnostics)")
         bench.signal(SIGINT)
         let status = await bench.waitForExit(timeout: .seconds(20))
         #expect(status == 128 + SIGINT, "\(bench.diagnostics)")
-        // The bench reaped its children before it exited: none may be found afterwards (the
+        // The bench reaped its children before it exited: none of them may still run (the
         // bounded wait only lets /proc catch up).
-        let left = try await leftBehind(within: .seconds(2))
-        #expect(left.isEmpty, "left behind: \(left)")
+        let stopDeadline = ContinuousClock.now + .seconds(2)
+        var running = children.filter { Self.isRunning($0) }
+        while !running.isEmpty && ContinuousClock.now < stopDeadline {
+            try await Task.sleep(for: .milliseconds(20))
+            running = children.filter { Self.isRunning($0) }
+        }
+        #expect(running.isEmpty, "left behind: \(running)")
+    }
+
+    /// The pids whose parent is `parent`, from /proc/PID/stat (field 4).
+    static func children(of parent: pid_t) -> [pid_t] {
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        return entries.compactMap { entry -> pid_t? in
+            guard let pid = pid_t(entry), let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
+                  let close = stat.lastIndex(of: ")") else { return nil }
+            // After "pid (comm)": state, then the parent's pid.
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            return fields.count > 1 && pid_t(fields[1]) == parent ? pid : nil
+        }
+    }
+
+    /// Whether `pid` exists and is not a zombie.
+    static func isRunning(_ pid: pid_t) -> Bool {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8), let close = stat.lastIndex(of: ")") else { return false }
+        return stat[stat.index(after: close)...].split(separator: " ").first != "Z"
     }
 }
