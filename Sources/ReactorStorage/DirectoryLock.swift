@@ -6,8 +6,8 @@ import SystemCalls
 /// `flock` locks belong to the open file description, so a second lock attempt fails even from
 /// the same process, and the kernel drops the lock when the holder dies (no stale lock files).
 /// The holder's pid is written into the file so the error can name it. Not thread-safe: owned by
-/// the ``Journal`` that took it.
-final class DirectoryLock {
+/// the ``Journal`` that took it, or by the authority for a snapshot directory of its own.
+package final class DirectoryLock {
     let path: String
     private var fd: Int32
 
@@ -36,8 +36,15 @@ final class DirectoryLock {
         }
     }
 
+    /// Creates `directory` if needed and takes its lock without waiting; see ``init(directory:)``.
+    package static func lock(creating directory: String) throws -> DirectoryLock {
+        let directory = PosixFile.normalize(directory)
+        try PosixFile.makeDirectories(directory)
+        return try DirectoryLock(directory: directory)
+    }
+
     /// Drops the lock. Safe to call twice.
-    func release() {
+    package func release() {
         guard fd >= 0 else { return }
         _ = flock(fd, LOCK_UN)
         PosixFile.close(fd)

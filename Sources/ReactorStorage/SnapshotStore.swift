@@ -3,7 +3,8 @@ import Glibc
 /// Durable snapshots of the authority's state (opaque payloads, the encoded sequencer
 /// checkpoint), each covering the journal through some LSN.
 ///
-/// Layout: `DIR/snapshots/snapshot-<LSN, 20 digits>.snap`, framed as described by the header
+/// Layout: `DIR/snapshots/snapshot-<LSN, 20 digits>.snap` (or a snapshot directory of its own,
+/// see ``init(directory:app:snapshotDirectory:)``), framed as described by the header
 /// table in `SnapshotHeader.swift` (magic `RBUSSNAP`, version 1, app name, LSN, payload length,
 /// CRC32C, payload). Writes are atomic: a temporary file is written and synced, renamed into
 /// place, and the directory synced, so a crash leaves either the old set or the new one. Snapshot
@@ -20,7 +21,7 @@ package final class SnapshotStore {
     /// Snapshots kept after a write: the newest, and one fallback in case it turns out corrupt.
     package static let retainedCount = 2
 
-    /// `DIR/snapshots`.
+    /// `DIR/snapshots`, or the snapshot directory given.
     package let directory: String
     /// The app name written in and required from every snapshot.
     package let app: String
@@ -29,16 +30,21 @@ package final class SnapshotStore {
     private static let suffix = ".snap"
     private static let temporarySuffix = ".tmp"
 
-    /// Opens (creating if needed) `dataDirectory/snapshots` and deletes temporary files left by
-    /// a write that crashed before its rename.
+    /// Opens (creating if needed) `dataDirectory/snapshots`, or `snapshotDirectory` when given,
+    /// and deletes temporary files left by a write that crashed before its rename.
+    ///
+    /// A snapshot directory of its own, on another filesystem than the journal, keeps a snapshot's
+    /// writes and syncs from holding up the journal's `fdatasync` (on ext4 one journal commit
+    /// waits for every file's data); its owner locks it (``DirectoryLock``), since the data
+    /// directory's lock does not cover it.
     ///
     /// - Throws: ``PersistenceError/invalidConfiguration(_:)`` for an app name outside 1...255
     ///   UTF-8 bytes, ``PersistenceError/io(operation:path:errno:)``.
-    package init(directory dataDirectory: String, app: String) throws {
+    package init(directory dataDirectory: String, app: String, snapshotDirectory: String? = nil) throws {
         guard (1...SegmentHeader.maxAppBytes).contains(app.utf8.count) else {
             throw PersistenceError.invalidConfiguration("app name must be 1 to 255 UTF-8 bytes, got \(app.utf8.count)")
         }
-        directory = PosixFile.normalize(dataDirectory) + "/snapshots"
+        directory = snapshotDirectory.map(PosixFile.normalize) ?? PosixFile.normalize(dataDirectory) + "/snapshots"
         self.app = app
         try PosixFile.makeDirectories(directory)
         for name in try PosixFile.list(directory) where name.hasPrefix(Self.prefix) && name.hasSuffix(Self.temporarySuffix) {

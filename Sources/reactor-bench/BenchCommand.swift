@@ -29,6 +29,7 @@ enum BenchCommand {
             .value("worker-concurrency", "N", help: "effects each worker runs at once", default: "256").hidden(),
             .value("only", "PHASES", help: "comma-separated phases to run").hidden(),
             .value("python-script", "FILE", help: "the Python baseline authority").hidden(),
+            .value("snapshot-dir", "DIR", help: "the pause phase's authority keeps its snapshots under DIR (e.g. another filesystem than the journal's)").hidden(),
         ],
         discussion: """
         Phases: baseline (raw libzmq PUB->SUB, DEALER<->ROUTER round trips, pipelined echo), sync,
@@ -52,6 +53,7 @@ enum BenchCommand {
                 throw UsageError("--only takes phases among \(BenchPlan.phases.joined(separator: ","))")
             }
         }
+        plan.snapshotDirectory = arguments.string("snapshot-dir")
         let json = arguments.flag("json")
         let pythonScript = arguments.string("python-script")
 

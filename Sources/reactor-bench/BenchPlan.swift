@@ -27,6 +27,8 @@ struct BenchPlan: Sendable {
     /// with a snapshot every `pauseSnapshotEvery` journal records in the second run.
     var pauseActions: Int
     var pauseClients = 500
+    /// Where the pause phase's authority keeps its snapshots (`--snapshot-dir`); `nil`: its data directory.
+    var snapshotDirectory: String?
     var pauseSnapshotEvery: Int
     /// Unacked actions a client keeps in flight (and messages of the pipelined echo).
     var window = 1_000

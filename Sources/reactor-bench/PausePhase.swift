@@ -18,7 +18,8 @@ enum PausePhase {
             let directory = BenchPaths.temporaryFile("data-pause-\(snapshotEvery == nil ? "without" : "with")")
             let every = snapshotEvery.map(String.init) ?? "1000000000"
             let cluster = try await BenchCluster.authority(
-                app: "counter", extra: ["--data", directory, "--snapshot-every", every, "--snapshot-interval", "3600"],
+                app: "counter", extra: ["--data", directory, "--snapshot-every", every, "--snapshot-interval", "3600"]
+                    + (plan.snapshotDirectory.map { ["--snapshot-dir", $0 + "/" + (directory.split(separator: "/").last.map(String.init) ?? "snapshots")] } ?? []),
                 name: "authority-pause-\(snapshotEvery == nil ? "without" : "with")")
             let limit = BenchPlan.limit(count, minimumRate: 10_000, base: 60)
             let (sent, probed) = try await cluster.run { cluster in

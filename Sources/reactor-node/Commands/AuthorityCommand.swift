@@ -19,6 +19,7 @@ enum AuthorityCommand {
             .value("fsync", "POLICY", help: "always (before each ack), batch (once per batch, before its acks) or none", default: "\(OptionDefaults.persistence.fsync)"),
             .value("snapshot-every", "N", help: "write a snapshot after N journal records", default: "\(OptionDefaults.persistence.snapshotEveryRecords)"),
             .value("snapshot-interval", "SECONDS", help: "or after this long", default: OptionDefaults.seconds(OptionDefaults.persistence.snapshotInterval)),
+            .value("snapshot-dir", "DIR", help: "keep snapshots here instead of DATA/snapshots: on another filesystem than the journal, writing one does not slow the acks"),
             .value("repair", "truncate", help: "start even if the journal is damaged before its end, cutting it there (what follows is lost and logged); without it such damage exits 65"),
             .value("heartbeat", "SECONDS", help: "heartbeat interval with workers; \(OptionDefaults.authority.missedHeartbeats) missed = dead", default: OptionDefaults.seconds(OptionDefaults.authority.heartbeatInterval)),
             .value("job-timeout", "SECONDS", help: "give a job to another worker after this long", default: OptionDefaults.seconds(OptionDefaults.authority.jobTimeout)),
@@ -67,6 +68,7 @@ enum AuthorityCommand {
             var persistence = PersistenceConfiguration(directory: directory, fsync: policy)
             persistence.snapshotEveryRecords = UInt64(try CommonOptions.int(arguments, "snapshot-every", in: 1...Int.max))
             persistence.snapshotInterval = try CommonOptions.seconds(arguments, "snapshot-interval") ?? OptionDefaults.persistence.snapshotInterval
+            persistence.snapshotDirectory = arguments.string("snapshot-dir")
             if let raw = arguments.string("repair") {
                 guard let repair = JournalRepairPolicy(raw) else { throw CLIError.usage("authority: '--repair \(raw)' must be truncate (or refuse, the default)") }
                 persistence.repair = repair
@@ -74,6 +76,8 @@ enum AuthorityCommand {
             configuration.persistence = persistence
         } else if arguments.string("repair") != nil {
             throw CLIError.usage("authority: --repair needs --data")
+        } else if arguments.string("snapshot-dir") != nil {
+            throw CLIError.usage("authority: --snapshot-dir needs --data")
         }
         configuration.security = try SecurityOptions.authority(arguments)
         let logger = try CommonOptions.logger("authority", arguments)

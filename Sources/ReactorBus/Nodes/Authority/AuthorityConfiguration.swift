@@ -73,6 +73,11 @@ public struct PersistenceConfiguration: Sendable {
     /// What to do about journal damage other than a torn tail: refuse to start (the default) or
     /// cut the journal there and lose what follows (``JournalRepairPolicy/truncate``).
     public var repair: JournalRepairPolicy = .refuse
+    /// Where snapshots go; `nil` (the default) keeps them in `directory/snapshots`. A directory
+    /// on another filesystem than the journal keeps a snapshot's writes from holding up the
+    /// journal's fsync, and so the acks (on ext4 one journal commit waits for every file's
+    /// data). It is locked like the data directory; recovery reads snapshots from here only.
+    public var snapshotDirectory: String?
 
     /// Creates a configuration with the defaults above.
     public init(directory: String, fsync: FsyncPolicy = .batch) {

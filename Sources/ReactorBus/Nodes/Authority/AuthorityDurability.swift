@@ -19,6 +19,8 @@ import ReactorStorage
 /// - ``close(engine:)`` waits for the snapshot being written, then writes the final one.
 final class AuthorityDurability<R: Reactor> {
     private let journal: Journal
+    /// The lock on a snapshot directory outside the data directory, held until close.
+    private let snapshotLock: DirectoryLock?
     private let snapshots: SnapshotStore
     private let configuration: PersistenceConfiguration
     private let app: String
@@ -49,7 +51,9 @@ final class AuthorityDurability<R: Reactor> {
         self.app = app
         self.logger = logger
         journal = try Journal(directory: configuration.directory, app: app, policy: configuration.fsync, repair: configuration.repair)
-        snapshots = try SnapshotStore(directory: configuration.directory, app: app)
+        // The data directory's lock does not reach a snapshot directory elsewhere: lock it too.
+        snapshotLock = try configuration.snapshotDirectory.map { try DirectoryLock.lock(creating: $0) }
+        snapshots = try SnapshotStore(directory: configuration.directory, app: app, snapshotDirectory: configuration.snapshotDirectory)
         let report = journal.recoveryReport
         if let damage = report.damage {
             if damage.isTornTail {
@@ -151,6 +155,7 @@ final class AuthorityDurability<R: Reactor> {
         } catch {
             logger.error("closing the journal failed: \(error)")
         }
+        snapshotLock?.release()
     }
 
     deinit {
@@ -185,9 +190,10 @@ final class AuthorityDurability<R: Reactor> {
     }
 
     private func makeWriter() -> SnapshotWriter {
-        let directory = configuration.directory
-        let app = app
-        return SnapshotWriter(name: "snapshot-writer", makeDestination: snapshotDestination ?? { try SnapshotStore(directory: directory, app: app) })
+        let (directory, snapshotDirectory, app) = (configuration.directory, configuration.snapshotDirectory, app)
+        return SnapshotWriter(name: "snapshot-writer", makeDestination: snapshotDestination ?? {
+            try SnapshotStore(directory: directory, app: app, snapshotDirectory: snapshotDirectory)
+        })
     }
 
     /// On the loop thread: a written snapshot lets the journal be compacted; a failed one is retried later.
