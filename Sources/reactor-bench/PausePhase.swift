@@ -19,7 +19,7 @@ enum PausePhase {
             let every = snapshotEvery.map(String.init) ?? "1000000000"
             let cluster = try await BenchCluster.authority(
                 app: "counter", extra: ["--data", directory, "--snapshot-every", every, "--snapshot-interval", "3600"]
-                    + (plan.snapshotDirectory.map { ["--snapshot-dir", $0 + "/" + (directory.split(separator: "/").last.map(String.init) ?? "snapshots")] } ?? []),
+                    + (plan.snapshotDirectory.map { ["--snapshot-dir", $0 + "/" + directory.split(separator: "/").joined(separator: "_")] } ?? []),
                 name: "authority-pause-\(snapshotEvery == nil ? "without" : "with")")
             let limit = BenchPlan.limit(count, minimumRate: 10_000, base: 60)
             let (sent, probed) = try await cluster.run { cluster in
