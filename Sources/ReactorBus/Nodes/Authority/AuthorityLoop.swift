@@ -8,8 +8,12 @@ import ZeroMQ
 /// the node's thread, and moves bytes between them and the ``AuthorityEngine``.
 ///
 /// One turn: poll; read up to `maxBatch` messages from each ready socket into the engine; then
-/// flush — append the batch's records to the journal and commit it under the fsync policy, and
-/// only then send acks, jobs, the batch's mutations and one snapshot.
+/// flush — take the engine's outbox, append its records to the journal and commit them under the
+/// fsync policy, and only then send acks, jobs, the batch's mutations and one snapshot.
+///
+/// The turn goes one way: the loop tells the engine what it will need (``AuthorityEngine/Outbox/Demand``),
+/// carries the outbox out, and hands what it saw (commits, refusals, snapshots) back as an
+/// ``AuthorityLoopReport``; it never reads or changes the engine's internals.
 final class AuthorityLoop<R: Reactor> {
     private let engine: AuthorityEngine<R>
     private let configuration: AuthorityConfiguration
@@ -34,6 +38,8 @@ final class AuthorityLoop<R: Reactor> {
     /// Requests refused for their client's reply bytes since the last warning, and when that was.
     private var refusedSinceWarning = 0
     private var lastRefusalWarning: UInt64?
+    /// What this loop saw since the last flush, for the engine to count.
+    private var report = AuthorityLoopReport()
 
     /// The endpoints as bound (with real ports where `*` or `0` was asked for).
     let endpoints: AuthorityNode<R>.Endpoints
@@ -128,7 +134,13 @@ final class AuthorityLoop<R: Reactor> {
             failure.record(error)
             logger.error("authority stopped: \(error)")
         }
-        durability?.close(engine: engine)
+        if let durability {
+            durability.finishSnapshotInProgress()
+            let final = durability.wantsFinalSnapshot ? engine.takeOutbox(.init(checkpointAtRecords: 0)).checkpoint : nil
+            durability.close(final: final)
+            report.merge(durability.takeReport())
+        }
+        engine.absorb(report)
         for monitor in monitors { monitor.socket.close() }
         zap?.close()
         actions.close()
@@ -139,7 +151,7 @@ final class AuthorityLoop<R: Reactor> {
 
     private func readMonitor(_ monitor: (domain: String, socket: ZMQSocket)) throws(ZMQError) {
         while let event = try monitor.socket.readMonitorEvent() {
-            engine.metrics[.handshakesRefused] += 1
+            report.handshakesRefused += 1
             let why = event.event == .handshakeFailedAuth ? "not admitted by the allowlist"
                 : event.event == .handshakeFailedProtocol ? "no CURVE or a broken handshake" : "wrong keys (handshake did not decrypt)"
             logger.warning("refused a peer on the \(monitor.domain) socket: \(why)")
@@ -177,12 +189,16 @@ final class AuthorityLoop<R: Reactor> {
 
     /// Journal first, then everything that may only leave once the journal has it.
     private func flush(now: UInt64) throws {
-        let outbox = engine.takeOutbox()
+        let demand = AuthorityEngine<R>.Outbox.Demand(
+            mutations: feed.wants(FeedMessage.Topic.mutation),
+            snapshotUnlessVersion: feed.wants(FeedMessage.Topic.snapshot) ? feed.lastSnapshotVersion : nil,
+            checkpointAtRecords: durability?.checkpointDemand(now: now))
+        let outbox = engine.takeOutbox(demand)
         if let durability, !outbox.records.isEmpty {
             // A journal that cannot be written ends the node before any ack of this batch leaves;
             // the batch's clients are told why instead of waiting for a timeout.
             do {
-                try durability.append(outbox.records, engine: engine)
+                try durability.append(outbox.records)
             } catch {
                 for frames in outbox.replies { _ = try? actions.trySend(Self.refusingAck(frames, because: error)) }
                 throw error
@@ -190,8 +206,13 @@ final class AuthorityLoop<R: Reactor> {
         }
         try sendReplies(outbox, now: now)
         for frames in outbox.toWorkers { _ = try workers.trySend(frames) }
-        try publish(outbox.applied, now: now)
-        durability?.snapshotIfDue(engine: engine, now: now)
+        try publish(outbox, mutations: demand.mutations, now: now)
+        if let durability {
+            durability.snapshot(outbox.checkpoint, now: now)
+            report.merge(durability.takeReport())
+        }
+        engine.absorb(report)
+        report = AuthorityLoopReport()
     }
 
     /// Sends the batch's replies. A reply to a `snapshot` or `stats` request is charged to its
@@ -215,7 +236,7 @@ final class AuthorityLoop<R: Reactor> {
     /// The `busy` error that replaces a reply over its client's budget; counts and warns (at most
     /// one warning every 10 s, with how many were refused since the previous one).
     private func refusal(of request: AuthorityEngine<R>.Outbox.RequestReply, frames: [[UInt8]], cost: Int, now: UInt64) -> [[UInt8]] {
-        engine.metrics[.repliesRefusedBytes] += 1
+        report.repliesRefusedBytes += 1
         refusedSinceWarning += 1
         let queued = frames.first.map { replyBudget.queuedBytes(client: $0) } ?? 0
         if lastRefusalWarning.map({ now >= $0 + 10_000 }) ?? true {
@@ -241,20 +262,22 @@ final class AuthorityLoop<R: Reactor> {
         return Array(frames.prefix(envelopeCount)) + refusal.frames(HeaderWriter())
     }
 
-    private func publish(_ applied: [(mutation: AppliedMutation<R.Mutation>, payload: [UInt8]?)], now: UInt64) throws(ZMQError) {
-        let sequencer = engine.sequencer
-        if !applied.isEmpty, feed.wants(FeedMessage.Topic.mutation) {
-            for (mutation, payload) in applied {
-                guard let bytes = payload ?? engine.encode(mutation.mutation) else { continue }
-                try feed.publish(.mutation(version: mutation.version, actionSeq: mutation.actionSeq, origin: mutation.origin, payload: bytes), now: now)
+    /// Publishes the outbox's mutations (when subscribed: `mutations`), then its state as a
+    /// snapshot if it carries one, or else a heartbeat when the feed has been idle.
+    private func publish(_ outbox: AuthorityEngine<R>.Outbox, mutations: Bool, now: UInt64) throws(ZMQError) {
+        if mutations {
+            for (mutation, payload) in outbox.applied {
+                // No payload: the app's mutation type did not encode (the engine logged it).
+                guard let payload else { continue }
+                try feed.publish(.mutation(version: mutation.version, actionSeq: mutation.actionSeq, origin: mutation.origin, payload: payload), now: now)
             }
         }
-        if sequencer.version != feed.lastSnapshotVersion, feed.wants(FeedMessage.Topic.snapshot), let state = engine.encode(sequencer.state) {
-            engine.metrics[.snapshotsPublished] += 1
-            try feed.publish(.snapshot(version: sequencer.version, actionSeq: sequencer.actionSeq, payload: state), now: now)
+        if let state = outbox.state {
+            report.snapshotsPublished += 1
+            try feed.publish(.snapshot(version: outbox.version, actionSeq: outbox.actionSeq, payload: state), now: now)
         } else if now >= feed.lastPublished + idleFeedMilliseconds {
-            try feed.publish(.heartbeat(version: sequencer.version, actionSeq: sequencer.actionSeq), now: now)
+            try feed.publish(.heartbeat(version: outbox.version, actionSeq: outbox.actionSeq), now: now)
         }
-        engine.metrics.feedHighWaterMark = UInt64(feed.highWaterMark)
+        report.feedHighWaterMark = UInt64(feed.highWaterMark)
     }
 }
