@@ -14,13 +14,13 @@ import ZeroMQ
 /// The turn goes one way: the loop tells the engine what it will need (``AuthorityEngine/Outbox/Demand``),
 /// carries the outbox out, and hands what it saw (commits, refusals, snapshots) back as an
 /// ``AuthorityLoopReport``; it never reads or changes the engine's internals.
-final class AuthorityLoop<R: Reactor> {
+final class AuthorityLoop<R: Reactor>: NodeLoop {
     private let engine: AuthorityEngine<R>
     private let configuration: AuthorityConfiguration
     private let logger: Logger
-    private let thread: NodeThread
-    private let publishMetrics: (AuthorityMetrics) -> Void
-    private let failure: NodeFailure
+    private let runtime: NodeRuntime
+    private let poller: NodePoller
+    private let metrics: NodeMetrics<AuthorityMetrics>
     private let actions: ZMQSocket
     private let workers: ZMQSocket
     private let feed: FeedPublisher
@@ -43,14 +43,15 @@ final class AuthorityLoop<R: Reactor> {
 
     /// The endpoints as bound (with real ports where `*` or `0` was asked for).
     let endpoints: AuthorityNode<R>.Endpoints
+    var ready: AuthorityNode<R>.Endpoints { endpoints }
 
-    init(reactor: R, configuration: AuthorityConfiguration, logger: Logger, context: ZMQContext, thread: NodeThread,
-         failure: NodeFailure, publishMetrics: @escaping (AuthorityMetrics) -> Void) throws {
-        self.failure = failure
+    init(reactor: R, configuration: AuthorityConfiguration, logger: Logger, context: ZMQContext, runtime: NodeRuntime,
+         poller: NodePoller, metrics: NodeMetrics<AuthorityMetrics>) throws {
         self.configuration = configuration
         self.logger = logger
-        self.thread = thread
-        self.publishMetrics = publishMetrics
+        self.runtime = runtime
+        self.poller = poller
+        self.metrics = metrics
         self.heartbeatMilliseconds = max(1, configuration.heartbeatInterval.wholeMilliseconds)
         self.idleFeedMilliseconds = max(1, configuration.idleFeedInterval.wholeMilliseconds)
         replyBudget = ReplyBudget(limit: configuration.clientQueueBytes)
@@ -106,32 +107,27 @@ final class AuthorityLoop<R: Reactor> {
         if recovered > 0 { logger.info("\(recovered) unfinished job(s) from before the restart will be dispatched again") }
         nextHeartbeat = now + heartbeatMilliseconds
         nextTick = now + 100
-        let poller = ZMQPoller()
         do {
             let actionsIndex = try poller.register(actions)
             let workersIndex = try poller.register(workers)
             let feedIndex = try poller.register(feedSocket)
-            let wakeIndex = poller.register(thread.wakeup)
             let zapIndex = try zap.map { try poller.register($0.pollable) }
             let monitorIndices = try monitors.map { try poller.register($0.socket) }
             logger.info("serving app \(configuration.appName): actions \(endpoints.actions), workers \(endpoints.workers), feed \(endpoints.feed)")
-            while !thread.isStopping {
-                let now = MonotonicClock.milliseconds()
-                let nextFeed = feed.lastPublished + idleFeedMilliseconds
-                let deadline = min(nextTick, nextFeed)
-                _ = try poller.poll(timeout: deadline > now ? Int(min(deadline - now, 1_000)) : 0)
-                if poller.isReadable(wakeIndex) { _ = thread.wakeup.drain() }
+            while !runtime.isStopping {
+                try poller.wait(until: min(nextTick, feed.lastPublished + idleFeedMilliseconds))
                 if let zap, let zapIndex, poller.isReadable(zapIndex) { try zap.handleRequests(now: MonotonicClock.milliseconds()) }
                 for (offset, index) in monitorIndices.enumerated() where poller.isReadable(index) { try readMonitor(monitors[offset]) }
-                try turn(actionsReady: poller.isReadable(actionsIndex), workersReady: poller.isReadable(workersIndex),
+                try turn(actions: poller.receive(actions, at: actionsIndex, batch: configuration.maxBatch),
+                         workers: poller.receive(workers, at: workersIndex, batch: configuration.maxBatch),
                          feedReady: poller.isReadable(feedIndex))
             }
             logger.info("stopping: finishing the batch in hand")
-            try turn(actionsReady: false, workersReady: false, feedReady: false)
+            try turn(actions: nil, workers: nil, feedReady: false)
         } catch let error as ZMQError where error.isTerminated {
             logger.info("context shut down: stopping")
         } catch {
-            failure.record(error)
+            runtime.failure.record(error)
             logger.error("authority stopped: \(error)")
         }
         if let durability {
@@ -146,7 +142,7 @@ final class AuthorityLoop<R: Reactor> {
         actions.close()
         workers.close()
         feedSocket.close()
-        publishMetrics(engine.currentMetrics())
+        metrics.publish(engine.currentMetrics())
     }
 
     private func readMonitor(_ monitor: (domain: String, socket: ZMQSocket)) throws(ZMQError) {
@@ -158,22 +154,20 @@ final class AuthorityLoop<R: Reactor> {
         }
     }
 
-    private func turn(actionsReady: Bool, workersReady: Bool, feedReady: Bool) throws {
+    /// One turn over what the poller found: `actions` and `workers` are this turn's batches
+    /// (`nil` for the last turn, after a stop).
+    private func turn(actions: ReceiveBatch?, workers: ReceiveBatch?, feedReady: Bool) throws {
         let now = MonotonicClock.milliseconds()
         if feedReady { try feed.readSubscriptions() }
-        if actionsReady {
+        if var batch = actions {
             let flushEach = durability?.flushesEachAction == true
-            for _ in 0..<configuration.maxBatch {
-                guard let frames = try actions.tryReceiveMultipart() else { break }
+            while let frames = try batch.next() {
                 engine.handleClient(frames, now: now)
                 if flushEach { try flush(now: now) }
             }
         }
-        if workersReady {
-            for _ in 0..<configuration.maxBatch {
-                guard let frames = try workers.tryReceiveMultipart() else { break }
-                engine.handleWorker(frames, now: now)
-            }
+        if var batch = workers {
+            while let frames = try batch.next() { engine.handleWorker(frames, now: now) }
         }
         if now >= nextTick {
             let heartbeat = now >= nextHeartbeat
@@ -184,7 +178,7 @@ final class AuthorityLoop<R: Reactor> {
             replyBudget.prune()
         }
         try flush(now: now)
-        publishMetrics(engine.currentMetrics())
+        metrics.publish(engine.currentMetrics())
     }
 
     /// Journal first, then everything that may only leave once the journal has it.
