@@ -36,16 +36,21 @@ import Testing
 
     @Test func theDemandForTheFeedGetsEveryMutationEncodedAndTheStateOnlyWhenItsVersionMoved() throws {
         let engine = makeEngine()
+        // Before any snapshot was published, even version 0 is one to publish.
+        #expect(engine.takeOutbox(.init(snapshot: true, publishedVersion: nil)).state == (try MessagePackEncoder().encode(Counter.State(count: 0))))
         try countUp(engine, seq: 1)
         let increase = try MessagePackEncoder().encode(Counter.Mutation.increase)
-        let first = engine.takeOutbox(.init(mutations: true, snapshotUnlessVersion: 0))
+        let first = engine.takeOutbox(.init(mutations: true, snapshot: true, publishedVersion: 0))
         #expect(first.applied.map(\.payload) == [increase])
         #expect(first.state == (try MessagePackEncoder().encode(Counter.State(count: 1))))
         // Nothing changed since version 1 was published: no state bytes.
-        let second = engine.takeOutbox(.init(mutations: true, snapshotUnlessVersion: 1))
+        let second = engine.takeOutbox(.init(mutations: true, snapshot: true, publishedVersion: 1))
         #expect(second.state == nil)
         #expect(second.version == 1)
         #expect(second.applied.isEmpty)
+        // No snapshot subscriber: no state bytes, whatever the version.
+        try countUp(engine, seq: 2)
+        #expect(engine.takeOutbox(.init(snapshot: false, publishedVersion: 1)).state == nil)
     }
 
     @Test func theCheckpointComesOnlyOnceTheTurnHasTheRecordsTheDemandNames() throws {

@@ -400,7 +400,7 @@ package final class AuthorityEngine<R: Reactor> {
                 outbox.applied[index].payload = encode(outbox.applied[index].mutation.mutation)
             }
         }
-        if let published = demand.snapshotUnlessVersion, published != sequencer.version {
+        if demand.snapshot, demand.publishedVersion != sequencer.version {
             outbox.state = encodedState()
         }
         if let threshold = demand.checkpointAtRecords, outbox.records.count >= threshold {

@@ -185,7 +185,8 @@ final class AuthorityLoop<R: Reactor>: NodeLoop {
     private func flush(now: UInt64) throws {
         let demand = AuthorityEngine<R>.Outbox.Demand(
             mutations: feed.wants(FeedMessage.Topic.mutation),
-            snapshotUnlessVersion: feed.wants(FeedMessage.Topic.snapshot) ? feed.lastSnapshotVersion : nil,
+            snapshot: feed.wants(FeedMessage.Topic.snapshot),
+            publishedVersion: feed.lastSnapshotVersion,
             checkpointAtRecords: durability?.checkpointDemand(now: now))
         let outbox = engine.takeOutbox(demand)
         if let durability, !outbox.records.isEmpty {

@@ -13,17 +13,20 @@ extension AuthorityEngine {
         package struct Demand: Equatable {
             /// The feed has mutation subscribers: every applied mutation carries its payload.
             package var mutations = false
-            /// The feed has snapshot subscribers and last published this version: the outbox
-            /// carries the encoded ``state`` when the state's version differs.
-            package var snapshotUnlessVersion: UInt64?
+            /// The feed has snapshot subscribers: the outbox carries the encoded ``state`` when
+            /// the state's version differs from ``publishedVersion``.
+            package var snapshot = false
+            /// The version of the last snapshot the feed published; `nil` before the first.
+            package var publishedVersion: UInt64?
             /// A snapshot is due once the journal holds this many of the turn's records (0: due
             /// now): the outbox then carries the ``checkpoint``. `nil`: none can start.
             package var checkpointAtRecords: Int?
 
             /// Prepares nothing beyond replies, worker messages, applied mutations and records.
-            package init(mutations: Bool = false, snapshotUnlessVersion: UInt64? = nil, checkpointAtRecords: Int? = nil) {
+            package init(mutations: Bool = false, snapshot: Bool = false, publishedVersion: UInt64? = nil, checkpointAtRecords: Int? = nil) {
                 self.mutations = mutations
-                self.snapshotUnlessVersion = snapshotUnlessVersion
+                self.snapshot = snapshot
+                self.publishedVersion = publishedVersion
                 self.checkpointAtRecords = checkpointAtRecords
             }
         }
