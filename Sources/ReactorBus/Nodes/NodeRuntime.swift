@@ -74,8 +74,14 @@ final class NodeRuntime: Sendable {
     /// once, on the node's thread: with the loop's ready value once `build` returned, or with
     /// `build`'s error (then the thread ends at once). Called on a started runtime, it reports
     /// ``Startup/alreadyStarted`` at once on the calling thread.
+    ///
+    /// `run` is `{ $0.run() }`, written by the node: the loop's turns then run as code compiled
+    /// for the node's concrete app types. Called here through the protocol, a generic loop's
+    /// `run()` stays unspecialized across modules (the authority lost a quarter of its
+    /// throughput to runtime generic-metadata lookups that way).
     func start<Loop: NodeLoop, Failure: Error>(
         _ build: @escaping @Sendable (NodeRuntime, NodePoller) throws(Failure) -> Loop,
+        run: @escaping @Sendable (Loop) -> Void,
         report: @escaping @Sendable (Result<Startup<Loop.Ready>, Failure>) -> Void
     ) throws(ZMQError) {
         let wakeup = try wakeupMailbox()
@@ -93,7 +99,7 @@ final class NodeRuntime: Sendable {
             do throws(Failure) {
                 let loop = try build(self, NodePoller(wakeup: wakeup))
                 report(.success(.ready(loop.ready)))
-                loop.run()
+                run(loop)
             } catch {
                 refuseCalls()
                 report(.failure(error))
@@ -116,12 +122,13 @@ final class NodeRuntime: Sendable {
     /// be created (descriptors ran out) is thrown as `mailboxFailure` makes it.
     func start<Loop: NodeLoop, Failure: Error>(
         mailboxFailure: (ZMQError) -> Failure,
-        _ build: @escaping @Sendable (NodeRuntime, NodePoller) throws(Failure) -> Loop
+        _ build: @escaping @Sendable (NodeRuntime, NodePoller) throws(Failure) -> Loop,
+        run: @escaping @Sendable (Loop) -> Void
     ) throws(Failure) -> Startup<Loop.Ready> {
         let outcome = Mutex<Result<Startup<Loop.Ready>, Failure>?>(nil)
         let reported = DispatchSemaphore(value: 0)
         do throws(ZMQError) {
-            try start(build) { result in
+            try start(build, run: run) { result in
                 outcome.withLock { $0 = result }
                 reported.signal()
             }
@@ -138,11 +145,12 @@ final class NodeRuntime: Sendable {
     /// Starts the thread and suspends until the loop is built (for the authority, whose build
     /// recovers its journal and may take a while).
     func start<Loop: NodeLoop>(
-        _ build: @escaping @Sendable (NodeRuntime, NodePoller) throws -> Loop
+        _ build: @escaping @Sendable (NodeRuntime, NodePoller) throws -> Loop,
+        run: @escaping @Sendable (Loop) -> Void
     ) async throws -> Startup<Loop.Ready> {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Startup<Loop.Ready>, any Error>) in
             do {
-                try start(build) { result in continuation.resume(with: result) }
+                try start(build, run: run) { result in continuation.resume(with: result) }
             } catch {
                 continuation.resume(throwing: error)
             }

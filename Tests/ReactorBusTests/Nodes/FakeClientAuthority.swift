@@ -85,7 +85,7 @@ final class FakeClientAuthority: Sendable {
         let shared = Shared()
         let startup = try await runtime.start { runtime, poller in
             try Loop.make(context: context, actions: actions, runtime: runtime, poller: poller, commands: commands, shared: shared, handler: handler)
-        }
+        } run: { $0.run() }
         guard case .ready(let endpoints) = startup else { throw NodeError.alreadyStarted("fake authority") }
         return FakeClientAuthority(actionsEndpoint: endpoints.actions, feedEndpoint: endpoints.feed, runtime: runtime, commands: commands, shared: shared)
     }

@@ -11,12 +11,17 @@ import ZeroMQ
     final class ProbeLoop: NodeLoop {
         let ready: UInt
         let ranOn = NodeMetrics<UInt?>(nil)
+        /// Set just before each wait: the wakeup is a pipe, so a stop posted after this ends that wait.
+        let waiting = NodeMetrics(false)
         let runtime: NodeRuntime
         let poller: NodePoller
         let turns: NodeMetrics<Int>
 
         /// What the test keeps of a loop that lives on another thread.
-        struct Seen: Sendable { let ranOn: NodeMetrics<UInt?> }
+        struct Seen: Sendable {
+            let ranOn: NodeMetrics<UInt?>
+            let waiting: NodeMetrics<Bool>
+        }
 
         init(runtime: NodeRuntime, poller: NodePoller, turns: NodeMetrics<Int>) {
             ready = UInt(pthread_self())
@@ -28,6 +33,7 @@ import ZeroMQ
         func run() {
             ranOn.publish(UInt(pthread_self()))
             while !runtime.isStopping {
+                waiting.publish(true)
                 try? poller.wait(until: MonotonicClock.milliseconds() + 60_000, longest: 60_000)
                 turns.update { $0 += 1 }
             }
@@ -42,16 +48,17 @@ import ZeroMQ
         let loop = NodeMetrics<ProbeLoop.Seen?>(nil)
         let first = try runtime.start(mailboxFailure: { $0 }) { runtime, poller throws(ZMQError) in
             let built = ProbeLoop(runtime: runtime, poller: poller, turns: turns)
-            loop.publish(ProbeLoop.Seen(ranOn: built.ranOn))
+            loop.publish(ProbeLoop.Seen(ranOn: built.ranOn, waiting: built.waiting))
             return built
-        }
+        } run: { $0.run() }
         guard case .ready(let builtOn) = first else { Issue.record("not ready: \(first)"); return }
         #expect(builtOn != UInt(pthread_self()), "built on the node's thread, not the caller's")
         #expect(runtime.hasStarted)
-        let second = try await runtime.start { runtime, poller in ProbeLoop(runtime: runtime, poller: poller, turns: turns) }
+        let second = try await runtime.start { runtime, poller in ProbeLoop(runtime: runtime, poller: poller, turns: turns) } run: { $0.run() }
         guard case .alreadyStarted = second else { Issue.record("started twice: \(second)"); return }
 
         #expect(!runtime.isFinished)
+        #expect(await FakeClientAuthority.eventually { loop.value?.waiting.value == true })
         #expect(runtime.stop() == 1)
         // The loop waits a minute per turn: only the wakeup ends this wait in time.
         let clock = ContinuousClock()
@@ -69,7 +76,7 @@ import ZeroMQ
         #expect(throws: BuildFailed()) {
             _ = try runtime.start(mailboxFailure: { _ in BuildFailed() }) { _, _ throws(BuildFailed) -> ProbeLoop in
                 throw BuildFailed()
-            }
+            } run: { $0.run() }
         }
         #expect(runtime.hasStarted)
         // The thread ends right after its report; wait for that with a deadline.
@@ -84,7 +91,7 @@ import ZeroMQ
         let posted = NodeMetrics(0)
         #expect(!runtime.admit { posted.update { $0 += 1 } }, "not started")
         let turns = NodeMetrics(0)
-        _ = try await runtime.start { runtime, poller in ProbeLoop(runtime: runtime, poller: poller, turns: turns) }
+        _ = try await runtime.start { runtime, poller in ProbeLoop(runtime: runtime, poller: poller, turns: turns) } run: { $0.run() }
         #expect(runtime.admit { posted.update { $0 += 1 } })
         #expect(runtime.refuseCalls())
         #expect(!runtime.refuseCalls(), "already refused")
@@ -97,7 +104,7 @@ import ZeroMQ
     @Test func servingEndsWhenTheNodeStopsAndCancellingTheTaskIsTheNodesOwnStop() async throws {
         let runtime = NodeRuntime(name: "service")
         let turns = NodeMetrics(0)
-        _ = try await runtime.start { runtime, poller in ProbeLoop(runtime: runtime, poller: poller, turns: turns) }
+        _ = try await runtime.start { runtime, poller in ProbeLoop(runtime: runtime, poller: poller, turns: turns) } run: { $0.run() }
         let stops = NodeMetrics(0)
         let service = Task {
             await runtime.serve {

@@ -412,13 +412,19 @@ package final class AuthorityEngine<R: Reactor> {
 
     /// Counts what the loop saw while carrying out outboxes.
     package func absorb(_ report: AuthorityLoopReport) {
-        metrics[.journalRecords] += report.journalRecords
-        metrics[.journalCommits] += report.journalCommits
-        metrics[.snapshotsWritten] += report.snapshotsWritten
-        metrics[.snapshotsPublished] += report.snapshotsPublished
-        metrics[.handshakesRefused] += report.handshakesRefused
-        metrics[.repliesRefusedBytes] += report.repliesRefusedBytes
+        // Only counters that moved are written: most turns report none, and a write would copy
+        // the counters' storage, shared with the copy last published to other threads.
+        count(.journalRecords, report.journalRecords)
+        count(.journalCommits, report.journalCommits)
+        count(.snapshotsWritten, report.snapshotsWritten)
+        count(.snapshotsPublished, report.snapshotsPublished)
+        count(.handshakesRefused, report.handshakesRefused)
+        count(.repliesRefusedBytes, report.repliesRefusedBytes)
         if let mark = report.feedHighWaterMark { metrics.feedHighWaterMark = mark }
+    }
+
+    private func count(_ counter: AuthorityCounter, _ amount: UInt64) {
+        if amount > 0 { metrics[counter] += amount }
     }
 
     /// Encodes an app value for the wire; `nil` (and an error log) if the app's type cannot.

@@ -184,8 +184,8 @@ final class AuthorityLoop<R: Reactor>: NodeLoop {
     /// Journal first, then everything that may only leave once the journal has it.
     private func flush(now: UInt64) throws {
         let demand = AuthorityEngine<R>.Outbox.Demand(
-            mutations: feed.wants(FeedMessage.Topic.mutation),
-            snapshot: feed.wants(FeedMessage.Topic.snapshot),
+            mutations: feed.wantsMutations,
+            snapshot: feed.wantsSnapshots,
             publishedVersion: feed.lastSnapshotVersion,
             checkpointAtRecords: durability?.checkpointDemand(now: now))
         let outbox = engine.takeOutbox(demand)

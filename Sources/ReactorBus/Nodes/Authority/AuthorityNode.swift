@@ -52,7 +52,7 @@ public final class AuthorityNode<R: Reactor>: Sendable {
         let startup = try await runtime.start { runtime, poller in
             try AuthorityLoop(reactor: reactor, configuration: configuration, logger: logger, context: context,
                               runtime: runtime, poller: poller, metrics: metrics)
-        }
+        } run: { $0.run() }
         guard case .ready(let endpoints) = startup else { throw NodeError.alreadyStarted("authority") }
         return endpoints
     }

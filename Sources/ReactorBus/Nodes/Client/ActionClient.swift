@@ -81,7 +81,7 @@ public final class ActionClient<R: Reactor>: Sendable {
             } catch {
                 throw .transport(error)
             }
-        }
+        } run: { $0.run() }
         if case .alreadyStarted = startup, runtime.isStopping || runtime.isFinished { throw .closed }
     }
 

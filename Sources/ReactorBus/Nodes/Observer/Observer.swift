@@ -77,7 +77,7 @@ public final class Observer<R: Reactor>: Sendable {
             _ = try runtime.start(mailboxFailure: { $0 }) { runtime, poller throws(ZMQError) in
                 try ObserverLoop(configuration: configuration, logger: logger, context: context, runtime: runtime, poller: poller,
                                  hub: hub, counters: counters)
-            }
+            } run: { $0.run() }
         } catch {
             hub.finish()
             throw error

@@ -84,7 +84,7 @@ where Handler.Effect == R.Effect, Handler.Mutation == R.Mutation {
             _ = try runtime.start(mailboxFailure: { $0 }) { runtime, poller throws(ZMQError) in
                 try WorkerLoop(configuration: configuration, logger: logger, context: context, runtime: runtime, poller: poller,
                                metrics: recorder, events: events, launcher: launcher)
-            }
+            } run: { $0.run() }
         } catch {
             logger.error("cannot connect to \(configuration.authorityEndpoint): \(error)")
             throw error
