@@ -9,7 +9,7 @@ import ZeroMQ
 /// dropped on the node's own thread; the rest of the program talks to it only through this type,
 /// ``Mailbox``es and ``NodeMetrics``.
 ///
-/// - **Handshake.** ``start(_:)`` starts the thread, which builds the loop there and reports
+/// - **Handshake.** ``start(_:run:report:)`` starts the thread, which builds the loop there and reports
 ///   once: the loop's ``NodeLoop/Ready`` value, or the error that kept it from being built (the
 ///   thread then ends). The caller waits for that report, blocking or suspended.
 /// - **Stopping.** ``stop()`` counts the request, wakes the loop's poller (``NodePoller``) and
@@ -30,7 +30,7 @@ final class NodeRuntime: Sendable {
         var waiters: [CheckedContinuation<Void, Never>] = []
     }
 
-    /// What ``start(_:)`` found.
+    /// What ``start(_:run:report:)`` found.
     enum Startup<Ready: Sendable>: Sendable {
         /// The loop was built on the node's thread and now runs.
         case ready(Ready)
@@ -62,7 +62,7 @@ final class NodeRuntime: Sendable {
     /// Whether ``stop()`` was called twice or more: stop without draining.
     var isStoppingAtOnce: Bool { stopRequests.load(ordering: .acquiring) >= 2 }
 
-    /// Whether ``start(_:report:)`` started the thread (it may have ended since).
+    /// Whether ``start(_:run:report:)`` started the thread (it may have ended since).
     var hasStarted: Bool { status.withLock { $0.phase != .idle } }
 
     /// Whether the thread has ended (after a stop, a fatal error, or a failed build).
