@@ -89,7 +89,7 @@ import ZeroMQ
             }
             #expect(await fake.eventually { $0.actions.count == 3 })
             #expect(fake.recorded.actions.allSatisfy { $0.clientID == "lonely" && $0.clientSeq == 1 })
-            #expect(await FakeClientAuthority.eventually { client.diagnostics.actionSends.load(ordering: .relaxed) == 3 })
+            #expect(await FakeClientAuthority.eventually { client.diagnostics.value.actionSends == 3 })
         }
     }
 
@@ -131,8 +131,8 @@ import ZeroMQ
             #expect(actions.count == 4)
             #expect(actions.allSatisfy { $0.clientID == "patient" && $0.clientSeq == 1 })
             #expect(fake.recorded.acksSent == [1: 1])
-            #expect(client.diagnostics.busyRefusals.load(ordering: .relaxed) == 3)
-            #expect(client.diagnostics.actionSends.load(ordering: .relaxed) == 4)
+            #expect(client.diagnostics.value.busyRefusals == 3)
+            #expect(client.diagnostics.value.actionSends == 4)
             // Pauses of at least half of 40, 80 and 80 ms (jitter), at most the full values plus slack.
             #expect(waited >= .milliseconds(100), "waited \(waited)")
             #expect(waited < .seconds(5), "waited \(waited)")
@@ -158,7 +158,7 @@ import ZeroMQ
             #expect(Set(acks.map(\.actionSeq)) == Set(1...50))
             #expect(fake.recorded.actions.count == 100)
             #expect(fake.recorded.acksSent.count == 50 && fake.recorded.acksSent.values.allSatisfy { $0 == 1 })
-            #expect(client.diagnostics.busyRefusals.load(ordering: .relaxed) == 50)
+            #expect(client.diagnostics.value.busyRefusals == 50)
         }
     }
 
@@ -174,8 +174,8 @@ import ZeroMQ
             defer { client.close() }
             #expect(try await client.send(.countUp) == ActionAck(clientSeq: 1, actionSeq: 1, version: 101))
             #expect(fake.recorded.actions.count == 2)
-            #expect(client.diagnostics.busyRefusals.load(ordering: .relaxed) == 1)
-            #expect(await FakeClientAuthority.eventually { client.diagnostics.lateAnswers.load(ordering: .relaxed) == 1 })
+            #expect(client.diagnostics.value.busyRefusals == 1)
+            #expect(await FakeClientAuthority.eventually { client.diagnostics.value.lateAnswers == 1 })
         }
     }
 
@@ -233,7 +233,7 @@ import ZeroMQ
         // upper bound leaves room for a loaded machine running tests in parallel.
         #expect(waited >= .milliseconds(400) && waited < promptly, "waited \(waited)")
         #expect(expected.description.contains(endpoint) && expected.description.contains("0.4 s"))
-        #expect(client.diagnostics.actionSends.load(ordering: .relaxed) == 0, "nothing is sent without a connection")
+        #expect(client.diagnostics.value.actionSends == 0, "nothing is sent without a connection")
         client.close()
         await client.wait()
         #expect(context.terminate(timeout: promptly))
@@ -264,8 +264,8 @@ import ZeroMQ
         #expect(resent.map(\.clientSeq).sorted() == [1, 2, 3])
         #expect(resent.allSatisfy { $0.clientID == "survivor" })
         #expect(second.recorded.acksSent == [1: 1, 2: 1, 3: 1])
-        #expect(client.diagnostics.connections.load(ordering: .relaxed) == 2)
-        #expect(client.diagnostics.reconnectResends.load(ordering: .relaxed) == 3)
+        #expect(client.diagnostics.value.connections == 2)
+        #expect(client.diagnostics.value.reconnectResends == 3)
         client.close()
         await client.wait()
         await second.stop()
@@ -288,7 +288,7 @@ import ZeroMQ
         try await FakeClientAuthority.with(handler: handler) { context, fake in
             let client = try makeClient(fake, context, clientID: "watcher", timeout: .seconds(60))
             defer { client.close() }
-            #expect(await FakeClientAuthority.eventually { client.diagnostics.connections.load(ordering: .relaxed) == 1 })
+            #expect(await FakeClientAuthority.eventually { client.diagnostics.value.connections == 1 })
             #expect(await fake.eventually { $0.received.count == 1 }, "the ping on connecting")
             let started = ContinuousClock.now
             let ack = try await client.send(.countUp)
@@ -328,7 +328,7 @@ import ZeroMQ
             try await withThrowingTaskGroup(of: ActionAck.self) { group in
                 for _ in 0..<3 { group.addTask { try await client.send(.countUp) } }
                 #expect(await fake.eventually { $0.actions.count == 2 })
-                #expect(await FakeClientAuthority.eventually { client.diagnostics.queued.load(ordering: .relaxed) == 1 })
+                #expect(await FakeClientAuthority.eventually { client.diagnostics.value.queued == 1 })
                 fake.answer(.ack(clientSeq: 1, actionSeq: 1, version: 1))
                 #expect(await fake.eventually { $0.actionsReceivedAtLastAnswer != nil })
                 #expect(fake.recorded.actionsReceivedAtLastAnswer == 2, "the third action went out before a slot was free")
@@ -360,7 +360,7 @@ import ZeroMQ
             let record = fake.recorded
             #expect(record.actions.count == count, "no action was resent")
             #expect(record.acksSent.count == count && record.acksSent.values.allSatisfy { $0 == 1 })
-            #expect(client.diagnostics.lateAnswers.load(ordering: .relaxed) == 0)
+            #expect(client.diagnostics.value.lateAnswers == 0)
         }
     }
 

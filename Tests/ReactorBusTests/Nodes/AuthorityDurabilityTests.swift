@@ -97,15 +97,32 @@ import ReactorWire
         return (durability, engine)
     }
 
-    /// One loop turn: `count` countUp actions from `client`, journaled, then `snapshotIfDue`.
+    /// One loop turn as the loop carries it out: `count` countUp actions from `client`; the
+    /// outbox taken with the durability's checkpoint demand; its records journaled; a snapshot
+    /// started from its checkpoint if one is due; what the durability did reported to the engine.
     func turn(_ durability: AuthorityDurability<Counter>, _ engine: AuthorityEngine<Counter>, count: Int, from first: UInt64,
               client: String = "c1", now: UInt64 = MonotonicClock.milliseconds()) throws {
         let payload = try MessagePackEncoder().encode(Counter.Action.countUp)
         for seq in first..<(first + UInt64(count)) {
             engine.handleClient([[1]] + ClientMessage.action(clientID: client, clientSeq: seq, payload: payload).frames(writer), now: now)
         }
-        try durability.append(engine.takeOutbox().records, engine: engine)
-        durability.snapshotIfDue(engine: engine, now: now)
+        let outbox = engine.takeOutbox(.init(checkpointAtRecords: durability.checkpointDemand(now: now)))
+        try durability.append(outbox.records)
+        durability.snapshot(outbox.checkpoint, now: now)
+        engine.absorb(durability.takeReport())
+    }
+
+    /// Waits for the snapshot being written and reports it to the engine.
+    func finishSnapshot(_ durability: AuthorityDurability<Counter>, _ engine: AuthorityEngine<Counter>) {
+        durability.finishSnapshotInProgress()
+        engine.absorb(durability.takeReport())
+    }
+
+    /// Closes as the loop does when it stops: the final snapshot from the engine's last outbox.
+    func close(_ durability: AuthorityDurability<Counter>, _ engine: AuthorityEngine<Counter>) {
+        durability.finishSnapshotInProgress()
+        durability.close(final: durability.wantsFinalSnapshot ? engine.takeOutbox(.init(checkpointAtRecords: 0)).checkpoint : nil)
+        engine.absorb(durability.takeReport())
     }
 
     func checkpointBytes(_ engine: AuthorityEngine<Counter>) throws -> [UInt8] {
@@ -138,7 +155,7 @@ import ReactorWire
         #expect(engine.metrics[.snapshotsWritten] == 0)
 
         gate.release.signal()
-        durability.finishSnapshotInProgress(engine: engine)
+        finishSnapshot(durability, engine)
         #expect(engine.metrics[.snapshotsWritten] == 1)
         let store = try SnapshotStore(directory: path, app: "counter")
         #expect(try store.snapshotLSNs() == [100])
@@ -152,19 +169,19 @@ import ReactorWire
         gate.release.signal()
         try turn(durability, engine, count: 0, from: 351)
         #expect(gate.waitStarted())
-        durability.finishSnapshotInProgress(engine: engine)
+        finishSnapshot(durability, engine)
         #expect(try store.snapshotLSNs() == [100, 350])
         #expect(engine.metrics[.snapshotsWritten] == 2)
         #expect(gate.writes.load(ordering: .relaxed) == 2)
         let final = try checkpointBytes(engine)
-        durability.close(engine: engine)
+        close(durability, engine)
         #expect(gate.writes.load(ordering: .relaxed) == 2, "nothing new to cover at close")
 
         let (reopened, recovered) = try makeDurability(every: 100)
         #expect(try checkpointBytes(recovered) == final)
         #expect(lines(containing: "restored snapshot at journal record 350").count == 1)
         #expect(lines(containing: "record(s) replayed)").last?.contains("(0 record(s) replayed)") == true)
-        reopened.close(engine: recovered)
+        close(reopened, recovered)
     }
 
     @Test func aCrashDuringASnapshotRecoversExactlyFromTheJournal() throws {
@@ -185,20 +202,20 @@ import ReactorWire
         // This write, then the final one at close.
         gate.release.signal()
         gate.release.signal()
-        durability.close(engine: engine)
+        close(durability, engine)
         #expect(gate.writes.load(ordering: .relaxed) == 2)
 
         let (reopened, recovered) = try makeDurability(every: 100, on: copy.path)
         #expect(try checkpointBytes(recovered) == atCrash)
         #expect(try TemporaryDirectory.list(copy.snapshots) == [], "the torn temporary file is removed")
         #expect(lines(containing: "(150 record(s) replayed)").count == 1)
-        reopened.close(engine: recovered)
+        close(reopened, recovered)
     }
 
     @Test func aCrashRightAfterASnapshotRestoresItAndReplaysOnlyTheTail() throws {
         let (durability, engine) = try makeDurability(every: 100)
         try turn(durability, engine, count: 100, from: 1)
-        durability.finishSnapshotInProgress(engine: engine)
+        finishSnapshot(durability, engine)
         #expect(engine.metrics[.snapshotsWritten] == 1)
         try turn(durability, engine, count: 30, from: 101)
         let copy = try TemporaryDirectory()
@@ -206,13 +223,13 @@ import ReactorWire
         try FileManager.default.copyItem(atPath: directory.path, toPath: copy.path)
         try FileManager.default.removeItem(atPath: copy.path + "/LOCK")
         let atCrash = try checkpointBytes(engine)
-        durability.close(engine: engine)
+        close(durability, engine)
 
         let (reopened, recovered) = try makeDurability(every: 100, on: copy.path)
         #expect(try checkpointBytes(recovered) == atCrash)
         #expect(lines(containing: "restored snapshot at journal record 100").count == 1)
         #expect(lines(containing: "(30 record(s) replayed)").count == 1)
-        reopened.close(engine: recovered)
+        close(reopened, recovered)
     }
 
     @Test func aFailedWriteIsRetriedWithBackoffNotOnEveryBatch() throws {
@@ -227,7 +244,7 @@ import ReactorWire
         for now in stride(from: start, to: start + 10_000, by: 50) {
             try turn(durability, engine, count: 10, from: seq, now: now)
             seq += 10
-            durability.finishSnapshotInProgress(engine: engine)
+            finishSnapshot(durability, engine)
         }
         #expect(attempts.count.load(ordering: .relaxed) == 4)
         #expect(engine.metrics[.snapshotsWritten] == 0)
@@ -239,14 +256,14 @@ import ReactorWire
         }
         #expect(try TemporaryDirectory.list(directory.snapshots) == [])
         let final = try checkpointBytes(engine)
-        durability.close(engine: engine)
+        close(durability, engine)
         #expect(attempts.count.load(ordering: .relaxed) == 5, "close makes one last attempt")
 
         // Nothing was compacted: the journal alone restores every record.
         let (reopened, recovered) = try makeDurability(every: 10)
         #expect(try checkpointBytes(recovered) == final)
         #expect(lines(containing: "(\(seq - 1) record(s) replayed)").count == 1)
-        reopened.close(engine: recovered)
+        close(reopened, recovered)
     }
 
     @Test func afterAFailedWriteTheRetryThatSucceedsResetsTheBackoff() throws {
@@ -261,14 +278,36 @@ import ReactorWire
         for now in stride(from: start, to: start + 3_100, by: 50) {
             try turn(durability, engine, count: 10, from: seq, now: now)
             seq += 10
-            durability.finishSnapshotInProgress(engine: engine)
+            finishSnapshot(durability, engine)
             if lsnAtSuccess == nil, engine.metrics[.snapshotsWritten] == 1 { lsnAtSuccess = seq - 1 }
         }
         #expect(lsnAtSuccess == UInt64(3_000 / 50 + 1) * 10)
         #expect(attempts.count.load(ordering: .relaxed) == 2 + 2, "the success, then one more on the next turn")
         #expect(engine.metrics[.snapshotsWritten] == 2)
         #expect(lines(containing: "failed (attempt ").count == 2)
-        durability.close(engine: engine)
+        close(durability, engine)
+    }
+
+    @Test func theCheckpointDemandCountsDownToTheNextSnapshotAndIsNoneWhileOneIsWritten() throws {
+        let gate = Gate()
+        let (durability, engine) = try makeDurability(every: 100)
+        let path = directory.path
+        durability.snapshotDestination = { try GatedDestination(directory: path, gate: gate) }
+        let now = MonotonicClock.milliseconds()
+        #expect(durability.checkpointDemand(now: now) == 100)
+        try turn(durability, engine, count: 30, from: 1, now: now)
+        #expect(durability.checkpointDemand(now: now) == 70)
+        #expect(durability.checkpointDemand(now: now + 60_000) == 0, "due by time with the 30 records already journaled")
+        try turn(durability, engine, count: 70, from: 31, now: now)
+        #expect(gate.waitStarted())
+        #expect(durability.checkpointDemand(now: now) == nil, "one snapshot at a time")
+        gate.release.signal()
+        finishSnapshot(durability, engine)
+        #expect(engine.metrics[.snapshotsWritten] == 1)
+        #expect(durability.checkpointDemand(now: now) == 100)
+        #expect(durability.checkpointDemand(now: now + 60_000) == 1, "due by time, but only once a record needs covering")
+        close(durability, engine)
+        #expect(gate.writes.load(ordering: .relaxed) == 1)
     }
 
     @Test func retryDelaysDoubleFromOneSecondUpToAMinute() {

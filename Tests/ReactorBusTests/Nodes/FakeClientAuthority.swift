@@ -64,14 +64,14 @@ final class FakeClientAuthority: Sendable {
 
     let actionsEndpoint: String
     let feedEndpoint: String
-    private let thread: NodeThread
+    private let runtime: NodeRuntime
     private let commands: Mailbox<Command>
     private let shared: Shared
 
-    private init(actionsEndpoint: String, feedEndpoint: String, thread: NodeThread, commands: Mailbox<Command>, shared: Shared) {
+    private init(actionsEndpoint: String, feedEndpoint: String, runtime: NodeRuntime, commands: Mailbox<Command>, shared: Shared) {
         self.actionsEndpoint = actionsEndpoint
         self.feedEndpoint = feedEndpoint
-        self.thread = thread
+        self.runtime = runtime
         self.commands = commands
         self.shared = shared
     }
@@ -80,21 +80,20 @@ final class FakeClientAuthority: Sendable {
     /// a fake where a stopped one listened), by default an ephemeral port.
     static func start(context: ZMQContext, actions: String = "tcp://127.0.0.1:*",
                       handler: @escaping Handler = { _, _ in .answer }) async throws -> FakeClientAuthority {
-        let thread = try NodeThread(name: "fake authority")
+        let runtime = NodeRuntime(name: "fake authority")
         let commands = try Mailbox<Command>()
         let shared = Shared()
-        let endpoints = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<(String, String), any Error>) in
-            thread.start {
-                Loop.run(context: context, actions: actions, thread: thread, commands: commands, shared: shared, handler: handler, ready: { continuation.resume(with: $0) })
-            }
-        }
-        return FakeClientAuthority(actionsEndpoint: endpoints.0, feedEndpoint: endpoints.1, thread: thread, commands: commands, shared: shared)
+        let startup = try await runtime.start { runtime, poller in
+            try Loop.make(context: context, actions: actions, runtime: runtime, poller: poller, commands: commands, shared: shared, handler: handler)
+        } run: { $0.run() }
+        guard case .ready(let endpoints) = startup else { throw NodeError.alreadyStarted("fake authority") }
+        return FakeClientAuthority(actionsEndpoint: endpoints.actions, feedEndpoint: endpoints.feed, runtime: runtime, commands: commands, shared: shared)
     }
 
     /// Stops the loop and waits until both sockets are closed.
     func stop() async {
-        thread.stop()
-        await thread.wait()
+        runtime.stop()
+        await runtime.wait()
     }
 
     /// The start id this fake sends in `pong`.
@@ -177,28 +176,36 @@ final class FakeClientAuthority: Sendable {
         let startID = UInt64.random(in: 1 ... .max)
     }
 
-    private enum Loop {
-        static func run(context: ZMQContext, actions: String, thread: NodeThread, commands: Mailbox<Command>, shared: Shared,
-                        handler: Handler, ready: (Result<(String, String), any Error>) -> Void) {
-            let router: ZMQSocket
-            let pub: ZMQSocket
-            let poller = ZMQPoller()
-            do {
-                router = try ZMQSocket(context: context, type: .router)
-                pub = try ZMQSocket(context: context, type: .xpub)
-                try router.set(.linger, 0)
-                try pub.set(.linger, 0)
-                try router.bind(actions)
-                try pub.bind("tcp://127.0.0.1:*")
-                try poller.register(router)
-                try poller.register(pub)
-                poller.register(commands)
-                poller.register(thread.wakeup)
-                ready(.success((try router.get(.lastEndpoint), try pub.get(.lastEndpoint))))
-            } catch {
-                ready(.failure(error))
-                return
-            }
+    /// The fake's loop on the skeleton every node uses: built on its thread, then run.
+    private final class Loop: NodeLoop {
+        struct Endpoints: Sendable { var actions: String, feed: String }
+        let ready: Endpoints
+        private let body: () -> Void
+
+        private init(ready: Endpoints, body: @escaping () -> Void) {
+            self.ready = ready
+            self.body = body
+        }
+
+        func run() { body() }
+
+        static func make(context: ZMQContext, actions: String, runtime: NodeRuntime, poller: NodePoller, commands: Mailbox<Command>,
+                         shared: Shared, handler: @escaping Handler) throws -> Loop {
+            let router = try ZMQSocket(context: context, type: .router)
+            let pub = try ZMQSocket(context: context, type: .xpub)
+            try router.set(.linger, 0)
+            try pub.set(.linger, 0)
+            try router.bind(actions)
+            try pub.bind("tcp://127.0.0.1:*")
+            _ = try poller.register(router)
+            _ = try poller.register(pub)
+            _ = poller.register(commands)
+            let endpoints = Endpoints(actions: try router.get(.lastEndpoint), feed: try pub.get(.lastEndpoint))
+            return Loop(ready: endpoints) { run(router: router, pub: pub, poller: poller, runtime: runtime, commands: commands, shared: shared, handler: handler) }
+        }
+
+        private static func run(router: ZMQSocket, pub: ZMQSocket, poller: NodePoller, runtime: NodeRuntime, commands: Mailbox<Command>,
+                                shared: Shared, handler: Handler) {
             defer {
                 router.close()
                 pub.close()
@@ -259,8 +266,8 @@ final class FakeClientAuthority: Sendable {
             }
 
             do {
-                while !thread.isStopping {
-                    try poller.poll(timeout: 100)
+                while !runtime.isStopping {
+                    try poller.wait(until: MonotonicClock.milliseconds() + 100)
                     try readActions()
                     while let frames = try pub.tryReceiveMultipart() {
                         guard let first = frames.first, first.first == 1 else { continue }

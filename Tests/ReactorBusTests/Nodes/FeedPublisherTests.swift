@@ -1,4 +1,5 @@
 @testable import ReactorBus
+import ReactorWire
 import Testing
 import ZeroMQ
 
@@ -30,5 +31,41 @@ import ZeroMQ
         try feed.publish(.heartbeat(version: 1, actionSeq: 1), now: 2)
         #expect(feed.largestMessage == largest)
         #expect(try socket.get(.sendHighWaterMark) == (1 << 20) / largest)
+    }
+
+    @Test func whatSubscribersWantIsKnownFromTheirSubscriptionsAndForgottenWhenTheyLeave() async throws {
+        let context = try ZMQContext()
+        defer { context.terminate(timeout: .seconds(1)) }
+        let socket = try ZMQSocket(context: context, type: .xpub)
+        let subscriber = try ZMQSocket(context: context, type: .sub)
+        defer {
+            subscriber.close()
+            socket.close()
+        }
+        let feed = try FeedPublisher(socket: socket, queueBytes: 1 << 20, maxHighWaterMark: 10_000)
+        let endpoint = "inproc://feed-wants-\(UInt64.random(in: 0...UInt64.max))"
+        try socket.bind(endpoint)
+        try subscriber.connect(endpoint)
+        #expect(!feed.wantsSnapshots && !feed.wantsMutations)
+
+        try subscriber.set(.subscribe, FeedMessage.Topic.snapshot)
+        #expect(try await readUntil(feed) { feed.wantsSnapshots })
+        #expect(!feed.wantsMutations)
+        try subscriber.set(.subscribe, FeedMessage.Topic.mutation)
+        #expect(try await readUntil(feed) { feed.wantsMutations })
+        try subscriber.set(.unsubscribe, FeedMessage.Topic.snapshot)
+        #expect(try await readUntil(feed) { !feed.wantsSnapshots })
+        #expect(feed.wantsMutations)
+    }
+
+    /// Reads subscription changes until `condition` holds; false after the deadline.
+    private func readUntil(_ feed: FeedPublisher, _ condition: () -> Bool) async throws -> Bool {
+        let deadline = ContinuousClock.now + promptly
+        while !condition() {
+            if ContinuousClock.now >= deadline { return false }
+            try feed.readSubscriptions()
+            try await Task.sleep(for: .milliseconds(2))
+        }
+        return true
     }
 }

@@ -4,6 +4,7 @@ import ReactorApps
 @testable import ReactorBus
 import ReactorCore
 import ReactorLog
+import ReactorWire
 import Synchronization
 import Testing
 import ZeroMQ
@@ -176,6 +177,43 @@ import ZeroMQ
             authority.send(.error(ref: 0, code: .wrongApp, message: "this authority runs primes"), to: ready.peer)
             #expect(await finishes(worker))
         }
+    }
+
+    @Test func runIsTheLifecycleCancellingItStopsGracefullyAndItThrowsWhyTheWorkerStoppedOnItsOwn() async throws {
+        let context = try ZMQContext()
+        let authority = try FakeWorkerAuthority(context: context)
+        func makeWorker(_ name: String) -> WorkerNode<Counter, CounterEffects> {
+            let configuration = WorkerConfiguration(authorityEndpoint: authority.endpoint, appName: "test", name: name, concurrency: 2)
+            return WorkerNode(reactor: Counter(), effects: CounterEffects(), configuration: configuration,
+                              logger: Logger(label: "test", sink: .discard), context: context)
+        }
+        // Cancelling the task is the graceful stop: the worker says bye, run() returns.
+        let worker = makeWorker("w-run")
+        let service = Task { try await worker.run() }
+        let peer = try await authority.register(heartbeatMilliseconds: 60_000)
+        service.cancel()
+        try await service.value
+        var last: FakeWorkerAuthority.Received?
+        while let received = await authority.next(), received.peer == peer {
+            last = received
+            if received.message == .bye { break }
+        }
+        #expect(last?.message == .bye)
+        #expect(worker.failure == nil)
+
+        // Refused for its app, the worker stops on its own and run() throws why.
+        let refused = makeWorker("w-refused")
+        let failing = Task { try await refused.run() }
+        let ready = try #require(await authority.next())
+        authority.send(.error(ref: 0, code: .wrongApp, message: "this authority runs primes"), to: ready.peer)
+        do {
+            try await failing.value
+            Issue.record("run() returned although the authority refused the app")
+        } catch let error as ProtocolError {
+            #expect(error.code == .wrongApp)
+        }
+        authority.close()
+        #expect(context.terminate(timeout: promptly))
     }
 
     // MARK: - Stopping and robustness

@@ -5,6 +5,11 @@ import ReactorStorage
 
 /// The authority's journal and snapshots, and the rules for using them.
 ///
+/// It never reads the engine during a turn: ``checkpointDemand(now:)`` says, before the turn's
+/// outbox is taken, when that outbox must carry a checkpoint; the loop hands it the outbox's
+/// records and checkpoint; what it did (commits, snapshots written) waits in ``takeReport()``
+/// for the loop to give the engine, which alone counts it.
+///
 /// - Every batch's records are appended and committed before its acks leave (`batch`), or each
 ///   action's record before its own ack (`always`); `none` commits without fsync.
 /// - A snapshot (the engine's checkpoint) is written every `snapshotEveryRecords` records or
@@ -16,7 +21,7 @@ import ReactorStorage
 /// - A failed snapshot write is logged once and retried after 1 s, 2 s, 4 s ... (at most 60 s)
 ///   from the failed attempt's start, not on every batch; the journal keeps every record meanwhile.
 /// - Recovery loads the newest valid snapshot and replays the journal after it.
-/// - ``close(engine:)`` waits for the snapshot being written, then writes the final one.
+/// - ``close(final:)`` waits for the snapshot being written, then writes the final one.
 final class AuthorityDurability<R: Reactor> {
     private let journal: Journal
     /// The lock on a snapshot directory outside the data directory, held until close.
@@ -42,6 +47,8 @@ final class AuthorityDurability<R: Reactor> {
     var snapshotDestination: (@Sendable () throws -> any SnapshotDestination)?
     /// Set when the journal failed: the node must not ack anything any more.
     private(set) var failure: (any Error)?
+    /// Commits and snapshots written since the last ``takeReport()``.
+    private var report = AuthorityLoopReport()
 
     /// Whether every action's record is committed before its own ack.
     var flushesEachAction: Bool { configuration.fsync == .always }
@@ -101,12 +108,18 @@ final class AuthorityDurability<R: Reactor> {
             replayed += 1
         }
         recordsSinceSnapshot = UInt64(replayed)
-        let state = engine.sequencer
-        logger.info("recovered version \(state.version), action \(state.actionSeq), \(state.openJobCount) open job(s) (\(replayed) record(s) replayed)")
+        let state = engine.currentMetrics()
+        logger.info("recovered version \(state.version), action \(state.actionSeq), \(state.openJobs) open job(s) (\(replayed) record(s) replayed)")
+    }
+
+    /// What was committed and written since the last call, for the engine to count.
+    func takeReport() -> AuthorityLoopReport {
+        defer { report = AuthorityLoopReport() }
+        return report
     }
 
     /// Appends and commits a batch's records. On failure the node must stop acking.
-    func append(_ records: [AuthorityRecord], engine: AuthorityEngine<R>) throws {
+    func append(_ records: [AuthorityRecord]) throws {
         do {
             for record in records { try journal.append(try encoder.encode(record)) }
             try journal.commit()
@@ -115,38 +128,51 @@ final class AuthorityDurability<R: Reactor> {
             throw error
         }
         recordsSinceSnapshot += UInt64(records.count)
-        engine.metrics[.journalRecords] += UInt64(records.count)
-        engine.metrics[.journalCommits] += 1
+        report.journalRecords += UInt64(records.count)
+        report.journalCommits += 1
     }
 
-    /// Collects a finished snapshot (compacting the journal), then starts one when enough
-    /// records or time have passed, or a failed one's retry is due, and none is being written.
-    func snapshotIfDue(engine: AuthorityEngine<R>, now: UInt64) {
-        if inProgress != nil, let outcome = writer?.takeOutcome() { finish(outcome, engine: engine) }
-        guard inProgress == nil, recordsSinceSnapshot > 0, failure == nil else { return }
+    /// Before a turn's outbox is taken: collects a finished snapshot (compacting the journal),
+    /// then says how many of the turn's records make a snapshot due (0: due now), so the outbox
+    /// carries the checkpoint; `nil` while one is being written, the journal failed, or a failed
+    /// one's retry is not due. Due when enough records or time have passed, or at a retry.
+    func checkpointDemand(now: UInt64) -> Int? {
+        if inProgress != nil, let outcome = writer?.takeOutcome() { finish(outcome) }
+        guard inProgress == nil, failure == nil else { return nil }
+        // Whatever else is due, a snapshot needs at least one record since the last one.
+        let anyRecords = recordsSinceSnapshot > 0 ? 0 : 1
         if let retryAt {
-            guard now >= retryAt else { return }
-        } else {
-            let dueByCount = recordsSinceSnapshot >= configuration.snapshotEveryRecords
-            let dueByTime = now >= lastSnapshotAt + configuration.snapshotInterval.wholeMilliseconds
-            guard dueByCount || dueByTime else { return }
+            return now >= retryAt ? anyRecords : nil
         }
-        startSnapshot(engine: engine, now: now)
+        if now >= lastSnapshotAt + configuration.snapshotInterval.wholeMilliseconds { return anyRecords }
+        let every = configuration.snapshotEveryRecords
+        return recordsSinceSnapshot < every ? Int(clamping: every - recordsSinceSnapshot) : anyRecords
+    }
+
+    /// After the turn's records are appended: starts writing `checkpoint` (the outbox's, present
+    /// when ``checkpointDemand(now:)`` found a snapshot due), which covers exactly the journal.
+    func snapshot(_ checkpoint: AuthorityCheckpoint<R>?, now: UInt64) {
+        guard let checkpoint, inProgress == nil, recordsSinceSnapshot > 0, failure == nil else { return }
+        startSnapshot(checkpoint, now: now)
     }
 
     /// Waits for the snapshot being written, if any, and collects it (compacting the journal).
-    func finishSnapshotInProgress(engine: AuthorityEngine<R>) {
+    func finishSnapshotInProgress() {
         guard inProgress != nil, let outcome = writer?.waitForOutcome() else { return }
-        finish(outcome, engine: engine)
+        finish(outcome)
     }
 
-    /// Waits for the snapshot being written, writes a final one, commits what is left and
-    /// releases the data directory.
-    func close(engine: AuthorityEngine<R>) {
-        finishSnapshotInProgress(engine: engine)
-        if failure == nil, recordsSinceSnapshot > 0 {
-            startSnapshot(engine: engine, now: MonotonicClock.milliseconds())
-            finishSnapshotInProgress(engine: engine)
+    /// Whether, with no snapshot being written, the journal holds records no snapshot covers
+    /// (and can still be trusted): then ``close(final:)`` wants the engine's last checkpoint.
+    var wantsFinalSnapshot: Bool { failure == nil && recordsSinceSnapshot > 0 }
+
+    /// Waits for the snapshot being written, writes `final` (the checkpoint after the last
+    /// turn, when ``wantsFinalSnapshot``), commits what is left and releases the data directory.
+    func close(final: AuthorityCheckpoint<R>?) {
+        finishSnapshotInProgress()
+        if let final, wantsFinalSnapshot {
+            startSnapshot(final, now: MonotonicClock.milliseconds())
+            finishSnapshotInProgress()
         }
         writer?.stop()
         writer = nil
@@ -168,19 +194,18 @@ final class AuthorityDurability<R: Reactor> {
         min(1_000 << UInt64(min(max(failures - 1, 0), 6)), 60_000)
     }
 
-    /// Commits the journal, copies the checkpoint and hands both to the writer thread.
-    private func startSnapshot(engine: AuthorityEngine<R>, now: UInt64) {
+    /// Commits the journal and hands the checkpoint and the LSN it covers to the writer thread.
+    private func startSnapshot(_ checkpoint: AuthorityCheckpoint<R>, now: UInt64) {
         do {
             try journal.commit()
         } catch {
             failed(error, lsn: journal.lastLSN, records: 0, startedAt: now)
             return
         }
-        // Nothing changes the engine between the batch's append and here: the checkpoint holds
-        // exactly the records through committedLSN.
+        // The checkpoint was taken with the outbox whose records were appended just before:
+        // it holds exactly the records through committedLSN.
         let lsn = journal.committedLSN
-        let checkpoint = engine.checkpoint()
-        let request = SnapshotWriter.Request(lsn: lsn, version: engine.sequencer.version) { try MessagePackEncoder().encode(checkpoint) }
+        let request = SnapshotWriter.Request(lsn: lsn, version: checkpoint.sequencer.version) { try MessagePackEncoder().encode(checkpoint) }
         let writer = self.writer ?? makeWriter()
         self.writer = writer
         guard writer.submit(request) else { return }
@@ -197,14 +222,14 @@ final class AuthorityDurability<R: Reactor> {
     }
 
     /// On the loop thread: a written snapshot lets the journal be compacted; a failed one is retried later.
-    private func finish(_ outcome: SnapshotWriter.Outcome, engine: AuthorityEngine<R>) {
+    private func finish(_ outcome: SnapshotWriter.Outcome) {
         guard let started = inProgress else { return }
         inProgress = nil
         switch outcome.result {
         case .success(let result):
             failedAttempts = 0
             retryAt = nil
-            engine.metrics[.snapshotsWritten] += 1
+            report.snapshotsWritten += 1
             do {
                 let removed = try journal.compact(through: result.compactableThrough)
                 logger.debug("snapshot at journal record \(outcome.lsn), version \(outcome.version), written in \(outcome.elapsed) off the loop; \(removed.count) segment(s) compacted")

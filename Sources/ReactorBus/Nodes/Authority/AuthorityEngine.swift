@@ -5,41 +5,19 @@ import ReactorWire
 
 /// The authority's logic without sockets: frames in, frames and journal records out.
 ///
-/// The loop hands it each message as received (routing id first) and, after a batch, takes the
-/// replies, worker messages, applied mutations and journal records it produced. Keeping sockets
-/// out makes the message handling testable and fuzzable with plain byte arrays. Bad input is
-/// answered or dropped and counted; it never changes state.
+/// The loop hands it each message as received (routing id first) and, after a batch, takes an
+/// ``Outbox``: everything the batch requires (replies, worker messages, journal records, what to
+/// publish, a checkpoint when a snapshot is due). The turn goes one way: the loop carries the
+/// outbox out and never reads the engine back; what it saw doing so comes back as an
+/// ``AuthorityLoopReport``, so the engine alone writes the metrics. Keeping sockets out makes the
+/// message handling testable and fuzzable with plain byte arrays. Bad input is answered or
+/// dropped and counted; it never changes state.
 ///
 /// Not thread-safe: owned by the authority's loop thread.
 ///
 /// `package` (not `public`): the libFuzzer harness `fuzz-authority` (Fuzz/, docs/FUZZING.md), a
 /// target of this package, drives it directly; it is no part of the library's API.
 package final class AuthorityEngine<R: Reactor> {
-    /// Messages to send after the journal is committed.
-    package struct Outbox {
-        /// Frames for the actions socket, routing envelope first.
-        package var replies: [[[UInt8]]] = []
-        /// Frames for the workers socket, routing id first.
-        package var toWorkers: [[[UInt8]]] = []
-        /// Applied mutations with the payload bytes when they arrived encoded (from a worker).
-        package var applied: [(mutation: AppliedMutation<R.Mutation>, payload: [UInt8]?)] = []
-        /// Records to append to the journal before replies go out.
-        package var records: [AuthorityRecord] = []
-        /// The replies (by index in ``replies``) that answer a `snapshot` or `stats` request:
-        /// the loop refuses one with `busy` when its client has too many reply bytes unread.
-        package var requestReplies: [Int: RequestReply] = [:]
-
-        /// What the loop needs to refuse a request's reply: the request and the envelope's size.
-        package struct RequestReply: Equatable {
-            /// The request's `request_id`, the refusal's `ref`.
-            package var requestID: UInt64
-            /// How many leading frames of the reply are the routing envelope.
-            package var envelopeCount: Int
-        }
-
-        package var isEmpty: Bool { replies.isEmpty && toWorkers.isEmpty && applied.isEmpty && records.isEmpty }
-    }
-
     let configuration: AuthorityConfiguration
     let logger: Logger
     /// Whether journal records are collected (only with persistence).
@@ -50,7 +28,7 @@ package final class AuthorityEngine<R: Reactor> {
     /// Client of each action that still has open jobs.
     private(set) var actionClients: [UInt64: String] = [:]
     private var inFlight: [String: Int] = [:]
-    package internal(set) var metrics = AuthorityMetrics()
+    package private(set) var metrics = AuthorityMetrics()
     var outbox = Outbox()
 
     private let encoder = MessagePackEncoder()
@@ -413,14 +391,44 @@ package final class AuthorityEngine<R: Reactor> {
         return snapshot
     }
 
-    /// Takes what the batch produced.
-    package func takeOutbox() -> Outbox {
+    /// Takes what the batch produced, with what `demand` asks for the feed and the journal.
+    package func takeOutbox(_ demand: Outbox.Demand = Outbox.Demand()) -> Outbox {
+        outbox.version = sequencer.version
+        outbox.actionSeq = sequencer.actionSeq
+        if demand.mutations {
+            for index in outbox.applied.indices where outbox.applied[index].payload == nil {
+                outbox.applied[index].payload = encode(outbox.applied[index].mutation.mutation)
+            }
+        }
+        if demand.snapshot, demand.publishedVersion != sequencer.version {
+            outbox.state = encodedState()
+        }
+        if let threshold = demand.checkpointAtRecords, outbox.records.count >= threshold {
+            outbox.checkpoint = checkpoint()
+        }
         defer { outbox = Outbox() }
         return outbox
     }
 
+    /// Counts what the loop saw while carrying out outboxes.
+    package func absorb(_ report: AuthorityLoopReport) {
+        // Only counters that moved are written: most turns report none, and a write would copy
+        // the counters' storage, shared with the copy last published to other threads.
+        count(.journalRecords, report.journalRecords)
+        count(.journalCommits, report.journalCommits)
+        count(.snapshotsWritten, report.snapshotsWritten)
+        count(.snapshotsPublished, report.snapshotsPublished)
+        count(.handshakesRefused, report.handshakesRefused)
+        count(.repliesRefusedBytes, report.repliesRefusedBytes)
+        if let mark = report.feedHighWaterMark { metrics.feedHighWaterMark = mark }
+    }
+
+    private func count(_ counter: AuthorityCounter, _ amount: UInt64) {
+        if amount > 0 { metrics[counter] += amount }
+    }
+
     /// Encodes an app value for the wire; `nil` (and an error log) if the app's type cannot.
-    func encode<T: Encodable>(_ value: T) -> [UInt8]? {
+    private func encode<T: Encodable>(_ value: T) -> [UInt8]? {
         do {
             return try encoder.encode(value)
         } catch {
@@ -432,7 +440,7 @@ package final class AuthorityEngine<R: Reactor> {
     /// The current state encoded for the wire, reused while the version stays the same.
     private func encodedState() -> [UInt8]? {
         if let cached = encodedStateCache, cached.version == sequencer.version { return cached.bytes }
-        guard let bytes = try? encoder.encode(sequencer.state) else { return nil }
+        guard let bytes = encode(sequencer.state) else { return nil }
         encodedStateCache = (sequencer.version, bytes)
         return bytes
     }

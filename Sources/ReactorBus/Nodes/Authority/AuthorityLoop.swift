@@ -8,15 +8,19 @@ import ZeroMQ
 /// the node's thread, and moves bytes between them and the ``AuthorityEngine``.
 ///
 /// One turn: poll; read up to `maxBatch` messages from each ready socket into the engine; then
-/// flush — append the batch's records to the journal and commit it under the fsync policy, and
-/// only then send acks, jobs, the batch's mutations and one snapshot.
-final class AuthorityLoop<R: Reactor> {
+/// flush — take the engine's outbox, append its records to the journal and commit them under the
+/// fsync policy, and only then send acks, jobs, the batch's mutations and one snapshot.
+///
+/// The turn goes one way: the loop tells the engine what it will need (``AuthorityEngine/Outbox/Demand``),
+/// carries the outbox out, and hands what it saw (commits, refusals, snapshots) back as an
+/// ``AuthorityLoopReport``; it never reads or changes the engine's internals.
+final class AuthorityLoop<R: Reactor>: NodeLoop {
     private let engine: AuthorityEngine<R>
     private let configuration: AuthorityConfiguration
     private let logger: Logger
-    private let thread: NodeThread
-    private let publishMetrics: (AuthorityMetrics) -> Void
-    private let failure: NodeFailure
+    private let runtime: NodeRuntime
+    private let poller: NodePoller
+    private let metrics: NodeMetrics<AuthorityMetrics>
     private let actions: ZMQSocket
     private let workers: ZMQSocket
     private let feed: FeedPublisher
@@ -34,17 +38,20 @@ final class AuthorityLoop<R: Reactor> {
     /// Requests refused for their client's reply bytes since the last warning, and when that was.
     private var refusedSinceWarning = 0
     private var lastRefusalWarning: UInt64?
+    /// What this loop saw since the last flush, for the engine to count.
+    private var report = AuthorityLoopReport()
 
     /// The endpoints as bound (with real ports where `*` or `0` was asked for).
     let endpoints: AuthorityNode<R>.Endpoints
+    var ready: AuthorityNode<R>.Endpoints { endpoints }
 
-    init(reactor: R, configuration: AuthorityConfiguration, logger: Logger, context: ZMQContext, thread: NodeThread,
-         failure: NodeFailure, publishMetrics: @escaping (AuthorityMetrics) -> Void) throws {
-        self.failure = failure
+    init(reactor: R, configuration: AuthorityConfiguration, logger: Logger, context: ZMQContext, runtime: NodeRuntime,
+         poller: NodePoller, metrics: NodeMetrics<AuthorityMetrics>) throws {
         self.configuration = configuration
         self.logger = logger
-        self.thread = thread
-        self.publishMetrics = publishMetrics
+        self.runtime = runtime
+        self.poller = poller
+        self.metrics = metrics
         self.heartbeatMilliseconds = max(1, configuration.heartbeatInterval.wholeMilliseconds)
         self.idleFeedMilliseconds = max(1, configuration.idleFeedInterval.wholeMilliseconds)
         replyBudget = ReplyBudget(limit: configuration.clientQueueBytes)
@@ -100,68 +107,67 @@ final class AuthorityLoop<R: Reactor> {
         if recovered > 0 { logger.info("\(recovered) unfinished job(s) from before the restart will be dispatched again") }
         nextHeartbeat = now + heartbeatMilliseconds
         nextTick = now + 100
-        let poller = ZMQPoller()
         do {
             let actionsIndex = try poller.register(actions)
             let workersIndex = try poller.register(workers)
             let feedIndex = try poller.register(feedSocket)
-            let wakeIndex = poller.register(thread.wakeup)
             let zapIndex = try zap.map { try poller.register($0.pollable) }
             let monitorIndices = try monitors.map { try poller.register($0.socket) }
             logger.info("serving app \(configuration.appName): actions \(endpoints.actions), workers \(endpoints.workers), feed \(endpoints.feed)")
-            while !thread.isStopping {
-                let now = MonotonicClock.milliseconds()
-                let nextFeed = feed.lastPublished + idleFeedMilliseconds
-                let deadline = min(nextTick, nextFeed)
-                _ = try poller.poll(timeout: deadline > now ? Int(min(deadline - now, 1_000)) : 0)
-                if poller.isReadable(wakeIndex) { _ = thread.wakeup.drain() }
+            while !runtime.isStopping {
+                try poller.wait(until: min(nextTick, feed.lastPublished + idleFeedMilliseconds))
                 if let zap, let zapIndex, poller.isReadable(zapIndex) { try zap.handleRequests(now: MonotonicClock.milliseconds()) }
                 for (offset, index) in monitorIndices.enumerated() where poller.isReadable(index) { try readMonitor(monitors[offset]) }
-                try turn(actionsReady: poller.isReadable(actionsIndex), workersReady: poller.isReadable(workersIndex),
+                try turn(actions: poller.receive(actions, at: actionsIndex, batch: configuration.maxBatch),
+                         workers: poller.receive(workers, at: workersIndex, batch: configuration.maxBatch),
                          feedReady: poller.isReadable(feedIndex))
             }
             logger.info("stopping: finishing the batch in hand")
-            try turn(actionsReady: false, workersReady: false, feedReady: false)
+            try turn(actions: nil, workers: nil, feedReady: false)
         } catch let error as ZMQError where error.isTerminated {
             logger.info("context shut down: stopping")
         } catch {
-            failure.record(error)
+            runtime.failure.record(error)
             logger.error("authority stopped: \(error)")
         }
-        durability?.close(engine: engine)
+        if let durability {
+            durability.finishSnapshotInProgress()
+            let final = durability.wantsFinalSnapshot ? engine.takeOutbox(.init(checkpointAtRecords: 0)).checkpoint : nil
+            durability.close(final: final)
+            report.merge(durability.takeReport())
+        }
+        engine.absorb(report)
         for monitor in monitors { monitor.socket.close() }
         zap?.close()
         actions.close()
         workers.close()
         feedSocket.close()
-        publishMetrics(engine.currentMetrics())
+        metrics.publish(engine.currentMetrics())
     }
 
     private func readMonitor(_ monitor: (domain: String, socket: ZMQSocket)) throws(ZMQError) {
         while let event = try monitor.socket.readMonitorEvent() {
-            engine.metrics[.handshakesRefused] += 1
+            report.handshakesRefused += 1
             let why = event.event == .handshakeFailedAuth ? "not admitted by the allowlist"
                 : event.event == .handshakeFailedProtocol ? "no CURVE or a broken handshake" : "wrong keys (handshake did not decrypt)"
             logger.warning("refused a peer on the \(monitor.domain) socket: \(why)")
         }
     }
 
-    private func turn(actionsReady: Bool, workersReady: Bool, feedReady: Bool) throws {
+    /// One turn over what the poller found: `actions` and `workers` are this turn's batches
+    /// (`nil` for the last turn, after a stop).
+    private func turn(actions: ReceiveBatch?, workers: ReceiveBatch?, feedReady: Bool) throws {
         let now = MonotonicClock.milliseconds()
         if feedReady { try feed.readSubscriptions() }
-        if actionsReady {
+        if var batch = actions {
             let flushEach = durability?.flushesEachAction == true
-            for _ in 0..<configuration.maxBatch {
-                guard let frames = try actions.tryReceiveMultipart() else { break }
+            while let frames = try batch.next() {
                 engine.handleClient(frames, now: now)
                 if flushEach { try flush(now: now) }
             }
         }
-        if workersReady {
-            for _ in 0..<configuration.maxBatch {
-                guard let frames = try workers.tryReceiveMultipart() else { break }
-                engine.handleWorker(frames, now: now)
-            }
+        if var batch = workers {
+            while let frames = try batch.next() { engine.handleWorker(frames, now: now) }
         }
         if now >= nextTick {
             let heartbeat = now >= nextHeartbeat
@@ -172,17 +178,22 @@ final class AuthorityLoop<R: Reactor> {
             replyBudget.prune()
         }
         try flush(now: now)
-        publishMetrics(engine.currentMetrics())
+        metrics.publish(engine.currentMetrics())
     }
 
     /// Journal first, then everything that may only leave once the journal has it.
     private func flush(now: UInt64) throws {
-        let outbox = engine.takeOutbox()
+        let demand = AuthorityEngine<R>.Outbox.Demand(
+            mutations: feed.wantsMutations,
+            snapshot: feed.wantsSnapshots,
+            publishedVersion: feed.lastSnapshotVersion,
+            checkpointAtRecords: durability?.checkpointDemand(now: now))
+        let outbox = engine.takeOutbox(demand)
         if let durability, !outbox.records.isEmpty {
             // A journal that cannot be written ends the node before any ack of this batch leaves;
             // the batch's clients are told why instead of waiting for a timeout.
             do {
-                try durability.append(outbox.records, engine: engine)
+                try durability.append(outbox.records)
             } catch {
                 for frames in outbox.replies { _ = try? actions.trySend(Self.refusingAck(frames, because: error)) }
                 throw error
@@ -190,8 +201,13 @@ final class AuthorityLoop<R: Reactor> {
         }
         try sendReplies(outbox, now: now)
         for frames in outbox.toWorkers { _ = try workers.trySend(frames) }
-        try publish(outbox.applied, now: now)
-        durability?.snapshotIfDue(engine: engine, now: now)
+        try publish(outbox, mutations: demand.mutations, now: now)
+        if let durability {
+            durability.snapshot(outbox.checkpoint, now: now)
+            report.merge(durability.takeReport())
+        }
+        engine.absorb(report)
+        report = AuthorityLoopReport()
     }
 
     /// Sends the batch's replies. A reply to a `snapshot` or `stats` request is charged to its
@@ -215,7 +231,7 @@ final class AuthorityLoop<R: Reactor> {
     /// The `busy` error that replaces a reply over its client's budget; counts and warns (at most
     /// one warning every 10 s, with how many were refused since the previous one).
     private func refusal(of request: AuthorityEngine<R>.Outbox.RequestReply, frames: [[UInt8]], cost: Int, now: UInt64) -> [[UInt8]] {
-        engine.metrics[.repliesRefusedBytes] += 1
+        report.repliesRefusedBytes += 1
         refusedSinceWarning += 1
         let queued = frames.first.map { replyBudget.queuedBytes(client: $0) } ?? 0
         if lastRefusalWarning.map({ now >= $0 + 10_000 }) ?? true {
@@ -241,20 +257,22 @@ final class AuthorityLoop<R: Reactor> {
         return Array(frames.prefix(envelopeCount)) + refusal.frames(HeaderWriter())
     }
 
-    private func publish(_ applied: [(mutation: AppliedMutation<R.Mutation>, payload: [UInt8]?)], now: UInt64) throws(ZMQError) {
-        let sequencer = engine.sequencer
-        if !applied.isEmpty, feed.wants(FeedMessage.Topic.mutation) {
-            for (mutation, payload) in applied {
-                guard let bytes = payload ?? engine.encode(mutation.mutation) else { continue }
-                try feed.publish(.mutation(version: mutation.version, actionSeq: mutation.actionSeq, origin: mutation.origin, payload: bytes), now: now)
+    /// Publishes the outbox's mutations (when subscribed: `mutations`), then its state as a
+    /// snapshot if it carries one, or else a heartbeat when the feed has been idle.
+    private func publish(_ outbox: AuthorityEngine<R>.Outbox, mutations: Bool, now: UInt64) throws(ZMQError) {
+        if mutations {
+            for (mutation, payload) in outbox.applied {
+                // No payload: the app's mutation type did not encode (the engine logged it).
+                guard let payload else { continue }
+                try feed.publish(.mutation(version: mutation.version, actionSeq: mutation.actionSeq, origin: mutation.origin, payload: payload), now: now)
             }
         }
-        if sequencer.version != feed.lastSnapshotVersion, feed.wants(FeedMessage.Topic.snapshot), let state = engine.encode(sequencer.state) {
-            engine.metrics[.snapshotsPublished] += 1
-            try feed.publish(.snapshot(version: sequencer.version, actionSeq: sequencer.actionSeq, payload: state), now: now)
+        if let state = outbox.state {
+            report.snapshotsPublished += 1
+            try feed.publish(.snapshot(version: outbox.version, actionSeq: outbox.actionSeq, payload: state), now: now)
         } else if now >= feed.lastPublished + idleFeedMilliseconds {
-            try feed.publish(.heartbeat(version: sequencer.version, actionSeq: sequencer.actionSeq), now: now)
+            try feed.publish(.heartbeat(version: outbox.version, actionSeq: outbox.actionSeq), now: now)
         }
-        engine.metrics.feedHighWaterMark = UInt64(feed.highWaterMark)
+        report.feedHighWaterMark = UInt64(feed.highWaterMark)
     }
 }

@@ -1,12 +1,11 @@
 import ReactorCore
 import ReactorLog
-import Synchronization
 import ZeroMQ
 
 /// The node that owns the state: accepts actions, dispatches effects to workers, applies their
 /// mutations in order, journals, and publishes the feed.
 ///
-/// All sockets live on the node's own thread (see ``NodeThread``); this handle is `Sendable`
+/// All sockets live on the node's own thread (see ``NodeRuntime``); this handle is `Sendable`
 /// and may be used from anywhere to start, stop, wait and read metrics.
 ///
 /// ```swift
@@ -16,6 +15,9 @@ import ZeroMQ
 /// node.stop()
 /// await node.wait()
 /// ```
+///
+/// Or as a service: `try await node.run()` starts it, returns when it stops, stops it
+/// gracefully when the task is cancelled, and throws ``failure`` if it stopped on its own.
 public final class AuthorityNode<R: Reactor>: Sendable {
     /// The endpoints the node bound, with real ports where an ephemeral one was asked for.
     public struct Endpoints: Sendable, Equatable {
@@ -28,9 +30,8 @@ public final class AuthorityNode<R: Reactor>: Sendable {
     private let configuration: AuthorityConfiguration
     private let logger: Logger
     private let context: ZMQContext
-    private let thread: NodeThread
-    private let latestMetrics = Mutex(AuthorityMetrics())
-    private let stopCause = NodeFailure()
+    private let runtime = NodeRuntime(name: "authority")
+    private let latestMetrics = NodeMetrics(AuthorityMetrics())
 
     /// Creates a node; nothing is bound until ``start()``.
     public init(reactor: R, configuration: AuthorityConfiguration, logger: Logger, context: ZMQContext) throws(ZMQError) {
@@ -38,7 +39,7 @@ public final class AuthorityNode<R: Reactor>: Sendable {
         self.configuration = configuration
         self.logger = logger
         self.context = context
-        self.thread = try NodeThread(name: "authority")
+        try runtime.prepare()
     }
 
     /// Recovers state (with a data directory), binds the sockets and starts serving.
@@ -47,37 +48,37 @@ public final class AuthorityNode<R: Reactor>: Sendable {
     /// - Throws: a ``ZMQError`` for an endpoint that cannot be bound, a ``PersistenceError`` for a
     ///   data directory that cannot be used; the node is then not running.
     public func start() async throws -> Endpoints {
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Endpoints, any Error>) in
-            let started = thread.start { [self] in
-                let loop: AuthorityLoop<R>
-                do {
-                    loop = try AuthorityLoop(reactor: reactor, configuration: configuration, logger: logger, context: context, thread: thread,
-                                             failure: stopCause) { snapshot in
-                        self.latestMetrics.withLock { $0 = snapshot }
-                    }
-                } catch {
-                    continuation.resume(throwing: error)
-                    return
-                }
-                continuation.resume(returning: loop.endpoints)
-                loop.run()
-            }
-            if !started { continuation.resume(throwing: NodeError.alreadyStarted("authority")) }
-        }
+        let (reactor, configuration, logger, context, metrics) = (reactor, configuration, logger, context, latestMetrics)
+        let startup = try await runtime.start { runtime, poller in
+            try AuthorityLoop(reactor: reactor, configuration: configuration, logger: logger, context: context,
+                              runtime: runtime, poller: poller, metrics: metrics)
+        } run: { $0.run() }
+        guard case .ready(let endpoints) = startup else { throw NodeError.alreadyStarted("authority") }
+        return endpoints
+    }
+
+    /// Runs the node as a service: starts it, returns once it has stopped; cancelling the task
+    /// stops it like ``stop()``.
+    ///
+    /// - Throws: what ``start()`` throws; then ``failure``, when the node stopped on its own.
+    public func run() async throws {
+        _ = try await start()
+        await runtime.serve { [self] in stop() }
+        if let failure { throw failure }
     }
 
     /// Stops taking new messages, finishes the batch in hand, writes a final snapshot (with a
     /// data directory), closes the sockets. Idempotent; safe from any thread.
-    public func stop() { thread.stop() }
+    public func stop() { runtime.stop() }
 
     /// Returns once the node has stopped.
-    public func wait() async { await thread.wait() }
+    public func wait() async { await runtime.wait() }
 
     /// Why the node stopped on its own, e.g. a ``PersistenceError`` when its journal could not be
     /// written (a full disk); `nil` while it runs and after a stop that was asked for. A node
     /// that stops on its own has acknowledged nothing it could not journal.
-    public var failure: (any Error)? { stopCause.error }
+    public var failure: (any Error)? { runtime.failure.error }
 
     /// Counters and gauges as of the last loop turn.
-    public var metrics: AuthorityMetrics { latestMetrics.withLock { $0 } }
+    public var metrics: AuthorityMetrics { latestMetrics.value }
 }

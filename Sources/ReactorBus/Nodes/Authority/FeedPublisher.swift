@@ -37,6 +37,10 @@ final class FeedPublisher {
     private(set) var largestMessage = 0
     /// The high-water mark currently set on the socket, in messages per subscriber.
     private(set) var highWaterMark: Int
+    /// Whether anyone subscribed to snapshots, and to mutations: ``wants(_:)`` for those two
+    /// topics, worked out when subscriptions change rather than on every turn.
+    private(set) var wantsSnapshots = false
+    private(set) var wantsMutations = false
 
     /// Sets the initial high-water mark (`maxHighWaterMark`, or less if `queueBytes` holds fewer
     /// messages of the smallest size); call before the socket binds.
@@ -65,6 +69,8 @@ final class FeedPublisher {
             guard let frame = frames.first, let flag = frame.first else { continue }
             let prefix = Array(frame.dropFirst())
             if flag == 1 { prefixes.insert(prefix) } else if flag == 0 { prefixes.remove(prefix) }
+            wantsSnapshots = wants(FeedMessage.Topic.snapshot)
+            wantsMutations = wants(FeedMessage.Topic.mutation)
         }
     }
 

@@ -1,9 +1,7 @@
-import Dispatch
 import MessagePack
 import ReactorCore
 import ReactorLog
 import ReactorWire
-import Synchronization
 import ZeroMQ
 
 /// Sends actions to the authority and reads its snapshot, version and counters.
@@ -40,10 +38,10 @@ public final class ActionClient<R: Reactor>: Sendable {
     public let configuration: ActionClientConfiguration
     private let logger: Logger
     private let context: ZMQContext
-    private let thread: NodeThread
+    private let runtime: NodeRuntime
     private let mailbox: Mailbox<ClientLoop.Command>
-    private let gate = ClientGate()
-    let diagnostics = ClientDiagnostics()
+    /// The loop's counters, published once per turn (for tests).
+    let diagnostics = NodeMetrics(ClientDiagnostics())
 
     /// Creates a client; nothing connects until ``start()``.
     ///
@@ -53,8 +51,9 @@ public final class ActionClient<R: Reactor>: Sendable {
         self.configuration = try configuration.validated()
         self.logger = logger
         self.context = context
+        runtime = NodeRuntime(name: "client \(configuration.clientID.prefix(8))")
         do {
-            thread = try NodeThread(name: "client \(configuration.clientID.prefix(8))")
+            try runtime.prepare()
             mailbox = try Mailbox.forNode()
         } catch {
             throw .transport(error)
@@ -73,33 +72,26 @@ public final class ActionClient<R: Reactor>: Sendable {
     /// - Throws: ``ClientError/transport(_:)`` when the socket cannot be created or the endpoint
     ///   is invalid (`EINVAL`, `EPROTONOSUPPORT`, `ETERM`); ``ClientError/closed`` after ``close()``.
     public func start() throws(ClientError) {
-        guard gate.open() else {
-            if thread.isStopping || thread.isFinished { throw .closed }
-            return
-        }
-        let setup = Mutex<ZMQError?>(nil)
-        let ready = DispatchSemaphore(value: 0)
-        let (configuration, logger, context, mailbox, thread, gate, diagnostics) =
-            (configuration, logger, context, mailbox, thread, gate, diagnostics)
-        thread.start {
-            let loop: ClientLoop
+        if runtime.isStopping { throw .closed }
+        let (configuration, logger, context, mailbox, diagnostics) = (configuration, logger, context, mailbox, diagnostics)
+        let startup = try runtime.start(mailboxFailure: ClientError.transport) { runtime, poller throws(ClientError) in
             do throws(ZMQError) {
-                loop = try ClientLoop(configuration: configuration, logger: logger, context: context, mailbox: mailbox,
-                                      thread: thread, gate: gate, diagnostics: diagnostics)
+                return try ClientLoop(configuration: configuration, logger: logger, context: context, mailbox: mailbox,
+                                      runtime: runtime, poller: poller, diagnostics: diagnostics)
             } catch {
-                gate.close()
-                setup.withLock { $0 = error }
-                ready.signal()
-                return
+                throw .transport(error)
             }
-            ready.signal()
-            logger.debug("connected to \(configuration.actionsEndpoint) as \(configuration.clientID)")
-            loop.run()
-        }
-        ready.wait()
-        if let error = setup.withLock({ $0 }) {
-            throw .transport(error)
-        }
+        } run: { $0.run() }
+        if case .alreadyStarted = startup, runtime.isStopping || runtime.isFinished { throw .closed }
+    }
+
+    /// Runs the client as a service: starts it, returns once it is closed; cancelling the task
+    /// closes it like ``close()``.
+    ///
+    /// - Throws: what ``start()`` throws.
+    public func run() async throws {
+        try start()
+        await runtime.serve { [self] in close() }
     }
 
     /// Sends an action and returns the authority's ack.
@@ -125,8 +117,8 @@ public final class ActionClient<R: Reactor>: Sendable {
             throw .invalidArgument("the action is \(payload.count) bytes, over maxMessageBytes (\(configuration.maxMessageBytes))")
         }
         let result = await withUnsafeContinuation { (continuation: ClientLoop.ActionContinuation) in
-            if let refusal = gate.submit({ mailbox.post(.action(payload: payload, continuation: continuation)) }) {
-                continuation.resume(returning: .failure(refusal))
+            if !runtime.admit({ mailbox.post(.action(payload: payload, continuation: continuation)) }) {
+                continuation.resume(returning: .failure(.closed))
             }
         }
         return try result.get()
@@ -171,20 +163,20 @@ public final class ActionClient<R: Reactor>: Sendable {
     /// is closed on the loop thread. Idempotent; safe from any thread. Use ``wait()`` to know
     /// when the socket is closed.
     public func close() {
-        gate.close()
-        thread.stop()
+        runtime.refuseCalls()
+        runtime.stop()
     }
 
     /// Returns once the loop thread has closed its socket and answered every call (at once if
     /// the client never started).
     public func wait() async {
-        await thread.wait()
+        await runtime.wait()
     }
 
     private func request(_ kind: ClientRequestKind) async throws(ClientError) -> AuthorityReply {
         let result = await withUnsafeContinuation { (continuation: ClientLoop.ReplyContinuation) in
-            if let refusal = gate.submit({ mailbox.post(.request(kind, continuation: continuation)) }) {
-                continuation.resume(returning: .failure(refusal))
+            if !runtime.admit({ mailbox.post(.request(kind, continuation: continuation)) }) {
+                continuation.resume(returning: .failure(.closed))
             }
         }
         return try result.get()

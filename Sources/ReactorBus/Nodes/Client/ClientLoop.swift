@@ -1,63 +1,25 @@
 import ReactorLog
 import ReactorWire
-import Synchronization
 import ZeroMQ
 
-/// Whether an ``ActionClient`` accepts calls; shared by the handle and its loop.
-///
-/// Calls are posted to the loop's mailbox under this lock, and the loop marks itself closed under
-/// it before its final drain, so every call that was accepted is answered, even one racing `close()`.
-final class ClientGate: Sendable {
-    enum Phase { case idle, running, closed }
-
-    private let phase = Mutex(Phase.idle)
-
-    /// Runs `post` if the loop runs; otherwise returns `.closed` without running it.
-    func submit(_ post: () -> Void) -> ClientError? {
-        phase.withLock { phase in
-            guard phase == .running else { return .closed }
-            post()
-            return nil
-        }
-    }
-
-    /// Moves from idle to running; false if it was not idle.
-    func open() -> Bool {
-        phase.withLock { phase in
-            guard phase == .idle else { return false }
-            phase = .running
-            return true
-        }
-    }
-
-    /// Refuses every later call; returns the phase it had.
-    @discardableResult
-    func close() -> Phase {
-        phase.withLock { phase in
-            defer { phase = .closed }
-            return phase
-        }
-    }
-}
-
-/// Counters the loop publishes once per turn, readable from any thread (for tests and metrics).
-final class ClientDiagnostics: Sendable {
+/// Counters the client's loop publishes once per turn (see ``NodeMetrics``), for tests.
+struct ClientDiagnostics: Sendable, Equatable {
     /// Actions sent and not answered yet.
-    let inFlight = Atomic<Int>(0)
+    var inFlight = 0
     /// Actions waiting for a window slot.
-    let queued = Atomic<Int>(0)
+    var queued = 0
     /// Action sends, first attempts and retries.
-    let actionSends = Atomic<Int>(0)
+    var actionSends = 0
     /// Acks for actions that were already answered (for example the second ack of a resent action).
-    let lateAnswers = Atomic<Int>(0)
+    var lateAnswers = 0
     /// Answers that did not decode.
-    let badReplies = Atomic<Int>(0)
+    var badReplies = 0
     /// `busy` refusals received (each is waited out and resent, or fails the call at the give-up time).
-    let busyRefusals = Atomic<Int>(0)
+    var busyRefusals = 0
     /// Completed handshakes with the authority: 1 after the first connection, +1 per reconnection.
-    let connections = Atomic<Int>(0)
+    var connections = 0
     /// Actions resent because the connection came back or the authority's start id changed.
-    let reconnectResends = Atomic<Int>(0)
+    var reconnectResends = 0
 }
 
 /// The request kinds of the actions socket besides actions.
@@ -91,7 +53,7 @@ enum ClientRequestKind: Sendable {
 /// completed handshake (ZeroMQ would only queue it), attempts do not time out meanwhile, and
 /// everything unanswered is resent with the same `client_seq` once a handshake completes. A
 /// `pong` carries the authority's start id, so a restart is noticed even without a disconnect.
-final class ClientLoop {
+final class ClientLoop: NodeLoop {
     typealias ActionContinuation = UnsafeContinuation<Result<ActionAck, ClientError>, Never>
     typealias ReplyContinuation = UnsafeContinuation<Result<AuthorityReply, ClientError>, Never>
 
@@ -145,10 +107,9 @@ final class ClientLoop {
     private let socket: ZMQSocket
     private let monitor: ZMQSocket
     private let mailbox: Mailbox<Command>
-    private let thread: NodeThread
-    private let gate: ClientGate
-    private let diagnostics: ClientDiagnostics
-    private let poller = ZMQPoller()
+    private let runtime: NodeRuntime
+    private let diagnostics: NodeMetrics<ClientDiagnostics>
+    private let poller: NodePoller
     private let writer = HeaderWriter()
     private let timeoutMilliseconds: UInt64
     private let connectTimeoutMilliseconds: UInt64
@@ -194,12 +155,12 @@ final class ClientLoop {
 
     /// Creates the DEALER, its monitor, and connects; throws what ZeroMQ reports.
     init(configuration: ActionClientConfiguration, logger: Logger, context: ZMQContext, mailbox: Mailbox<Command>,
-         thread: NodeThread, gate: ClientGate, diagnostics: ClientDiagnostics) throws(ZMQError) {
+         runtime: NodeRuntime, poller: NodePoller, diagnostics: NodeMetrics<ClientDiagnostics>) throws(ZMQError) {
         self.configuration = configuration
         self.logger = logger
         self.mailbox = mailbox
-        self.thread = thread
-        self.gate = gate
+        self.runtime = runtime
+        self.poller = poller
         self.diagnostics = diagnostics
         self.timeoutMilliseconds = max(1, configuration.timeout.wholeMilliseconds)
         self.connectTimeoutMilliseconds = max(1, configuration.connectTimeout.wholeMilliseconds)
@@ -230,18 +191,18 @@ final class ClientLoop {
         }
         monitor = watcher
         mailboxIndex = poller.register(mailbox)
-        poller.register(thread.wakeup)
         actions.reserveCapacity(configuration.window)
     }
 
     /// Runs until the thread is asked to stop or ZeroMQ fails, then answers every call it holds.
     func run() {
+        logger.debug("connected to \(configuration.actionsEndpoint) as \(configuration.clientID)")
         var failure = ClientError.closed
-        while !thread.isStopping {
+        while !runtime.isStopping {
             do {
-                try poller.poll(timeout: pollTimeout())
+                try poller.wait(until: nextDeadline())
                 if poller.isReadable(monitorIndex) { try readMonitor() }
-                if poller.isReadable(socketIndex) { try receiveAnswers() }
+                try receiveAnswers(poller.receive(socket, at: socketIndex, batch: Self.receiveBatch))
                 if poller.isReadable(mailboxIndex) {
                     for command in mailbox.drain() { try accept(command) }
                 }
@@ -259,19 +220,20 @@ final class ClientLoop {
         }
         monitor.close()
         socket.close()
-        gate.close()
+        runtime.refuseCalls()
         failEverything(with: failure)
         publishDiagnostics()
     }
 
-    private func pollTimeout() -> Int {
+    /// When the loop must next look at its timers (the poller waits at most 1 s anyway).
+    private func nextDeadline() -> UInt64 {
         let now = MonotonicClock.milliseconds()
         var next = now + 1_000
         if let deadline = deadlines.first { next = min(next, deadline.at) }
         if !busyQueue.isEmpty { next = min(next, pausedUntil) }
         if let stallSince { next = min(next, stallSince + connectTimeoutMilliseconds) }
         if connected, probe == nil, !actions.isEmpty { next = min(next, lastHeard + Self.probeMilliseconds) }
-        return next <= now ? 0 : Int(next - now)
+        return next
     }
 
     private func newGeneration() -> UInt64 {
@@ -425,9 +387,9 @@ final class ClientLoop {
 
     // MARK: Answers
 
-    private func receiveAnswers() throws(ZMQError) {
-        for _ in 0..<Self.receiveBatch {
-            guard let frames = try socket.tryReceiveMultipart() else { return }
+    private func receiveAnswers(_ batch: ReceiveBatch) throws(ZMQError) {
+        var batch = batch
+        while let frames = try batch.next() {
             lastHeard = MonotonicClock.milliseconds()
             let reply: AuthorityReply
             do {
@@ -585,7 +547,7 @@ final class ClientLoop {
         for (_, pending) in requests { pending.continuation?.resume(returning: .failure(error)) }
         requests.removeAll()
         for item in waiting.removeAll() { item.continuation.resume(returning: .failure(error)) }
-        // The gate is closed, so nothing more can be posted: this drain is the last.
+        // Calls are refused now (refuseCalls), so nothing more can be posted: this drain is the last.
         for command in mailbox.drain() {
             switch command {
             case .action(_, let continuation): continuation.resume(returning: .failure(error))
@@ -595,13 +557,8 @@ final class ClientLoop {
     }
 
     private func publishDiagnostics() {
-        diagnostics.inFlight.store(actions.count, ordering: .relaxed)
-        diagnostics.queued.store(waiting.count, ordering: .relaxed)
-        diagnostics.actionSends.store(actionSends, ordering: .relaxed)
-        diagnostics.lateAnswers.store(lateAnswers, ordering: .relaxed)
-        diagnostics.badReplies.store(badReplies, ordering: .relaxed)
-        diagnostics.busyRefusals.store(busyRefusals, ordering: .relaxed)
-        diagnostics.connections.store(connections, ordering: .relaxed)
-        diagnostics.reconnectResends.store(reconnectResends, ordering: .relaxed)
+        diagnostics.publish(ClientDiagnostics(
+            inFlight: actions.count, queued: waiting.count, actionSends: actionSends, lateAnswers: lateAnswers,
+            badReplies: badReplies, busyRefusals: busyRefusals, connections: connections, reconnectResends: reconnectResends))
     }
 }

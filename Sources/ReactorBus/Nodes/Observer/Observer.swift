@@ -1,8 +1,6 @@
-import Dispatch
 import MessagePack
 import ReactorCore
 import ReactorLog
-import Synchronization
 import ZeroMQ
 
 /// Follows the authority's state: a stream of snapshots, each newer than the one before.
@@ -21,16 +19,13 @@ import ZeroMQ
 ///
 /// Every method is safe from any thread or task.
 public final class Observer<R: Reactor>: Sendable {
-    private enum Phase { case idle, running, stopped }
-
     /// The configuration.
     public let configuration: ObserverConfiguration
     private let logger: Logger
     private let context: ZMQContext
-    private let thread: NodeThread
-    private let counters = ObserverCounters()
+    private let runtime = NodeRuntime(name: "observer")
+    private let counters = NodeMetrics(ObserverMetrics())
     private let hub: SnapshotHub<R.State>
-    private let phase = Mutex(Phase.idle)
 
     /// Creates an observer; nothing connects until ``start()``.
     ///
@@ -39,7 +34,7 @@ public final class Observer<R: Reactor>: Sendable {
         self.configuration = configuration
         self.logger = logger
         self.context = context
-        thread = try NodeThread(name: "observer")
+        try runtime.prepare()
         hub = SnapshotHub(bufferSize: configuration.streamBufferSize, counters: counters) { payload in
             try MessagePackDecoder().decode(R.State.self, from: payload)
         }
@@ -50,7 +45,7 @@ public final class Observer<R: Reactor>: Sendable {
     }
 
     /// What the observer has seen so far.
-    public var metrics: ObserverMetrics { counters.metrics }
+    public var metrics: ObserverMetrics { counters.value }
 
     /// A new subscription: the current snapshot (the one fetched from the authority, or a newer
     /// one if the observer has been running), then every newer snapshot.
@@ -76,47 +71,38 @@ public final class Observer<R: Reactor>: Sendable {
     /// Returns once the sockets are connecting. Calling it again, or after ``stop()``, does nothing.
     /// - Throws: ``ZMQError`` when a socket cannot be created or an endpoint is invalid.
     public func start() throws(ZMQError) {
-        let starting = phase.withLock { phase -> Bool in
-            guard phase == .idle else { return false }
-            phase = .running
-            return true
+        guard !runtime.isStopping else { return }
+        let (configuration, logger, context, hub, counters) = (configuration, logger, context, hub, counters)
+        do throws(ZMQError) {
+            _ = try runtime.start(mailboxFailure: { $0 }) { runtime, poller throws(ZMQError) in
+                try ObserverLoop(configuration: configuration, logger: logger, context: context, runtime: runtime, poller: poller,
+                                 hub: hub, counters: counters)
+            } run: { $0.run() }
+        } catch {
+            hub.finish()
+            throw error
         }
-        guard starting else { return }
-        let setup = Mutex<ZMQError?>(nil)
-        let ready = DispatchSemaphore(value: 0)
-        let (configuration, logger, context, thread, hub, counters) = (configuration, logger, context, thread, hub, counters)
-        thread.start {
-            let loop: ObserverLoop<R.State>
-            do throws(ZMQError) {
-                loop = try ObserverLoop(configuration: configuration, logger: logger, context: context, thread: thread,
-                                        hub: hub, counters: counters)
-            } catch {
-                hub.finish()
-                setup.withLock { $0 = error }
-                ready.signal()
-                return
-            }
-            ready.signal()
-            logger.debug("following \(configuration.feedEndpoint), fetching from \(configuration.actionsEndpoint)")
-            loop.run()
-        }
-        ready.wait()
-        if let error = setup.withLock({ $0 }) { throw error }
+    }
+
+    /// Runs the observer as a service: starts it, returns once it has stopped; cancelling the
+    /// task stops it like ``stop()``.
+    ///
+    /// - Throws: what ``start()`` throws.
+    public func run() async throws {
+        try start()
+        await runtime.serve { [self] in stop() }
     }
 
     /// Stops the observer: the loop closes its sockets and every stream ends. Idempotent; safe
     /// from any thread. Use ``wait()`` to know when it is done.
     public func stop() {
-        let previous = phase.withLock { phase -> Phase in
-            defer { phase = .stopped }
-            return phase
-        }
-        thread.stop()
-        if previous == .idle { hub.finish() }
+        runtime.stop()
+        // A loop ends the streams when it stops; without one (never started), end them here.
+        if !runtime.hasStarted { hub.finish() }
     }
 
     /// Returns once the loop thread has closed its sockets (at once if it never started).
     public func wait() async {
-        await thread.wait()
+        await runtime.wait()
     }
 }

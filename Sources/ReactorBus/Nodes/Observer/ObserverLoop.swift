@@ -4,31 +4,6 @@ import ReactorWire
 import Synchronization
 import ZeroMQ
 
-/// The counters behind ``ObserverMetrics``: written by the loop, read from anywhere.
-final class ObserverCounters: Sendable {
-    let snapshotsReceived = Atomic<UInt64>(0)
-    let snapshotsDelivered = Atomic<UInt64>(0)
-    let staleIgnored = Atomic<UInt64>(0)
-    let refetches = Atomic<UInt64>(0)
-    let fetchTimeouts = Atomic<UInt64>(0)
-    let heartbeats = Atomic<UInt64>(0)
-    let mutations = Atomic<UInt64>(0)
-    let malformed = Atomic<UInt64>(0)
-
-    var metrics: ObserverMetrics {
-        var metrics = ObserverMetrics()
-        metrics.snapshotsReceived = snapshotsReceived.load(ordering: .relaxed)
-        metrics.snapshotsDelivered = snapshotsDelivered.load(ordering: .relaxed)
-        metrics.staleIgnored = staleIgnored.load(ordering: .relaxed)
-        metrics.refetches = refetches.load(ordering: .relaxed)
-        metrics.fetchTimeouts = fetchTimeouts.load(ordering: .relaxed)
-        metrics.heartbeats = heartbeats.load(ordering: .relaxed)
-        metrics.mutations = mutations.load(ordering: .relaxed)
-        metrics.malformed = malformed.load(ordering: .relaxed)
-        return metrics
-    }
-}
-
 /// A snapshot as the wire carries it.
 typealias RawSnapshot = (version: UInt64, actionSeq: UInt64, payload: [UInt8])
 
@@ -56,9 +31,9 @@ final class SnapshotHub<State: Sendable>: Sendable {
     private let subscribers = Mutex(Subscribers())
     private let bufferSize: Int
     private let decode: @Sendable ([UInt8]) throws -> State
-    private let counters: ObserverCounters
+    private let counters: NodeMetrics<ObserverMetrics>
 
-    init(bufferSize: Int, counters: ObserverCounters, decode: @escaping @Sendable ([UInt8]) throws -> State) {
+    init(bufferSize: Int, counters: NodeMetrics<ObserverMetrics>, decode: @escaping @Sendable ([UInt8]) throws -> State) {
         self.bufferSize = max(1, bufferSize)
         self.counters = counters
         self.decode = decode
@@ -124,7 +99,7 @@ final class SnapshotHub<State: Sendable>: Sendable {
         do {
             decoded = Snapshot(version: snapshot.version, state: try decode(snapshot.payload))
         } catch {
-            counters.malformed.add(1, ordering: .relaxed)
+            counters.update { $0.malformed += 1 }
             return
         }
         subscribers.withLock { state in
@@ -150,18 +125,18 @@ final class SnapshotHub<State: Sendable>: Sendable {
 /// Subscribes first, then fetches a snapshot on the actions socket; afterwards applies only feed
 /// snapshots newer than the one held, and fetches again when heartbeats (or a mutation gap, or a
 /// silent feed) show that it missed something.
-final class ObserverLoop<State: Sendable> {
+final class ObserverLoop<State: Sendable>: NodeLoop {
     /// Feed messages handled per turn at most, so timers and answers stay responsive.
     static var receiveBatch: Int { 4_096 }
 
     private let configuration: ObserverConfiguration
     private let logger: Logger
-    private let thread: NodeThread
+    private let runtime: NodeRuntime
     private let hub: SnapshotHub<State>
-    private let counters: ObserverCounters
+    private let counters: NodeMetrics<ObserverMetrics>
     private let feed: ZMQSocket
     private let actions: ZMQSocket
-    private let poller = ZMQPoller()
+    private let poller: NodePoller
     private let writer = HeaderWriter()
     private let requestTimeout: UInt64
     private let silenceTimeout: UInt64
@@ -180,11 +155,12 @@ final class ObserverLoop<State: Sendable> {
     private var lastFeedMessage: UInt64
     private var lastMutation: UInt64?
 
-    init(configuration: ObserverConfiguration, logger: Logger, context: ZMQContext, thread: NodeThread,
-         hub: SnapshotHub<State>, counters: ObserverCounters) throws(ZMQError) {
+    init(configuration: ObserverConfiguration, logger: Logger, context: ZMQContext, runtime: NodeRuntime, poller: NodePoller,
+         hub: SnapshotHub<State>, counters: NodeMetrics<ObserverMetrics>) throws(ZMQError) {
         self.configuration = configuration
         self.logger = logger
-        self.thread = thread
+        self.runtime = runtime
+        self.poller = poller
         self.hub = hub
         self.counters = counters
         requestTimeout = max(1, configuration.requestTimeout.wholeMilliseconds)
@@ -219,17 +195,17 @@ final class ObserverLoop<State: Sendable> {
             actions.close()
             throw error
         }
-        poller.register(thread.wakeup)
     }
 
     /// Runs until the thread is asked to stop or ZeroMQ fails; then closes the sockets and ends the streams.
     func run() {
+        logger.debug("following \(configuration.feedEndpoint), fetching from \(configuration.actionsEndpoint)")
         do throws(ZMQError) {
             try requestSnapshot()
-            while !thread.isStopping {
-                try poller.poll(timeout: pollTimeout())
-                if poller.isReadable(feedIndex) { try receiveFeed() }
-                if poller.isReadable(actionsIndex) { try receiveAnswers() }
+            while !runtime.isStopping {
+                try poller.wait(until: nextDeadline())
+                try receiveFeed(poller.receive(feed, at: feedIndex, batch: Self.receiveBatch))
+                try receiveAnswers(poller.receive(actions, at: actionsIndex, batch: Self.receiveBatch))
                 try checkTimers()
             }
         } catch {
@@ -240,11 +216,11 @@ final class ObserverLoop<State: Sendable> {
         hub.finish()
     }
 
-    private func pollTimeout() -> Int {
-        let now = MonotonicClock.milliseconds()
+    /// When the loop must next look at its timers (the poller waits at most 1 s anyway).
+    private func nextDeadline() -> UInt64 {
         var next = lastFeedMessage + silenceTimeout
         if let fetch { next = min(next, fetch.deadline) }
-        return next <= now ? 0 : Int(min(next - now, 1_000))
+        return next
     }
 
     // MARK: Fetching
@@ -260,7 +236,7 @@ final class ObserverLoop<State: Sendable> {
 
     private func refetch(_ reason: @autoclosure () -> String) throws(ZMQError) {
         guard fetch == nil else { return }
-        counters.refetches.add(1, ordering: .relaxed)
+        counters.update { $0.refetches += 1 }
         logger.info("fetching the snapshot again: \(reason())")
         try requestSnapshot()
     }
@@ -268,7 +244,7 @@ final class ObserverLoop<State: Sendable> {
     private func checkTimers() throws(ZMQError) {
         let now = MonotonicClock.milliseconds()
         if let fetch, fetch.deadline <= now {
-            counters.fetchTimeouts.add(1, ordering: .relaxed)
+            counters.update { $0.fetchTimeouts += 1 }
             logger.warning("no snapshot from \(configuration.actionsEndpoint) within \(configuration.requestTimeout); asking again")
             try requestSnapshot()
         }
@@ -278,25 +254,26 @@ final class ObserverLoop<State: Sendable> {
         }
     }
 
-    private func receiveAnswers() throws(ZMQError) {
-        while let frames = try actions.tryReceiveMultipart() {
+    private func receiveAnswers(_ batch: ReceiveBatch) throws(ZMQError) {
+        var batch = batch
+        while let frames = try batch.next() {
             let reply: AuthorityReply
             do {
                 reply = try AuthorityReply(frames: frames)
             } catch {
-                counters.malformed.add(1, ordering: .relaxed)
+                counters.update { $0.malformed += 1 }
                 logger.warning("dropped an answer that does not follow the protocol: \(error)")
                 continue
             }
             switch reply {
             case .snapshot(let id, let version, let actionSeq, _, let payload):
                 if fetch?.id == id { fetch = nil }
-                counters.snapshotsReceived.add(1, ordering: .relaxed)
+                counters.update { $0.snapshotsReceived += 1 }
                 behindHeartbeats = 0
                 if held == nil {
                     apply((version, actionSeq, payload))
                     if let early {
-                        if early.version > version { apply(early) } else { counters.staleIgnored.add(1, ordering: .relaxed) }
+                        if early.version > version { apply(early) } else { counters.update { $0.staleIgnored += 1 } }
                     }
                     early = nil
                 } else {
@@ -312,15 +289,15 @@ final class ObserverLoop<State: Sendable> {
 
     // MARK: Feed
 
-    private func receiveFeed() throws(ZMQError) {
-        for _ in 0..<Self.receiveBatch {
-            guard let frames = try feed.tryReceiveMultipart() else { return }
+    private func receiveFeed(_ batch: ReceiveBatch) throws(ZMQError) {
+        var batch = batch
+        while let frames = try batch.next() {
             lastFeedMessage = MonotonicClock.milliseconds()
             let message: FeedMessage
             do {
                 message = try FeedMessage(frames: frames)
             } catch {
-                counters.malformed.add(1, ordering: .relaxed)
+                counters.update { $0.malformed += 1 }
                 logger.debug("dropped a feed message that does not follow the protocol: \(error)")
                 continue
             }
@@ -331,20 +308,20 @@ final class ObserverLoop<State: Sendable> {
     private func handle(_ message: FeedMessage) throws(ZMQError) {
         switch message {
         case .snapshot(let version, let actionSeq, let payload):
-            counters.snapshotsReceived.add(1, ordering: .relaxed)
+            counters.update { $0.snapshotsReceived += 1 }
             if held == nil {
                 // Held back until the fetched snapshot is delivered; only the newest is kept.
                 if early.map({ version > $0.version }) ?? true {
-                    if early != nil { counters.staleIgnored.add(1, ordering: .relaxed) }
+                    if early != nil { counters.update { $0.staleIgnored += 1 } }
                     early = (version, actionSeq, payload)
                 } else {
-                    counters.staleIgnored.add(1, ordering: .relaxed)
+                    counters.update { $0.staleIgnored += 1 }
                 }
             } else {
                 offer((version, actionSeq, payload))
             }
         case .heartbeat(let version, _):
-            counters.heartbeats.add(1, ordering: .relaxed)
+            counters.update { $0.heartbeats += 1 }
             guard let held, version > held else {
                 behindHeartbeats = 0
                 return
@@ -354,7 +331,7 @@ final class ObserverLoop<State: Sendable> {
                 try refetch("heartbeats show version \(version), newer than the \(held) held")
             }
         case .mutation(let version, _, _, _):
-            counters.mutations.add(1, ordering: .relaxed)
+            counters.update { $0.mutations += 1 }
             guard configuration.followMutations else { return }
             let previous = max(lastMutation ?? 0, held ?? 0)
             if version <= previous { return }
@@ -368,7 +345,7 @@ final class ObserverLoop<State: Sendable> {
     /// Delivers a snapshot newer than the one held; counts an older or equal one.
     private func offer(_ snapshot: RawSnapshot) {
         if let held, snapshot.version <= held {
-            counters.staleIgnored.add(1, ordering: .relaxed)
+            counters.update { $0.staleIgnored += 1 }
             return
         }
         apply(snapshot)
@@ -376,7 +353,7 @@ final class ObserverLoop<State: Sendable> {
 
     private func apply(_ snapshot: RawSnapshot) {
         held = snapshot.version
-        counters.snapshotsDelivered.add(1, ordering: .relaxed)
+        counters.update { $0.snapshotsDelivered += 1 }
         hub.publish(snapshot)
     }
 }

@@ -5,9 +5,9 @@ import ZeroMQ
 /// Messages from the authority: registration, jobs, heartbeats and errors.
 extension WorkerLoop {
     /// Reads what the socket holds (a bounded batch) and handles each message.
-    func receiveAvailable() throws(ZMQError) {
-        for _ in 0..<Self.receiveBatch {
-            guard let frames = try socket.tryReceiveMultipart() else { return }
+    func receiveAvailable(_ batch: ReceiveBatch) throws(ZMQError) {
+        var batch = batch
+        while let frames = try batch.next() {
             // Any message, even a malformed one, shows the authority is alive.
             lastHeard = MonotonicClock.milliseconds()
             let message: AuthorityToWorker

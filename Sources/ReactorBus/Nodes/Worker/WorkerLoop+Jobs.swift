@@ -12,7 +12,7 @@ extension WorkerLoop {
     func accept(_ job: JobID, kind: String, payload: [UInt8]) throws(ZMQError) {
         metrics.update { $0.jobsReceived += 1 }
         // `stop()` may have come in the same turn as this job, before the drain began.
-        if drainDeadline != nil || thread.isStopping {
+        if drainDeadline != nil || runtime.isStopping {
             // Not started and never reported: `bye` hands it straight back to the authority.
             metrics.update { $0.jobsDeclined += 1 }
             logger.debug("job \(job): declined, the worker is stopping")

@@ -5,14 +5,14 @@ import ZeroMQ
 
 /// The worker's event loop: owns the DEALER socket and runs on the node's thread.
 ///
-/// Threads: the loop is created, used and dropped on the ``NodeThread`` only (it is not
-/// `Sendable`, and neither is its socket). Effect tasks reach it through ``events``; `stop()`
-/// reaches it through the thread's wakeup mailbox and ``stopRequest``.
+/// Threads: the loop is created, used and dropped on the node's thread only (see
+/// ``NodeRuntime``; it is not `Sendable`, and neither is its socket). Effect tasks reach it
+/// through ``events``; `stop()` reaches it through the runtime (its wakeup and stop count).
 ///
 /// One turn: check stop and timers (heartbeat due, authority silent), flush queued sends, poll
 /// the socket and both mailboxes, then handle what arrived. Messages from the authority are
 /// handled in `WorkerLoop+Authority.swift`, jobs and their events in `WorkerLoop+Jobs.swift`.
-final class WorkerLoop<R: Reactor, Handler: EffectHandler>
+final class WorkerLoop<R: Reactor, Handler: EffectHandler>: NodeLoop
 where Handler.Effect == R.Effect, Handler.Mutation == R.Mutation {
     /// A job whose task is running.
     struct RunningJob {
@@ -38,18 +38,16 @@ where Handler.Effect == R.Effect, Handler.Mutation == R.Mutation {
     let configuration: WorkerConfiguration
     let logger: Logger
     let context: ZMQContext
-    let thread: NodeThread
-    let stopRequest: WorkerStopRequest
-    let metrics: WorkerMetricsRecorder
+    let runtime: NodeRuntime
+    let metrics: NodeMetrics<WorkerMetrics>
     let events: Mailbox<WorkerJobEvent>
     let launcher: WorkerJobLauncher<R, Handler>
     let writer = HeaderWriter()
 
     var socket: ZMQSocket
-    var poller: ZMQPoller
+    var poller: NodePoller
     var socketItem = 0
     var eventsItem = 0
-    var wakeupItem = 0
 
     /// The heartbeat interval in force: the configured one until `welcome` names another.
     var heartbeatMilliseconds: UInt64
@@ -68,27 +66,25 @@ where Handler.Effect == R.Effect, Handler.Mutation == R.Mutation {
     /// Set when the worker can never work (`wrong_app`): the loop ends at the next turn.
     var fatal = false
     /// Where the reason for such an end goes, for whoever waits for the node.
-    let failure: NodeFailure
+    var failure: NodeFailure { runtime.failure }
 
     /// Creates the loop and its first socket, connects, and sends `ready`.
     ///
     /// - Throws: ``ZMQError`` when the socket cannot be created or the endpoint is invalid.
-    init(configuration: WorkerConfiguration, logger: Logger, context: ZMQContext, thread: NodeThread,
-         stopRequest: WorkerStopRequest, metrics: WorkerMetricsRecorder, events: Mailbox<WorkerJobEvent>,
-         launcher: WorkerJobLauncher<R, Handler>, failure: NodeFailure) throws(ZMQError) {
-        self.failure = failure
+    init(configuration: WorkerConfiguration, logger: Logger, context: ZMQContext, runtime: NodeRuntime, poller: NodePoller,
+         metrics: NodeMetrics<WorkerMetrics>, events: Mailbox<WorkerJobEvent>,
+         launcher: WorkerJobLauncher<R, Handler>) throws(ZMQError) {
         self.configuration = configuration
         self.logger = logger
         self.context = context
-        self.thread = thread
-        self.stopRequest = stopRequest
+        self.runtime = runtime
         self.metrics = metrics
         self.events = events
         self.launcher = launcher
         self.heartbeatMilliseconds = max(1, configuration.heartbeatInterval.wholeMilliseconds)
         self.socket = try Self.makeSocket(context: context, configuration: configuration)
-        self.poller = ZMQPoller()
-        try attach(socket)
+        self.poller = poller
+        try attach(socket, to: poller)
         logger.info("connecting to \(configuration.authorityEndpoint) as '\(configuration.name)' (app \(configuration.appName), capacity \(configuration.concurrency))")
         try sendReady()
     }
@@ -125,10 +121,10 @@ where Handler.Effect == R.Effect, Handler.Mutation == R.Mutation {
     /// One turn; returns `nil` to go on, or whether the stop was graceful.
     private func turn() throws(ZMQError) -> Bool? {
         var now = MonotonicClock.milliseconds()
-        if fatal || stopRequest.isImmediate {
+        if fatal || runtime.isStoppingAtOnce {
             return false
         }
-        if thread.isStopping && drainDeadline == nil {
+        if runtime.isStopping && drainDeadline == nil {
             beginDrain(now: now)
         }
         if let deadline = drainDeadline {
@@ -150,15 +146,12 @@ where Handler.Effect == R.Effect, Handler.Mutation == R.Mutation {
         }
 
         let nextSend = unsent.isEmpty ? lastSent &+ heartbeatMilliseconds : now &+ Self.retrySendMilliseconds
-        let next = min(nextSend, lastHeard &+ silence, drainDeadline ?? .max)
-        let wait = next > now ? next - now : 0
-        try poller.poll(timeout: Int(clamping: wait))
+        try poller.wait(until: min(nextSend, lastHeard &+ silence, drainDeadline ?? .max), longest: .max)
 
-        if poller.isReadable(wakeupItem) { _ = thread.wakeup.drain() }
         if poller.isReadable(eventsItem) {
             for event in events.drain() { try handle(event) }
         }
-        if poller.isReadable(socketItem) { try receiveAvailable() }
+        try receiveAvailable(poller.receive(socket, at: socketItem, batch: Self.receiveBatch))
         return nil
     }
 
@@ -204,10 +197,9 @@ where Handler.Effect == R.Effect, Handler.Mutation == R.Mutation {
         return socket
     }
 
-    /// Builds a poller over `socket` and both mailboxes, and starts the silence clock.
-    private func attach(_ socket: ZMQSocket) throws(ZMQError) {
-        let poller = ZMQPoller()
-        wakeupItem = poller.register(thread.wakeup)
+    /// Registers `socket` and the events mailbox with `poller` (which has the wakeup), and
+    /// starts the silence clock.
+    private func attach(_ socket: ZMQSocket, to poller: NodePoller) throws(ZMQError) {
         eventsItem = poller.register(events)
         socketItem = try poller.register(socket)
         self.poller = poller
@@ -231,7 +223,7 @@ where Handler.Effect == R.Effect, Handler.Mutation == R.Mutation {
         try? socket.set(.linger, 0)
         socket.close()
         socket = try Self.makeSocket(context: context, configuration: configuration)
-        try attach(socket)
+        try attach(socket, to: poller.renewed())
         try sendReady()
     }
 

@@ -1,5 +1,3 @@
-import Synchronization
-
 /// A consistent snapshot of what a ``WorkerNode`` has done so far.
 public struct WorkerMetrics: Sendable, Hashable {
     /// Jobs the authority sent, whether or not they were started.
@@ -29,17 +27,4 @@ public struct WorkerMetrics: Sendable, Hashable {
 
     /// An all-zero snapshot.
     public init() {}
-}
-
-/// The live counters behind ``WorkerNode/metrics``: written by the loop thread, read anywhere.
-final class WorkerMetricsRecorder: Sendable {
-    private let storage = Mutex(WorkerMetrics())
-
-    /// The current values.
-    var snapshot: WorkerMetrics { storage.withLock { $0 } }
-
-    /// Changes the counters under the lock.
-    func update(_ body: (inout WorkerMetrics) -> Void) {
-        storage.withLock { body(&$0) }
-    }
 }

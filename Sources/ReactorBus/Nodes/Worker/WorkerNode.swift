@@ -1,7 +1,5 @@
-import Dispatch
 import ReactorCore
 import ReactorLog
-import Synchronization
 import ZeroMQ
 
 /// A worker process's node: connects to the authority's workers socket, runs the jobs it is
@@ -27,15 +25,11 @@ import ZeroMQ
 /// `bye` and closes its socket with a bounded linger. Effects still running at the deadline are
 /// cancelled and not reported, so the authority re-dispatches them too. A second `stop()`
 /// cancels everything at once and says `bye` right away.
+///
+/// As a service, `try await worker.run()` starts it and returns when it stops; cancelling the
+/// task is the graceful stop.
 public final class WorkerNode<R: Reactor, Handler: EffectHandler>: Sendable
 where Handler.Effect == R.Effect, Handler.Mutation == R.Mutation {
-    private enum Phase {
-        case idle
-        case started(NodeThread)
-        /// `stop()` came before `start()`: the node will never run.
-        case stoppedBeforeStart
-    }
-
     /// The reactor whose effects the worker runs.
     public let reactor: R
     /// The handler that runs them.
@@ -44,10 +38,8 @@ where Handler.Effect == R.Effect, Handler.Mutation == R.Mutation {
     public let configuration: WorkerConfiguration
     private let logger: Logger
     private let context: ZMQContext
-    private let phase = Mutex(Phase.idle)
-    private let stopRequest = WorkerStopRequest()
-    private let recorder = WorkerMetricsRecorder()
-    private let stopCause = NodeFailure()
+    private let runtime = NodeRuntime(name: "worker")
+    private let recorder = NodeMetrics(WorkerMetrics())
 
     /// Creates a worker that does nothing until ``start()``.
     ///
@@ -68,10 +60,10 @@ where Handler.Effect == R.Effect, Handler.Mutation == R.Mutation {
     /// Why the worker stopped on its own: a ``ProtocolError`` with code
     /// ``ErrorCode/wrongApp`` when the authority serves another app. `nil` while it runs and
     /// after a stop that was asked for.
-    public var failure: (any Error)? { stopCause.error }
+    public var failure: (any Error)? { runtime.failure.error }
 
     /// A snapshot of the worker's counters; consistent, and safe to read from any thread.
-    public var metrics: WorkerMetrics { recorder.snapshot }
+    public var metrics: WorkerMetrics { recorder.value }
 
     /// Starts the worker's thread, which connects to the authority and sends `ready`.
     ///
@@ -81,87 +73,47 @@ where Handler.Effect == R.Effect, Handler.Mutation == R.Mutation {
     /// - Throws: ``ZMQError`` if the socket cannot be created or the endpoint is invalid
     ///   (`EINVAL`, `EPROTONOSUPPORT`), or `ETERM` if the context is shut down.
     public func start() throws(ZMQError) {
-        let thread = try NodeThread(name: "worker")
+        // Stopped before it started: it will never run.
+        guard !runtime.isStopping, !runtime.hasStarted else { return }
         let events = try Mailbox<WorkerJobEvent>.forNode()
-        let starting = phase.withLock { phase -> Bool in
-            guard case .idle = phase else { return false }
-            phase = .started(thread)
-            return true
-        }
-        guard starting else { return }
-
-        let startup = StartupReport()
         let launcher = WorkerJobLauncher<R, Handler>(
             reactor: reactor, runner: EffectRunner(handler: effects, policy: configuration.retry), events: events,
             kinds: configuration.kinds, maxPayloadBytes: configuration.maxMessageBytes, logger: logger)
-        let (configuration, logger, context) = (self.configuration, self.logger, self.context)
-        let (stopRequest, recorder, stopCause) = (self.stopRequest, self.recorder, self.stopCause)
-        thread.start {
-            let loop: WorkerLoop<R, Handler>
-            do throws(ZMQError) {
-                loop = try WorkerLoop(configuration: configuration, logger: logger, context: context, thread: thread,
-                                      stopRequest: stopRequest, metrics: recorder, events: events, launcher: launcher,
-                                      failure: stopCause)
-            } catch {
-                startup.finish(error)
-                return
-            }
-            startup.finish(nil)
-            loop.run()
-        }
-        if let error = startup.wait() {
+        let (configuration, logger, context, recorder) = (self.configuration, self.logger, self.context, self.recorder)
+        do throws(ZMQError) {
+            _ = try runtime.start(mailboxFailure: { $0 }) { runtime, poller throws(ZMQError) in
+                try WorkerLoop(configuration: configuration, logger: logger, context: context, runtime: runtime, poller: poller,
+                               metrics: recorder, events: events, launcher: launcher)
+            } run: { $0.run() }
+        } catch {
             logger.error("cannot connect to \(configuration.authorityEndpoint): \(error)")
             throw error
         }
+    }
+
+    /// Runs the worker as a service: starts it, returns once it has stopped; cancelling the
+    /// task is the first, graceful ``stop()``.
+    ///
+    /// - Throws: what ``start()`` throws; then ``failure``, when the worker stopped on its own.
+    public func run() async throws {
+        try start()
+        await runtime.serve { [self] in stop() }
+        if let failure { throw failure }
     }
 
     /// Stops the worker: gracefully the first time, at once the second time (see the type's
     /// documentation). Idempotent after that; safe from any thread; returns without waiting
     /// (use ``wait()``).
     public func stop() {
-        let thread = phase.withLock { phase -> NodeThread? in
-            switch phase {
-            case .idle:
-                phase = .stoppedBeforeStart
-                return nil
-            case .started(let thread):
-                return thread
-            case .stoppedBeforeStart:
-                return nil
-            }
-        }
-        guard let thread, !thread.isFinished else { return }
-        if stopRequest.request() == 1 {
-            thread.stop()
-        } else {
+        guard !runtime.isFinished else { return }
+        if runtime.stop() > 1, runtime.hasStarted {
             logger.info("stop requested again: cancelling running jobs")
-            thread.wakeup.post(())
         }
     }
 
     /// Returns once the worker's thread has finished (at once if it never started): after a
     /// stop, or after the authority refused the worker's app (`wrong_app`).
     public func wait() async {
-        let thread = phase.withLock { phase -> NodeThread? in
-            if case .started(let thread) = phase { return thread }
-            return nil
-        }
-        await thread?.wait()
-    }
-}
-
-/// Hands the outcome of the loop's first connect from the node thread to `start()`.
-private final class StartupReport: Sendable {
-    private let done = DispatchSemaphore(value: 0)
-    private let outcome = Mutex<ZMQError?>(nil)
-
-    func finish(_ error: ZMQError?) {
-        outcome.withLock { $0 = error }
-        done.signal()
-    }
-
-    func wait() -> ZMQError? {
-        done.wait()
-        return outcome.withLock { $0 }
+        await runtime.wait()
     }
 }

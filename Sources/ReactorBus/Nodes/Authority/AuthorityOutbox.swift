@@ -1,0 +1,67 @@
+import ReactorCore
+
+extension AuthorityEngine {
+    /// Everything one turn of the engine asks the loop to do, in the order it must happen:
+    /// journal ``records`` (and start a snapshot from ``checkpoint``), then send ``replies`` and
+    /// ``toWorkers``, then publish ``applied`` and ``state`` on the feed.
+    ///
+    /// The loop carries it out and never reads the engine back: what it sees while doing so
+    /// (journal commits, refused replies, snapshots written or published) goes back in as an
+    /// ``AuthorityLoopReport``.
+    package struct Outbox {
+        /// What the loop will do with the outbox, so the engine prepares only what is used.
+        package struct Demand: Equatable {
+            /// The feed has mutation subscribers: every applied mutation carries its payload.
+            package var mutations = false
+            /// The feed has snapshot subscribers: the outbox carries the encoded ``state`` when
+            /// the state's version differs from ``publishedVersion``.
+            package var snapshot = false
+            /// The version of the last snapshot the feed published; `nil` before the first.
+            package var publishedVersion: UInt64?
+            /// A snapshot is due once the journal holds this many of the turn's records (0: due
+            /// now): the outbox then carries the ``checkpoint``. `nil`: none can start.
+            package var checkpointAtRecords: Int?
+
+            /// Prepares nothing beyond replies, worker messages, applied mutations and records.
+            package init(mutations: Bool = false, snapshot: Bool = false, publishedVersion: UInt64? = nil, checkpointAtRecords: Int? = nil) {
+                self.mutations = mutations
+                self.snapshot = snapshot
+                self.publishedVersion = publishedVersion
+                self.checkpointAtRecords = checkpointAtRecords
+            }
+        }
+
+        /// Frames for the actions socket, routing envelope first.
+        package var replies: [[[UInt8]]] = []
+        /// Frames for the workers socket, routing id first.
+        package var toWorkers: [[[UInt8]]] = []
+        /// Applied mutations, with their payload bytes when they arrived encoded (from a worker)
+        /// or when the ``Demand`` asked for mutations (`nil` only if the app's type cannot encode).
+        package var applied: [(mutation: AppliedMutation<R.Mutation>, payload: [UInt8]?)] = []
+        /// Records to append to the journal before replies go out.
+        package var records: [AuthorityRecord] = []
+        /// The replies (by index in ``replies``) that answer a `snapshot` or `stats` request:
+        /// the loop refuses one with `busy` when its client has too many reply bytes unread.
+        package var requestReplies: [Int: RequestReply] = [:]
+        /// The state's version and last action's sequence number after the turn (for the feed's
+        /// snapshot or heartbeat).
+        package var version: UInt64 = 0
+        package var actionSeq: UInt64 = 0
+        /// The state encoded for the feed, when the ``Demand`` asked for a snapshot and the
+        /// version moved since the last one published.
+        package var state: [UInt8]?
+        /// The durable snapshot of the engine after the turn (covering exactly its ``records``),
+        /// when the ``Demand`` said one is due.
+        package var checkpoint: AuthorityCheckpoint<R>?
+
+        /// What the loop needs to refuse a request's reply: the request and the envelope's size.
+        package struct RequestReply: Equatable {
+            /// The request's `request_id`, the refusal's `ref`.
+            package var requestID: UInt64
+            /// How many leading frames of the reply are the routing envelope.
+            package var envelopeCount: Int
+        }
+
+        package var isEmpty: Bool { replies.isEmpty && toWorkers.isEmpty && applied.isEmpty && records.isEmpty }
+    }
+}

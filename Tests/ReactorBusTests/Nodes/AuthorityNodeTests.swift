@@ -1,0 +1,33 @@
+import Foundation
+import ReactorApps
+@testable import ReactorBus
+import ReactorLog
+import Testing
+import ZeroMQ
+
+/// The authority's handle on the node skeleton: `run()` as a service, `start()` once.
+@Suite struct AuthorityNodeTests {
+    @Test func runServesUntilTheTaskIsCancelledThenStopsGracefullyAndTheNodeCannotStartAgain() async throws {
+        let context = try ZMQContext()
+        let base = "ipc://" + NSTemporaryDirectory() + "authority-run-\(UUID().uuidString.prefix(8))"
+        let configuration = AuthorityConfiguration(appName: "counter", actionsEndpoint: base + "-actions",
+                                                   workersEndpoint: base + "-workers", feedEndpoint: base + "-feed")
+        let node = try AuthorityNode(reactor: Counter(), configuration: configuration, logger: Logger(label: "test", sink: .discard), context: context)
+        let service = Task { try await node.run() }
+
+        let client = try ActionClient<Counter>(configuration: .init(actionsEndpoint: configuration.actionsEndpoint), logger: quietLogger, context: context)
+        try client.start()
+        let ack = try await client.send(.countUp)
+        #expect(ack.version == 1)
+        client.close()
+        await client.wait()
+
+        service.cancel()
+        try await service.value
+        #expect(node.failure == nil)
+        #expect(node.metrics[.actionsAccepted] == 1)
+        #expect(node.metrics.version == 1)
+        await #expect(throws: NodeError.alreadyStarted("authority")) { _ = try await node.start() }
+        #expect(context.terminate(timeout: promptly))
+    }
+}

@@ -1,0 +1,93 @@
+import MessagePack
+import ReactorApps
+@testable import ReactorBus
+import ReactorCore
+import ReactorLog
+import ReactorWire
+import Testing
+
+/// The one-way turn: the outbox carries everything the loop must do (what to publish, the
+/// checkpoint when a snapshot is due), and what the loop saw comes back as a report the engine counts.
+@Suite struct AuthorityOutboxTests {
+    let writer = HeaderWriter()
+
+    func makeEngine() -> AuthorityEngine<Counter> {
+        let configuration = AuthorityConfiguration(appName: "counter", actionsEndpoint: "", workersEndpoint: "", feedEndpoint: "")
+        return AuthorityEngine(reactor: Counter(), configuration: configuration, logger: Logger(label: "test", sink: .discard), journaling: true)
+    }
+
+    func countUp(_ engine: AuthorityEngine<Counter>, seq: UInt64) throws {
+        let payload = try MessagePackEncoder().encode(Counter.Action.countUp)
+        engine.handleClient([[1]] + ClientMessage.action(clientID: "c1", clientSeq: seq, payload: payload).frames(writer), now: 0)
+    }
+
+    @Test func withoutADemandTheOutboxCarriesTheHeadButNoFeedBytesAndNoCheckpoint() throws {
+        let engine = makeEngine()
+        try countUp(engine, seq: 1)
+        try countUp(engine, seq: 2)
+        let outbox = engine.takeOutbox()
+        #expect(outbox.version == 2)
+        #expect(outbox.actionSeq == 2)
+        #expect(outbox.applied.map(\.payload) == [nil, nil])
+        #expect(outbox.state == nil)
+        #expect(outbox.checkpoint == nil)
+        #expect(outbox.records.count == 2)
+    }
+
+    @Test func theDemandForTheFeedGetsEveryMutationEncodedAndTheStateOnlyWhenItsVersionMoved() throws {
+        let engine = makeEngine()
+        // Before any snapshot was published, even version 0 is one to publish.
+        #expect(engine.takeOutbox(.init(snapshot: true, publishedVersion: nil)).state == (try MessagePackEncoder().encode(Counter.State(count: 0))))
+        try countUp(engine, seq: 1)
+        let increase = try MessagePackEncoder().encode(Counter.Mutation.increase)
+        let first = engine.takeOutbox(.init(mutations: true, snapshot: true, publishedVersion: 0))
+        #expect(first.applied.map(\.payload) == [increase])
+        #expect(first.state == (try MessagePackEncoder().encode(Counter.State(count: 1))))
+        // Nothing changed since version 1 was published: no state bytes.
+        let second = engine.takeOutbox(.init(mutations: true, snapshot: true, publishedVersion: 1))
+        #expect(second.state == nil)
+        #expect(second.version == 1)
+        #expect(second.applied.isEmpty)
+        // No snapshot subscriber: no state bytes, whatever the version.
+        try countUp(engine, seq: 2)
+        #expect(engine.takeOutbox(.init(snapshot: false, publishedVersion: 1)).state == nil)
+    }
+
+    @Test func theCheckpointComesOnlyOnceTheTurnHasTheRecordsTheDemandNames() throws {
+        let engine = makeEngine()
+        try countUp(engine, seq: 1)
+        #expect(engine.takeOutbox(.init(checkpointAtRecords: 2)).checkpoint == nil)
+        try countUp(engine, seq: 2)
+        try countUp(engine, seq: 3)
+        let due = try #require(engine.takeOutbox(.init(checkpointAtRecords: 2)).checkpoint)
+        #expect(due.sequencer.version == 3)
+        #expect(due.app == "counter")
+        // 0: due now, even without records (a snapshot by time, or the final one).
+        #expect(engine.takeOutbox(.init(checkpointAtRecords: 0)).checkpoint?.sequencer.version == 3)
+    }
+
+    @Test func theEngineCountsWhatTheLoopReports() throws {
+        let engine = makeEngine()
+        var report = AuthorityLoopReport()
+        report.journalRecords = 5
+        report.journalCommits = 2
+        report.snapshotsWritten = 1
+        report.snapshotsPublished = 3
+        report.handshakesRefused = 4
+        report.repliesRefusedBytes = 6
+        report.feedHighWaterMark = 700
+        var more = AuthorityLoopReport()
+        more.journalRecords = 1
+        report.merge(more)
+        engine.absorb(report)
+        engine.absorb(AuthorityLoopReport())
+        let metrics = engine.currentMetrics()
+        #expect(metrics[.journalRecords] == 6)
+        #expect(metrics[.journalCommits] == 2)
+        #expect(metrics[.snapshotsWritten] == 1)
+        #expect(metrics[.snapshotsPublished] == 3)
+        #expect(metrics[.handshakesRefused] == 4)
+        #expect(metrics[.repliesRefusedBytes] == 6)
+        #expect(metrics.feedHighWaterMark == 700, "a report without a mark keeps the last one")
+    }
+}
