@@ -85,7 +85,7 @@ let package = Package(
         // The one process harness of the package (children with line-collected stdout, stderr
         // files, bounded waits, reaped on drop), for the multi-process tests and reactor-bench.
         // A plain target rather than a test target so that the benchmark can use it too; not a product.
-        .target(name: "TestSupport"),
+        .target(name: "TestSupport", dependencies: ["SystemCalls"]),
 
         // The benchmark (`make bench`): every role in its own process, the authorities and
         // workers being the real reactor-node built next to it. Release builds specialise like the nodes.

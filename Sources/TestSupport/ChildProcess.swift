@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import Glibc
 import Synchronization
+import SystemCalls
 
 /// A child process of a test or of the benchmark: its stdout collected line by line, its stderr
 /// kept in a file, and always reaped.
@@ -111,9 +112,8 @@ package final class ChildProcess: Sendable {
     private static func readStdout(_ descriptor: Int32, into shared: Shared) {
         var buffer = [UInt8](repeating: 0, count: 65_536)
         while true {
-            let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
-            if count < 0 && errno == EINTR { continue }
-            guard count > 0 else { break }
+            let result = retryingInterrupts("read") { buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) } }
+            guard case .success(let count) = result, count > 0 else { break }
             shared.state.withLock { state in
                 state.partial += buffer[0..<count]
                 var start = 0
@@ -228,7 +228,7 @@ package final class ChildProcess: Sendable {
         if shared.state.withLock({ $0.exitStatus == nil }) {
             kill(pid, SIGKILL)
             var raw: Int32 = 0
-            while waitpid(pid, &raw, 0) < 0 && errno == EINTR {}
+            _ = retryingInterrupts("waitpid") { waitpid(pid, &raw, 0) }
             ChildRegistry.shared.remove(pid)
         }
         unlink(logPath)
