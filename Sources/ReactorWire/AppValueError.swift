@@ -14,7 +14,7 @@ package enum AppValueError {
             if case .map(let entries)? = try? MessagePackValue(unpacking: payload), entries.count == 1, case .string(let name) = entries[0].0 {
                 return "'\(name)' is not a case of \(typeName)"
             }
-            return "\(typeName) is encoded as a map with one key, the case name"
+            return "\(typeName): \(context.debugDescription) (an enum case is a map with one key, the case name)"
         case .typeMismatch(_, let context), .valueNotFound(_, let context), .dataCorrupted(let context):
             return "\(typeName)\(path(context.codingPath)): \(context.debugDescription)"
         case .keyNotFound(let key, let context):

@@ -53,6 +53,8 @@ enum CLIError: Error, CustomStringConvertible {
         switch error {
         case let error as PersistenceError:
             self = Self.classify(error, text)
+        case is RecoveryError:
+            self = .dataError(text)
         case let error as ProtocolError where error.code == .wrongApp:
             self = .configuration(text)
         case let error as ZMQError where error.code == ZMQError.Code.invalidArgument || error.code == ZMQError.Code.protocolNotSupported:

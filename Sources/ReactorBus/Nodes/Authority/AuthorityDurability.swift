@@ -79,7 +79,12 @@ final class AuthorityDurability<R: Reactor> {
         do {
             if let snapshot = try snapshots.loadNewest() {
                 for rejection in snapshot.rejected { logger.warning("snapshot rejected: \(rejection)") }
-                let checkpoint = try decoder.decode(AuthorityCheckpoint<R>.self, from: snapshot.payload)
+                let checkpoint: AuthorityCheckpoint<R>
+                do {
+                    checkpoint = try decoder.decode(AuthorityCheckpoint<R>.self, from: snapshot.payload)
+                } catch let error as DecodingError {
+                    throw RecoveryError.snapshot(snapshot.file, error, payload: snapshot.payload, type: R.State.self)
+                }
                 guard checkpoint.app == app else {
                     throw PersistenceError.appMismatch(expected: app, found: checkpoint.app, file: snapshot.file)
                 }
@@ -104,7 +109,12 @@ final class AuthorityDurability<R: Reactor> {
         var reader = try journal.reader(after: after)
         var replayed = 0
         while let record = try reader.next() {
-            try engine.replay(try decoder.decode(AuthorityRecord.self, from: record.payload))
+            do {
+                try engine.replay(try decoder.decode(AuthorityRecord.self, from: record.payload))
+            } catch let error as DecodingError {
+                // The action or mutation inside the record: its own bytes are not at hand here.
+                throw RecoveryError.record(record.lsn, error, payload: [], type: R.self)
+            }
             replayed += 1
         }
         recordsSinceSnapshot = UInt64(replayed)
