@@ -33,6 +33,34 @@ import ZeroMQ
         #expect(await first.waitForExit() == 0)
     }
 
+    @Test func anObserverOfAnotherAppStopsWithWrongAppBeforeDeliveringAnything() async throws {
+        let authority = try ChildProcess.node(["authority", "--app", "counter"] + Self.loopback, name: "authority")
+        let endpoints = try await authority.endpoints()
+        let context = try ZMQContext()
+        defer { context.terminate(timeout: .seconds(2)) }
+        var configuration = ObserverConfiguration(feedEndpoint: endpoints.feed, actionsEndpoint: endpoints.actions)
+        configuration.appName = "primes"
+        let observer = try Observer<Primes>(configuration: configuration, logger: Logger(label: "observer", sink: .discard), context: context)
+        let stream = observer.rawSnapshots()
+        try observer.start()
+        // Bounded: if the observer did not stop by itself, the watchdog stops it and the
+        // expectations below fail instead of the test hanging.
+        let watchdog = Task {
+            try await Task.sleep(for: .seconds(15))
+            observer.stop()
+        }
+        var delivered = 0
+        for await _ in stream { delivered += 1 }
+        await observer.wait()
+        watchdog.cancel()
+        #expect(delivered == 0)
+        let failure = try #require(observer.failure as? ProtocolError)
+        #expect(failure.code == .wrongApp)
+        #expect(failure.message == "the authority at \(endpoints.actions) serves app 'counter', not 'primes'")
+        authority.signal(SIGTERM)
+        #expect(await authority.waitForExit() == 0)
+    }
+
     /// Mounting needs root; CI runs as root. Without it the test cannot run at all.
     static let canMount = geteuid() == 0
 

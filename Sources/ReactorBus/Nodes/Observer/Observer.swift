@@ -101,6 +101,11 @@ public final class Observer<R: Reactor>: Sendable {
         if !runtime.hasStarted { hub.finish() }
     }
 
+    /// Why the observer stopped on its own: a ``ProtocolError`` with code ``ErrorCode/wrongApp``
+    /// when ``ObserverConfiguration/appName`` is set and the authority serves another app. `nil`
+    /// while it runs and after a stop that was asked for.
+    public var failure: (any Error)? { runtime.failure.error }
+
     /// Returns once the loop thread has closed its sockets (at once if it never started).
     public func wait() async {
         await runtime.wait()

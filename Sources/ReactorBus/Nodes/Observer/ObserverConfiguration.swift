@@ -22,6 +22,10 @@ public struct ObserverConfiguration: Sendable {
     public var maxMessageBytes: Int
     /// CURVE keys for talking to an authority that has CURVE on; `nil` for plain text.
     public var security: ClientSecurity? = nil
+    /// The app this observer expects. A snapshot from an authority that serves another app stops
+    /// the observer with a `wrong_app` ``ProtocolError`` (``Observer/failure``) before anything of
+    /// it is delivered; `nil` accepts any app.
+    public var appName: String? = nil
 
     /// Creates a configuration with the documented defaults.
     public init(

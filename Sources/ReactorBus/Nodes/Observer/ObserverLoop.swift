@@ -266,7 +266,14 @@ final class ObserverLoop<State: Sendable>: NodeLoop {
                 continue
             }
             switch reply {
-            case .snapshot(let id, let version, let actionSeq, _, let payload):
+            case .snapshot(let id, let version, let actionSeq, let app, let payload):
+                if let expected = configuration.appName, app != expected {
+                    let refusal = ProtocolError(.wrongApp, "the authority at \(configuration.actionsEndpoint) serves app '\(app)', not '\(expected)'")
+                    logger.error("\(refusal.message); the observer stops")
+                    runtime.failure.record(refusal)
+                    _ = runtime.stop()
+                    return
+                }
                 if fetch?.id == id { fetch = nil }
                 counters.update { $0.snapshotsReceived += 1 }
                 behindHeartbeats = 0
