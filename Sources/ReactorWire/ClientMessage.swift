@@ -73,8 +73,10 @@ package enum AuthorityReply: Sendable, Equatable {
     case snapshot(requestID: UInt64, version: UInt64, actionSeq: UInt64, app: String, payload: [UInt8])
     /// The answer to a ping. `startID` is a random number the authority draws once per process
     /// start, so a client can tell that the authority restarted (and lost what was in its socket
-    /// buffers); 0 from an authority that predates the field.
-    case pong(requestID: UInt64, version: UInt64, startID: UInt64)
+    /// buffers); 0 from an authority that predates the field. `app` is the app the authority
+    /// serves, so a client can refuse to send one app's actions to another; empty from an
+    /// authority that predates the field.
+    case pong(requestID: UInt64, version: UInt64, startID: UInt64, app: String)
     /// The authority's counters, a MessagePack map of name to unsigned integer.
     case stats(requestID: UInt64, counters: [String: UInt64])
     /// A refusal; `ref` is the client_seq or request_id it answers (0 when unknown).
@@ -97,7 +99,8 @@ package enum AuthorityReply: Sendable, Equatable {
             // Two fields from authorities before `start_id`; later fields are extensions to ignore.
             try header.expect(atLeast: 2)
             let startID = header.fieldCount >= 3 ? try header.uint(2, "start_id") : 0
-            self = .pong(requestID: try header.uint(0, "request_id"), version: try header.uint(1, "version"), startID: startID)
+            let app = header.fieldCount >= 4 ? try header.string(3, "app") : ""
+            self = .pong(requestID: try header.uint(0, "request_id"), version: try header.uint(1, "version"), startID: startID, app: app)
         case "stats":
             try header.expect(fields: 2)
             guard case .map(let entries) = try header.value(1, "counters") else { throw .malformed("stats.counters must be a map") }
@@ -128,8 +131,8 @@ package enum AuthorityReply: Sendable, Equatable {
             [writer.header("ack", { $0.packUInt(clientSeq); $0.packUInt(actionSeq); $0.packUInt(version) }, count: 3)]
         case .snapshot(let id, let version, let actionSeq, let app, let payload):
             [writer.header("snapshot", { $0.packUInt(id); $0.packUInt(version); $0.packUInt(actionSeq); $0.packString(app) }, count: 4), payload]
-        case .pong(let id, let version, let startID):
-            [writer.header("pong", { $0.packUInt(id); $0.packUInt(version); $0.packUInt(startID) }, count: 3)]
+        case .pong(let id, let version, let startID, let app):
+            [writer.header("pong", { $0.packUInt(id); $0.packUInt(version); $0.packUInt(startID); $0.packString(app) }, count: 4)]
         case .stats(let id, let counters):
             [writer.header("stats", { writer in
                 writer.packUInt(id)

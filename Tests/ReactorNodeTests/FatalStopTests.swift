@@ -61,6 +61,36 @@ import ZeroMQ
         #expect(await authority.waitForExit() == 0)
     }
 
+    @Test func aClientOfAnotherAppSendsNothingAndFailsWithWrongApp() async throws {
+        let authority = try ChildProcess.node(["authority", "--app", "counter"] + Self.loopback, name: "authority")
+        let endpoints = try await authority.endpoints()
+        let context = try ZMQContext()
+        defer { context.terminate(timeout: .seconds(2)) }
+        func client(_ app: String) throws -> ActionClient<Counter> {
+            var configuration = ActionClientConfiguration(actionsEndpoint: endpoints.actions, timeout: .seconds(2), retries: 2)
+            configuration.appName = app
+            let client = try ActionClient<Counter>(configuration: configuration, logger: Logger(label: "client", sink: .discard), context: context)
+            try client.start()
+            return client
+        }
+        let wrong = try client("primes")
+        await #expect(throws: ClientError.refused(code: .wrongApp, message: "the authority at \(endpoints.actions) serves app 'counter', not 'primes'")) {
+            _ = try await wrong.send(.countUp)
+        }
+        #expect((wrong.failure as? ProtocolError)?.code == .wrongApp)
+        wrong.close()
+        await wrong.wait()
+        let right = try client("counter")
+        #expect(try await right.send(.countUp).actionSeq == 1)
+        right.close()
+        await right.wait()
+        // The refused client's action never reached the authority.
+        let stats = try await WireProbe(actions: endpoints.actions).stats()
+        #expect(stats["actions_accepted"] == 1 && stats["bad_actions"] == 0)
+        authority.signal(SIGTERM)
+        #expect(await authority.waitForExit() == 0)
+    }
+
     /// Mounting needs root; CI runs as root. Without it the test cannot run at all.
     static let canMount = geteuid() == 0
 

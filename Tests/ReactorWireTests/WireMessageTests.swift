@@ -27,7 +27,7 @@ import Testing
         let replies: [AuthorityReply] = [
             .ack(clientSeq: 1, actionSeq: 2, version: 3),
             .snapshot(requestID: 4, version: 5, actionSeq: 6, app: "counter", payload: [0x80]),
-            .pong(requestID: 1, version: 99, startID: 0xDEAD_BEEF_0BAD_F00D),
+            .pong(requestID: 1, version: 99, startID: 0xDEAD_BEEF_0BAD_F00D, app: "counter"),
             .stats(requestID: 2, counters: ["accepted": 10, "malformed": 1]),
             .error(ref: 5, code: .busy, message: "too many"),
         ]
@@ -38,9 +38,11 @@ import Testing
 
     @Test func aPongWithoutStartIDFromAnOlderAuthorityDecodesWithZero() throws {
         let old = writer.header("pong", { $0.packUInt(3); $0.packUInt(99) }, count: 2)
-        #expect(try AuthorityReply(frames: [old]) == .pong(requestID: 3, version: 99, startID: 0))
-        let extended = writer.header("pong", { $0.packUInt(3); $0.packUInt(99); $0.packUInt(5); $0.packString("later") }, count: 4)
-        #expect(try AuthorityReply(frames: [extended]) == .pong(requestID: 3, version: 99, startID: 5))
+        #expect(try AuthorityReply(frames: [old]) == .pong(requestID: 3, version: 99, startID: 0, app: ""))
+        let withStart = writer.header("pong", { $0.packUInt(3); $0.packUInt(99); $0.packUInt(5) }, count: 3)
+        #expect(try AuthorityReply(frames: [withStart]) == .pong(requestID: 3, version: 99, startID: 5, app: ""))
+        let extended = writer.header("pong", { $0.packUInt(3); $0.packUInt(99); $0.packUInt(5); $0.packString("counter"); $0.packUInt(1) }, count: 5)
+        #expect(try AuthorityReply(frames: [extended]) == .pong(requestID: 3, version: 99, startID: 5, app: "counter"))
         let short = writer.header("pong", { $0.packUInt(3) }, count: 1)
         #expect(throws: ProtocolError.self) { try AuthorityReply(frames: [short]) }
     }

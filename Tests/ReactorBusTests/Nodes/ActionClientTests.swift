@@ -280,7 +280,7 @@ import ZeroMQ
             switch message {
             case .ping(let id):
                 let count = pings.add(1, ordering: .relaxed).newValue
-                return .reply([.pong(requestID: id, version: 0, startID: count == 1 ? 7 : 8)])
+                return .reply([.pong(requestID: id, version: 0, startID: count == 1 ? 7 : 8, app: "counter")])
             case .action where copy == 1: return .ignore
             default: return .answer
             }

@@ -147,7 +147,7 @@ import ReactorWire
         for batch in 0..<5 { try turn(durability, engine, count: 50, from: 101 + UInt64(batch) * 50) }
         engine.handleClient([[1]] + ClientMessage.ping(requestID: 7).frames(writer), now: 0)
         let replies = try engine.takeOutbox().replies.map { try AuthorityReply(frames: Array($0.dropFirst())) }
-        #expect(replies == [.pong(requestID: 7, version: 350, startID: engine.startID)])
+        #expect(replies == [.pong(requestID: 7, version: 350, startID: engine.startID, app: "counter")])
         #expect(engine.metrics[.actionsAccepted] == 350)
         #expect(engine.metrics[.journalRecords] == 350)
         // Due again (250 records since), but one is being written: no second write started.

@@ -252,7 +252,7 @@ final class FakeClientAuthority: Sendable {
                     let snapshot = shared.answers.withLock { $0.snapshot }
                     return .snapshot(requestID: id, version: snapshot.version, actionSeq: snapshot.actionSeq, app: "counter", payload: snapshot.payload)
                 case .ping(let id):
-                    return .pong(requestID: id, version: shared.answers.withLock { $0.snapshot.version }, startID: shared.startID)
+                    return .pong(requestID: id, version: shared.answers.withLock { $0.snapshot.version }, startID: shared.startID, app: "counter")
                 case .stats(let id):
                     return .stats(requestID: id, counters: shared.answers.withLock { $0.counters })
                 }

@@ -83,7 +83,7 @@ package final class AuthorityEngine<R: Reactor> {
                 reply(envelope, .snapshot(requestID: id, version: sequencer.version, actionSeq: sequencer.actionSeq, app: configuration.appName, payload: state), request: id)
             }
         case .ping(let id):
-            reply(envelope, .pong(requestID: id, version: sequencer.version, startID: startID))
+            reply(envelope, .pong(requestID: id, version: sequencer.version, startID: startID, app: configuration.appName))
         case .stats(let id):
             reply(envelope, .stats(requestID: id, counters: currentMetrics().dictionary), request: id)
         }

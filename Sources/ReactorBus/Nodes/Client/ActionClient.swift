@@ -145,11 +145,17 @@ public final class ActionClient<R: Reactor>: Sendable {
 
     /// Checks that the authority answers; returns its current state version.
     public func ping() async throws(ClientError) -> UInt64 {
-        guard case .pong(_, let version, _) = try await request(.ping) else {
+        guard case .pong(_, let version, _, _) = try await request(.ping) else {
             throw .badReply(ProtocolError(.unknownKind, "expected a pong"))
         }
         return version
     }
+
+    /// Why the client stopped on its own: a ``ProtocolError`` with code ``ErrorCode/wrongApp``
+    /// when ``ActionClientConfiguration/appName`` is set and the authority serves another app
+    /// (the calls waiting then fail with `refused(wrong_app)`, later ones with `closed`). `nil`
+    /// while it runs and after ``close()``.
+    public var failure: (any Error)? { runtime.failure.error }
 
     /// Fetches the authority's counters.
     public func stats() async throws(ClientError) -> [String: UInt64] {

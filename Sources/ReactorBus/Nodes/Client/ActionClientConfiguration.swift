@@ -32,6 +32,11 @@ public struct ActionClientConfiguration: Sendable {
     public var connectTimeout: Duration = .seconds(10)
     /// How `busy` refusals are waited out; see ``BusyBackoff``.
     public var busyBackoff = BusyBackoff()
+    /// The app whose actions this client sends. When set, no action leaves before the authority
+    /// said (in its `pong`, asked for on every connection) that it serves this app; one that
+    /// serves another ends the client: every call fails with `refused(wrong_app)`. `nil` sends
+    /// at once to any authority.
+    public var appName: String? = nil
     /// CURVE keys for talking to an authority that has CURVE on; `nil` for plain text.
     public var security: ClientSecurity? = nil
 

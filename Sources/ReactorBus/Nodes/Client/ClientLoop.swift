@@ -127,6 +127,11 @@ final class ClientLoop: NodeLoop {
 
     /// A completed handshake and no disconnect since.
     private var connected = false
+    /// Whether the authority said it serves ``ActionClientConfiguration/appName`` (always, when
+    /// no app is configured): until then no new action is sent.
+    private var appVerified: Bool
+    /// Set when the client can never work (the authority serves another app): the loop ends.
+    private var fatal: ClientError?
     /// Since when calls have waited without a connection; `nil` when connected or idle.
     private var stallSince: UInt64?
     /// The last time anything arrived from the authority.
@@ -157,6 +162,7 @@ final class ClientLoop: NodeLoop {
     init(configuration: ActionClientConfiguration, logger: Logger, context: ZMQContext, mailbox: Mailbox<Command>,
          runtime: NodeRuntime, poller: NodePoller, diagnostics: NodeMetrics<ClientDiagnostics>) throws(ZMQError) {
         self.configuration = configuration
+        appVerified = configuration.appName == nil
         self.logger = logger
         self.mailbox = mailbox
         self.runtime = runtime
@@ -198,7 +204,7 @@ final class ClientLoop: NodeLoop {
     func run() {
         logger.debug("connected to \(configuration.actionsEndpoint) as \(configuration.clientID)")
         var failure = ClientError.closed
-        while !runtime.isStopping {
+        while !runtime.isStopping && fatal == nil {
             do {
                 try poller.wait(until: nextDeadline())
                 if poller.isReadable(monitorIndex) { try readMonitor() }
@@ -221,7 +227,7 @@ final class ClientLoop: NodeLoop {
         monitor.close()
         socket.close()
         runtime.refuseCalls()
-        failEverything(with: failure)
+        failEverything(with: fatal ?? failure)
         publishDiagnostics()
     }
 
@@ -258,7 +264,7 @@ final class ClientLoop: NodeLoop {
     /// Sends waiting actions while the window has room, the connection is up and no `busy`
     /// pause is on.
     private func fillWindow() throws(ZMQError) {
-        guard connected, busyQueue.isEmpty else { return }
+        guard connected, busyQueue.isEmpty, appVerified else { return }
         while actions.count < configuration.window, let next = waiting.popFirst() {
             let seq = nextClientSeq
             nextClientSeq += 1
@@ -414,8 +420,11 @@ final class ClientLoop: NodeLoop {
             }
             busyRound = 0
             pending.continuation.resume(returning: .success(ActionAck(clientSeq: clientSeq, actionSeq: actionSeq, version: version)))
-        case .snapshot(let id, _, _, _, _), .pong(let id, _, _), .stats(let id, _):
-            if case .pong(_, _, let startID) = reply { try noteStart(startID, resend: id != connectionProbe) }
+        case .snapshot(let id, _, _, _, _), .pong(let id, _, _, _), .stats(let id, _):
+            if case .pong(_, _, let startID, let app) = reply {
+                guard checkApp(app) else { return }
+                try noteStart(startID, resend: id != connectionProbe)
+            }
             guard let pending = requests.removeValue(forKey: id) else {
                 lateAnswers += 1
                 return
@@ -448,6 +457,25 @@ final class ClientLoop: NodeLoop {
                 logger.warning("the authority reported \(code.rawValue) for \(ref == 0 ? "an unknown message" : "\(ref)"), which no call waits for: \(message)")
             }
         }
+    }
+
+    /// Whether the authority's app (from a `pong`) is the one configured; a different one ends
+    /// the client with `wrong_app` before any action of it is sent (an authority that predates
+    /// the field says nothing and is trusted).
+    private func checkApp(_ app: String) -> Bool {
+        guard let expected = configuration.appName, !app.isEmpty else {
+            appVerified = true
+            return true
+        }
+        guard app == expected else {
+            let message = "the authority at \(configuration.actionsEndpoint) serves app '\(app)', not '\(expected)'"
+            logger.error("\(message); the client stops")
+            runtime.failure.record(ProtocolError(.wrongApp, message))
+            fatal = .refused(code: .wrongApp, message: message)
+            return false
+        }
+        appVerified = true
+        return true
     }
 
     /// A new start id means the authority restarted, and whatever it had not answered is lost;
