@@ -120,10 +120,10 @@ let package = Package(
         .testTarget(name: "ReactorCoreTests", dependencies: ["ReactorCore", "ReactorApps"]),
         .testTarget(name: "MessagePackTests", dependencies: ["MessagePack", "CMsgPack"], resources: [.copy("Fixtures")]),
         .testTarget(name: "SystemCallsTests", dependencies: ["SystemCalls"]),
-        .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ", "SystemCalls"]),
+        .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ", "SystemCalls", "TestSupport"]),
         .testTarget(name: "ReactorWireTests", dependencies: ["ReactorWire", "ReactorCore", "MessagePack"]),
         .testTarget(name: "ReactorStorageTests", dependencies: ["ReactorStorage"]),
-        .testTarget(name: "ReactorBusTests", dependencies: ["ReactorBus", "ZeroMQ", "ReactorWire", "ReactorStorage", "ReactorApps", "MessagePack"]),
+        .testTarget(name: "ReactorBusTests", dependencies: ["ReactorBus", "ZeroMQ", "ReactorWire", "ReactorStorage", "ReactorApps", "MessagePack", "TestSupport"]),
         .testTarget(name: "ArgumentParsingTests", dependencies: ["ArgumentParsing"]),
         // Multi-process tests: spawn the real reactor-node (and reactor-bench) binaries on loopback.
         .testTarget(name: "ReactorNodeTests",

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import ZeroMQ
+import TestSupport
 
 @Suite struct MailboxTests {
     @Test func drainReturnsPostsInOrderAndResetsTheWakeUp() throws {

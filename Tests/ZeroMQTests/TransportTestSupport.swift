@@ -2,9 +2,8 @@ import Foundation
 import Synchronization
 import Testing
 import ZeroMQ
+import TestSupport
 
-/// How long any test waits for something that should happen promptly; generous for loaded CI machines.
-let promptly: Duration = .seconds(10)
 
 /// Runs `body` with a fresh context and afterwards requires termination within a deadline.
 ///
@@ -60,12 +59,3 @@ func expectZMQError<R>(
     }
 }
 
-/// A value one thread sets and another reads after a semaphore hand-off.
-final class Box<Value: Sendable>: Sendable {
-    private let storage: Mutex<Value>
-    init(_ value: Value) { storage = Mutex(value) }
-    var value: Value {
-        get { storage.withLock { $0 } }
-        set { storage.withLock { $0 = newValue } }
-    }
-}

@@ -4,6 +4,7 @@ import Foundation
 import Glibc
 import Testing
 import ZeroMQ
+import TestSupport
 #endif
 
 @Suite struct ZMQPollerTests {

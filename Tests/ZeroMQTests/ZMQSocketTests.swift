@@ -1,5 +1,6 @@
 import Testing
 import ZeroMQ
+import TestSupport
 
 @Suite struct ZMQSocketTests {
     @Test func newSocketHasBoundedDefaultLingerAndItsType() throws {

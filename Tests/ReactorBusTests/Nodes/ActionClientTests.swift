@@ -7,6 +7,7 @@ import ReactorLog
 import Synchronization
 import Testing
 import ZeroMQ
+import TestSupport
 
 @Suite struct ActionClientTests {
     private func makeClient(

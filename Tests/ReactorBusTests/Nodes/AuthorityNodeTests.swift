@@ -4,6 +4,7 @@ import ReactorApps
 import ReactorLog
 import Testing
 import ZeroMQ
+import TestSupport
 
 /// The authority's handle on the node skeleton: `run()` as a service, `start()` once.
 @Suite struct AuthorityNodeTests {

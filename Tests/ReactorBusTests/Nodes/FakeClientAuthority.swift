@@ -6,6 +6,7 @@ import ReactorWire
 import Synchronization
 import Testing
 import ZeroMQ
+import TestSupport
 
 /// A stand-in for the authority in client and observer tests: a ROUTER for actions and requests
 /// and an XPUB for the feed (so tests can wait until an observer's subscriptions have arrived

@@ -5,6 +5,7 @@ import ReactorWire
 import Synchronization
 import Testing
 import ZeroMQ
+import TestSupport
 
 /// A stand-in for the authority's workers socket: a ROUTER bound on an ephemeral loopback port,
 /// owned by a thread of its own, that records what workers send and sends what a test asks.

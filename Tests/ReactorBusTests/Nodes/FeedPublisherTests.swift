@@ -2,6 +2,7 @@
 import ReactorWire
 import Testing
 import ZeroMQ
+import TestSupport
 
 @Suite struct FeedPublisherTests {
     @Test func theMarkIsTheByteBudgetOverTheMessageSizeWithinTwoAndTheCap() {

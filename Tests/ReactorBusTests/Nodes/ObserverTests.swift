@@ -6,6 +6,7 @@ import ReactorCore
 import Synchronization
 import Testing
 import ZeroMQ
+import TestSupport
 
 @Suite struct ObserverTests {
     private func state(_ count: Int) throws -> [UInt8] {

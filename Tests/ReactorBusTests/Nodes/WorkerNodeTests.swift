@@ -8,6 +8,7 @@ import ReactorWire
 import Synchronization
 import Testing
 import ZeroMQ
+import TestSupport
 
 /// The worker node against a fake authority (a ROUTER on its own thread, see `FakeWorkerAuthority`).
 @Suite(.serialized) struct WorkerNodeTests {
