@@ -79,7 +79,7 @@ let package = Package(
         .executableTarget(
             name: "reactor-node",
             dependencies: ["ReactorBus", "ZeroMQ", "ReactorWire", "ReactorStorage", "ReactorCore", "ReactorApps", "MessagePack", "ReactorLog",
-                           "ArgumentParsing"]
+                           "ArgumentParsing", "SystemCalls"]
         ),
 
         // The one process harness of the package (children with line-collected stdout, stderr
@@ -92,7 +92,7 @@ let package = Package(
         .executableTarget(
             name: "reactor-bench",
             dependencies: ["ReactorBus", "ZeroMQ", "ReactorWire", "ReactorCore", "ReactorApps", "MessagePack", "ReactorLog",
-                           "ArgumentParsing", "TestSupport"],
+                           "ArgumentParsing", "TestSupport", "SystemCalls"],
             swiftSettings: cmo
         ),
 

@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 import MessagePack
 import TestSupport
+import SystemCalls
 
 /// `reactor-bench`: measures the reactor against raw libzmq, on loopback, with every role in
 /// its own process.

@@ -4,6 +4,7 @@ import ReactorCore
 import ReactorLog
 import ReactorStorage
 import ZeroMQ
+import SystemCalls
 
 /// `reactor-node authority`: owns the state.
 enum AuthorityCommand {

@@ -4,6 +4,7 @@ import ReactorBus
 import ReactorCore
 import ReactorLog
 import ZeroMQ
+import SystemCalls
 
 /// `reactor-node observe`: follows the state feed.
 enum ObserveCommand {

@@ -3,6 +3,7 @@ import ReactorBus
 import ReactorCore
 import ReactorLog
 import ZeroMQ
+import SystemCalls
 
 /// `reactor-node worker`: runs effects for an authority.
 enum WorkerCommand {
