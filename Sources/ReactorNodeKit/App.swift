@@ -33,7 +33,9 @@ public struct App: Sendable {
     ///   - options: extra options of `worker` and `run` (and their `REACTOR_*` variables);
     ///     ignored when another app is chosen.
     ///   - effects: makes the handler from the values given; a thrown ``AppOptionError`` is a
-    ///     usage error (exit 64).
+    ///     usage error (exit 64). Every command that opens the app calls it once (the authority,
+    ///     `send` and `observe` too, with no values), so keep it cheap: connect to outside
+    ///     services in the handler's `run`, not here.
     public init<R: Reactor, H: EffectHandler>(_ name: String, reactor: R, options: [AppOption],
                                               effects: @escaping @Sendable (AppOptionValues) throws(AppOptionError) -> H)
         where H.Effect == R.Effect, H.Mutation == R.Mutation {
