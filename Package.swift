@@ -21,6 +21,9 @@ let package = Package(
         .library(name: "ReactorWire", targets: ["ReactorWire"]),
         .library(name: "ReactorStorage", targets: ["ReactorStorage"]),
         .library(name: "MessagePack", targets: ["MessagePack"]),
+        // The reactor-node command line as a library: a user's own node program registers its apps
+        // and gets every command (README, "Your own node").
+        .library(name: "ReactorNodeKit", targets: ["ReactorNodeKit"]),
         .executable(name: "reactor-node", targets: ["reactor-node"]),
         .executable(name: "reactor-bench", targets: ["reactor-bench"]),
     ],
@@ -76,11 +79,14 @@ let package = Package(
         // Example applications shipped with the CLI (and used by tests and benchmarks).
         .target(name: "ReactorApps", dependencies: ["ReactorCore"]),
 
-        .executableTarget(
-            name: "reactor-node",
+        // The CLI of every node (commands, options, signals, exit codes), for any registered apps.
+        .target(
+            name: "ReactorNodeKit",
             dependencies: ["ReactorBus", "ZeroMQ", "ReactorWire", "ReactorStorage", "ReactorCore", "ReactorApps", "MessagePack", "ReactorLog",
                            "ArgumentParsing", "SystemCalls"]
         ),
+        // The shipped node: the kit with the example apps.
+        .executableTarget(name: "reactor-node", dependencies: ["ReactorNodeKit", "ReactorApps"]),
 
         // The one process harness of the package (children with line-collected stdout, stderr
         // files, bounded waits, reaped on drop), for the multi-process tests and reactor-bench.
@@ -127,7 +133,7 @@ let package = Package(
         .testTarget(name: "ArgumentParsingTests", dependencies: ["ArgumentParsing"]),
         // Multi-process tests: spawn the real reactor-node (and reactor-bench) binaries on loopback.
         .testTarget(name: "ReactorNodeTests",
-                    dependencies: ["ReactorBus", "ZeroMQ", "ReactorWire", "ReactorApps", "MessagePack", "TestSupport", "reactor-node", "reactor-bench"]),
+                    dependencies: ["ReactorBus", "ZeroMQ", "ReactorWire", "ReactorApps", "MessagePack", "TestSupport", "ReactorNodeKit", "ReactorCore", "ArgumentParsing", "reactor-node", "reactor-bench"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -91,6 +91,21 @@ import ZeroMQ
         #expect(await authority.waitForExit() == 0)
     }
 
+    @Test func sendAndObserveForAnotherAppExit78AndSendNothing() async throws {
+        let authority = try ChildProcess.node(["authority", "--app", "counter"] + Self.loopback, name: "authority")
+        let endpoints = try await authority.endpoints()
+        let send = try ChildProcess.node(["send", "--app", "primes", "--actions", endpoints.actions, "--repeat", "5", #"{"factor":{"n":12}}"#], name: "send")
+        #expect(await send.waitForExit(timeout: .seconds(20)) == 78, "\(send.diagnostics)")
+        #expect(send.diagnostics.contains("serves app 'counter', not 'primes'"), "\(send.diagnostics)")
+        let observe = try ChildProcess.node(["observe", "--app", "primes", "--actions", endpoints.actions, "--feed", endpoints.feed], name: "observe")
+        #expect(await observe.waitForExit(timeout: .seconds(20)) == 78, "\(observe.diagnostics)")
+        #expect(observe.output.isEmpty)
+        let stats = try await WireProbe(actions: endpoints.actions).stats()
+        #expect(stats["actions_accepted"] == 0 && stats["bad_actions"] == 0)
+        authority.signal(SIGTERM)
+        #expect(await authority.waitForExit() == 0)
+    }
+
     /// Mounting needs root; CI runs as root. Without it the test cannot run at all.
     static let canMount = geteuid() == 0
 

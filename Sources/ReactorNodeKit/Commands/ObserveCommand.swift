@@ -8,23 +8,26 @@ import SystemCalls
 
 /// `reactor-node observe`: follows the state feed.
 enum ObserveCommand {
-    static let spec = Command(
-        name: "observe",
-        summary: "print the current state, then every newer snapshot from the feed",
-        options: [
-            CommonOptions.app,
-            .value("feed", "EP", help: "the authority's feed endpoint", default: "tcp://127.0.0.1:7003"),
-            .value("actions", "EP", help: "the authority's actions endpoint (for the current snapshot)", default: "tcp://127.0.0.1:7001"),
-            .flag("json", help: #"one JSON line per snapshot: {"version":V,"state":{...}}"#),
-            .flag("once", help: "print the current snapshot and exit (non-zero if none within --timeout)"),
-            .value("timeout", "SECONDS", help: "with --once: how long to wait for the snapshot", default: "5"),
-            CommonOptions.logLevel,
-        ] + SecurityOptions.peer,
-        discussion: "Data goes to stdout (one line per snapshot); logs to stderr. SIGINT/SIGTERM stops."
-    )
+    static func spec(_ node: NodeProgram) -> Command {
+        Command(
+            name: "observe",
+            summary: "print the current state, then every newer snapshot from the feed",
+            options: [
+                node.apps.appOption,
+                .value("feed", "EP", help: "the authority's feed endpoint", default: "tcp://127.0.0.1:7003"),
+                .value("actions", "EP", help: "the authority's actions endpoint (for the current snapshot)", default: "tcp://127.0.0.1:7001"),
+                .flag("json", help: #"one JSON line per snapshot: {"version":V,"state":{...}}"#),
+                .flag("once", help: "print the current snapshot and exit (non-zero if none within --timeout)"),
+                .value("timeout", "SECONDS", help: "with --once: how long to wait for the snapshot", default: "5"),
+                CommonOptions.logLevel,
+            ] + SecurityOptions.peer,
+            discussion: "Data goes to stdout (one line per snapshot); logs to stderr. SIGINT/SIGTERM stops.",
+            program: node.name
+        )
+    }
 
-    static func run(_ arguments: ParsedArguments) async throws -> Int32 {
-        let app = try arguments.required("app")
+    static func run(_ arguments: ParsedArguments, _ node: NodeProgram) async throws -> Int32 {
+        let app = try node.apps.app(arguments).name
         let feed = try Endpoint.validate(try arguments.required("feed"), flag: "feed", binding: false)
         let actions = try Endpoint.validate(try arguments.required("actions"), flag: "actions", binding: false)
         let security = try SecurityOptions.peer(arguments)
@@ -32,7 +35,7 @@ enum ObserveCommand {
         let logger = try CommonOptions.logger("observe", arguments)
         let json = arguments.flag("json")
         // Validate the app name even though snapshots are printed without decoding them.
-        return try await AppRegistry.visit(app, Runner(app: app, feed: feed, actions: actions, security: security, timeout: timeout, once: arguments.flag("once"), json: json, logger: logger))
+        return try await node.apps.visit(arguments, Runner(app: app, feed: feed, actions: actions, security: security, timeout: timeout, once: arguments.flag("once"), json: json, logger: logger))
     }
 
     /// One output line for a snapshot payload.
@@ -78,6 +81,7 @@ enum ObserveCommand {
             }
             var configuration = ObserverConfiguration(feedEndpoint: feed, actionsEndpoint: actions)
             configuration.security = security
+            configuration.appName = app
             let observer = try Observer<R>(configuration: configuration, logger: logger, context: context)
             let stream = observer.rawSnapshots()
             let trap = SignalTrap { _ in observer.stop() }
@@ -87,6 +91,7 @@ enum ObserveCommand {
             }
             await observer.wait()
             _ = trap
+            if let failure = observer.failure { throw CLIError("observe: stopped", failure) }
             return 0
         }
     }

@@ -3,7 +3,6 @@ import ReactorLog
 
 /// Options every command shares.
 enum CommonOptions {
-    static let app = Option.value("app", "NAME", help: "the app: \(AppRegistry.names.joined(separator: ", "))", required: true)
     static let logLevel = Option.value("log-level", "LEVEL", help: "what goes to stderr: trace, debug, info, notice, warning, error", default: "info")
     /// `--max-message-bytes`, defaulting to the node configuration's own default.
     static func maxMessageBytes(default bytes: some BinaryInteger) -> Option {

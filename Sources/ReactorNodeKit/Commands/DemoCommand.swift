@@ -9,17 +9,20 @@ import ZeroMQ
 /// `reactor-node demo`: the embedded all-in-one run — an authority, two workers, an observer and
 /// a client in one process, talking over real ZeroMQ sockets on loopback.
 enum DemoCommand {
-    static let spec = Command(
-        name: "demo",
-        summary: "authority, two workers and an observer in one process, with a scripted workload",
-        options: [
-            .value("actions", "N", help: "counter actions to send (half countUp, half countUpAsync)", default: "20000"),
-            .value("log-level", "LEVEL", help: "node logs on stderr", default: "warning"),
-        ],
-        discussion: "Shows live progress on stderr and a summary on stdout; exits 0 only when every check holds."
-    )
+    static func spec(_ node: NodeProgram) -> Command {
+        Command(
+            name: "demo",
+            summary: "authority, two workers and an observer in one process, with a scripted workload",
+            options: [
+                .value("actions", "N", help: "counter actions to send (half countUp, half countUpAsync)", default: "20000"),
+                .value("log-level", "LEVEL", help: "node logs on stderr", default: "warning"),
+            ],
+            discussion: "Shows live progress on stderr and a summary on stdout; exits 0 only when every check holds.",
+            program: node.name
+        )
+    }
 
-    static func run(_ arguments: ParsedArguments) async throws -> Int32 {
+    static func run(_ arguments: ParsedArguments, _ node: NodeProgram) async throws -> Int32 {
         let count = try CommonOptions.int(arguments, "actions", in: 2...10_000_000) / 2 * 2
         let logger = try CommonOptions.logger("demo", arguments)
         let context = try ZMQContext(ioThreads: 1)
@@ -27,7 +30,10 @@ enum DemoCommand {
         var checks: [(String, Bool)] = []
 
         Output.error("demo 1/2: counter — \(count) actions (half sync, half through 2 workers), one observer")
-        let counter = try await Cluster(reactor: Counter(), effects: CounterEffects(), app: "counter", context: context, logger: logger)
+        let counter = try await LocalCluster(reactor: Counter(), effects: CounterEffects(), configuration: .loopback(app: "counter"),
+                                             workerCount: 2, context: context, logger: logger)
+        try counter.observer.start()
+        let counterClient = try counter.client(logger: logger)
         let seen = Shared<(count: Int, versions: Int, increasing: Bool, last: UInt64)>((0, 0, true, 0))
         let watcher = Task {
             for await snapshot in counter.observer.snapshots() {
@@ -54,7 +60,7 @@ enum DemoCommand {
                 group.addTask {
                     var index = lane
                     while index < count {
-                        _ = try await counter.client.send(index.isMultiple(of: 2) ? .countUp : .countUpAsync)
+                        _ = try await counterClient.send(index.isMultiple(of: 2) ? .countUp : .countUpAsync)
                         sent.withLock { $0 += 1 }
                         index += 64
                     }
@@ -73,26 +79,31 @@ enum DemoCommand {
         progress.cancel()
         watcher.cancel()
         let observed = seen.withLock { $0 }
-        let final = try await counter.client.snapshot()
+        let final = try await counterClient.snapshot()
         checks.append(("final count is exactly \(count)", final.state.count == count && finished))
         checks.append(("observer saw strictly increasing versions (\(observed.versions) snapshots)", observed.increasing))
         checks.append(("every async action ran on a worker", counter.workers.reduce(0) { $0 + $1.metrics.jobsDone } == count / 2))
         Output.line("counter: \(count) actions acked in \(String(format: "%.2f", sendSeconds)) s (\(Int(Double(count) / max(sendSeconds, 0.001))) actions/s), final state \(final.state.count) at version \(final.version)")
+        counterClient.close()
+        await counterClient.wait()
         await counter.shutdown()
 
         Output.error("demo 2/2: primes — factorisation on workers, an ordered lane that finishes out of order")
-        let primes = try await Cluster(reactor: Primes(), effects: PrimesEffects(), app: "primes", context: context, logger: logger)
+        let primes = try await LocalCluster(reactor: Primes(), effects: PrimesEffects(), configuration: .loopback(app: "primes"),
+                                            workerCount: 2, context: context, logger: logger)
+        try primes.observer.start()
+        let primesClient = try primes.client(logger: logger)
         let numbers: [UInt64] = [600_851_475_143, 9_007_199_254_740_993, 1_000_000_007 * 97, 2 * 3 * 5 * 7 * 11 * 13 * 17 * 19 * 23]
-        for number in numbers { _ = try await primes.client.send(.factor(n: number)) }
+        for number in numbers { _ = try await primesClient.send(.factor(n: number)) }
         // Slow first, fast last: the lane still applies them in the order they were sent.
         let ordered: [(UInt64, UInt32)] = [(360, 300), (97, 150), (1_024, 0)]
-        for (number, delay) in ordered { _ = try await primes.client.send(.factorInOrder(n: number, delayMs: delay)) }
-        _ = try await primes.client.send(.factor(n: 0))
-        var state = try await primes.client.snapshot().state
+        for (number, delay) in ordered { _ = try await primesClient.send(.factorInOrder(n: number, delayMs: delay)) }
+        _ = try await primesClient.send(.factor(n: 0))
+        var state = try await primesClient.snapshot().state
         let deadline = ContinuousClock.now + .seconds(30)
         while state.completed.count < numbers.count + ordered.count || state.failures.isEmpty, ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(50))
-            state = try await primes.client.snapshot().state
+            state = try await primesClient.snapshot().state
         }
         let correct = state.completed.allSatisfy { entry in
             entry.factors.reduce(1, *) == entry.n && entry.factors.allSatisfy { PrimesEffects.primeFactors(of: $0) == [$0] }
@@ -102,6 +113,8 @@ enum DemoCommand {
         checks.append(("every factorisation is a product of primes equal to n", correct && state.completed.count == numbers.count + ordered.count))
         checks.append(("the ordered lane applied 360, 97, 1024 in action order", laneOrder == ordered.map(\.0)))
         checks.append(("factorising 0 failed through the failure hook", state.failures.count == 1 && state.failures.first?.hasPrefix("0:") == true))
+        primesClient.close()
+        await primesClient.wait()
         await primes.shutdown()
 
         Output.line("")
@@ -116,39 +129,5 @@ enum DemoCommand {
         private let value: Mutex<Value>
         init(_ value: Value) { self.value = Mutex(value) }
         func withLock<T>(_ body: (inout Value) -> T) -> T { value.withLock { body(&$0) } }
-    }
-
-    /// One authority, two workers, an observer and a client for one app, on loopback.
-    struct Cluster<R: Reactor, H: EffectHandler>: Sendable where H.Effect == R.Effect, H.Mutation == R.Mutation {
-        let authority: AuthorityNode<R>
-        let workers: [WorkerNode<R, H>]
-        let observer: Observer<R>
-        let client: ActionClient<R>
-
-        init(reactor: R, effects: H, app: String, context: ZMQContext, logger: Logger) async throws {
-            let configuration = AuthorityConfiguration(appName: app, actionsEndpoint: "tcp://127.0.0.1:*", workersEndpoint: "tcp://127.0.0.1:*", feedEndpoint: "tcp://127.0.0.1:*")
-            authority = try AuthorityNode(reactor: reactor, configuration: configuration, logger: logger.labelled("authority"), context: context)
-            let endpoints = try await authority.start()
-            workers = (1...2).map { index in
-                WorkerNode(reactor: reactor, effects: effects, configuration: WorkerConfiguration(authorityEndpoint: endpoints.workers, appName: app, name: "worker-\(index)", concurrency: 8),
-                           logger: logger.labelled("worker-\(index)"), context: context)
-            }
-            for worker in workers { try worker.start() }
-            observer = try Observer<R>(configuration: ObserverConfiguration(feedEndpoint: endpoints.feed, actionsEndpoint: endpoints.actions), logger: logger.labelled("observer"), context: context)
-            try observer.start()
-            client = try ActionClient<R>(configuration: ActionClientConfiguration(actionsEndpoint: endpoints.actions), logger: logger.labelled("client"), context: context)
-            try client.start()
-        }
-
-        func shutdown() async {
-            client.close()
-            await client.wait()
-            observer.stop()
-            await observer.wait()
-            for worker in workers { worker.stop() }
-            for worker in workers { await worker.wait() }
-            authority.stop()
-            await authority.wait()
-        }
     }
 }

@@ -4,7 +4,7 @@ import ReactorBus
 /// The CURVE options of the authority and of its peers.
 enum SecurityOptions {
     static let authority: [Option] = [
-        .value("curve-secret-key", "FILE", help: "turn CURVE on with this secret key (from 'reactor-node keygen')"),
+        .value("curve-secret-key", "FILE", help: "turn CURVE on with this secret key (from the keygen command)"),
         .value("allow-keys", "DIR", help: "admit only public keys in DIR/actions, DIR/workers, DIR/feed (*.pub)"),
     ]
 
@@ -32,7 +32,7 @@ enum SecurityOptions {
             if secret != nil { throw CLIError.usage("\(arguments.command): --curve-secret-key needs --curve-server-key") }
             return nil
         }
-        guard let secret else { throw CLIError.usage("\(arguments.command): --curve-server-key needs --curve-secret-key (make one with 'reactor-node keygen')") }
+        guard let secret else { throw CLIError.usage("\(arguments.command): --curve-server-key needs --curve-secret-key (make one with the keygen command)") }
         do {
             return try ClientSecurity(serverKey: try CurveKeyFile.read(server), secretKey: try CurveKeyFile.read(secret))
         } catch {

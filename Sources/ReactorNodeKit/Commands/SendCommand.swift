@@ -9,32 +9,34 @@ import ZeroMQ
 
 /// `reactor-node send`: sends actions typed as JSON and waits for every ack.
 enum SendCommand {
-    static let spec = Command(
-        name: "send",
-        summary: "send actions typed as JSON; exits 0 only when every action was acked",
-        options: [
-            CommonOptions.app,
-            .value("actions", "EP", help: "the authority's actions endpoint", default: "tcp://127.0.0.1:7001"),
-            .value("repeat", "N", help: "send the list of actions N times", default: "1"),
-            .value("concurrency", "C", help: "actions in flight at once (unacked)", default: "64"),
-            .value("timeout", "SECONDS", help: "per attempt over a live connection; an unacked action is resent (idempotently) \(OptionDefaults.client.retries) times", default: OptionDefaults.seconds(OptionDefaults.client.timeout)),
-            .value("connect-timeout", "SECONDS", help: "give up (exit 69) when the authority cannot be reached for this long", default: OptionDefaults.seconds(OptionDefaults.client.connectTimeout)),
-            .value("busy-timeout", "SECONDS", help: "how long one action may be refused 'busy' (resent after jittered backoff) before it fails; 0: fail at once", default: OptionDefaults.seconds(OptionDefaults.client.busyBackoff.giveUpAfter)),
-            .value("client-id", "ID", help: "the idempotency identity (default: a random UUID)"),
-            CommonOptions.logLevel,
-        ] + SecurityOptions.peer,
-        positionalName: "ACTION_JSON",
-        discussion: """
-        Example: reactor-node send --app counter --repeat 5000 '{"countUp":{}}' '{"countUpAsync":{}}'
-        Progress goes to stderr once a second; one JSON summary line goes to stdout.
-        An authority that answers 'busy' slows send down (jittered backoff, same client_seq) instead
-        of failing actions; unacknowledged actions are resent when a restarted authority is back.
-        Exits 69 when the authority cannot be reached within --connect-timeout.
-        """
-    )
+    static func spec(_ node: NodeProgram) -> Command {
+        Command(
+            name: "send",
+            summary: "send actions typed as JSON; exits 0 only when every action was acked",
+            options: [
+                node.apps.appOption,
+                .value("actions", "EP", help: "the authority's actions endpoint", default: "tcp://127.0.0.1:7001"),
+                .value("repeat", "N", help: "send the list of actions N times", default: "1"),
+                .value("concurrency", "C", help: "actions in flight at once (unacked)", default: "64"),
+                .value("timeout", "SECONDS", help: "per attempt over a live connection; an unacked action is resent (idempotently) \(OptionDefaults.client.retries) times", default: OptionDefaults.seconds(OptionDefaults.client.timeout)),
+                .value("connect-timeout", "SECONDS", help: "give up (exit 69) when the authority cannot be reached for this long", default: OptionDefaults.seconds(OptionDefaults.client.connectTimeout)),
+                .value("busy-timeout", "SECONDS", help: "how long one action may be refused 'busy' (resent after jittered backoff) before it fails; 0: fail at once", default: OptionDefaults.seconds(OptionDefaults.client.busyBackoff.giveUpAfter)),
+                .value("client-id", "ID", help: "the idempotency identity (default: a random UUID)"),
+                CommonOptions.logLevel,
+            ] + SecurityOptions.peer,
+            positionalName: "ACTION_JSON",
+            discussion: """
+            Example: \(node.name) send --app counter --repeat 5000 '{"countUp":{}}' '{"countUpAsync":{}}'
+            Progress goes to stderr once a second; one JSON summary line goes to stdout.
+            An authority that answers 'busy' slows send down (jittered backoff, same client_seq) instead
+            of failing actions; unacknowledged actions are resent when a restarted authority is back.
+            Exits 69 when the authority cannot be reached within --connect-timeout.
+            """,
+            program: node.name
+        )
+    }
 
-    static func run(_ arguments: ParsedArguments) async throws -> Int32 {
-        let app = try arguments.required("app")
+    static func run(_ arguments: ParsedArguments, _ node: NodeProgram) async throws -> Int32 {
         guard !arguments.positionals.isEmpty else { throw CLIError.usage("send: give at least one ACTION_JSON, e.g. '{\"countUp\":{}}'") }
         var payloads: [[UInt8]] = []
         for text in arguments.positionals {
@@ -53,9 +55,11 @@ enum SendCommand {
         configuration.busyBackoff.giveUpAfter = try busyTimeout(arguments)
         if let id = arguments.string("client-id") { configuration.clientID = id }
         configuration.security = try SecurityOptions.peer(arguments)
+        // Nothing is sent before the authority said it serves this app.
+        configuration.appName = try node.apps.app(arguments).name
         let plan = Plan(payloads: payloads, repeats: try CommonOptions.int(arguments, "repeat", in: 1...100_000_000), concurrency: configuration.window)
         let logger = try CommonOptions.logger("send", arguments)
-        return try await AppRegistry.visit(app, Runner(configuration: configuration, plan: plan, arguments: arguments.positionals, logger: logger))
+        return try await node.apps.visit(arguments, Runner(configuration: configuration, plan: plan, arguments: arguments.positionals, logger: logger, program: node.name))
     }
 
     /// `--busy-timeout`: like other durations, but zero is allowed (fail at the first `busy`).
@@ -81,9 +85,13 @@ enum SendCommand {
 
         func ack(_ version: UInt64) { state.withLock { $0.acked += 1; $0.lastVersion = max($0.lastVersion, version) } }
         func fail(_ error: String) { state.withLock { $0.failed += 1; if $0.firstError == nil { $0.firstError = error } } }
-        /// Records a failure; an unreachable authority also stops every lane (see ``gaveUp``).
+        /// Records a failure; an unreachable authority, or one that serves another app, also
+        /// stops every lane (see ``gaveUp``).
         func fail(_ error: ClientError) {
-            if case .unreachable = error { unreachable.withLock { $0 = $0 ?? error } }
+            switch error {
+            case .unreachable, .refused(.wrongApp, _): unreachable.withLock { $0 = $0 ?? error }
+            default: break
+            }
             fail(String(describing: error))
         }
         /// The error that made send give up: the authority could not be reached.
@@ -96,6 +104,7 @@ enum SendCommand {
         let plan: Plan
         let arguments: [String]
         let logger: Logger
+        let program: String
 
         func visit<R: Reactor, H: EffectHandler>(reactor: R, effects: H) async throws -> Int32 where H.Effect == R.Effect, H.Mutation == R.Mutation {
             // Refuse what the app would refuse before anything is sent.
@@ -144,10 +153,13 @@ enum SendCommand {
             let seconds = (ContinuousClock.now - started) / .seconds(1)
             let rate = seconds > 0 ? Double(result.acked) / seconds : 0
             Output.line(#"{"sent":\#(total),"acked":\#(result.acked),"failed":\#(result.failed),"last_version":\#(result.lastVersion),"seconds":\#(String(format: "%.3f", seconds)),"per_second":\#(Int(rate))}"#)
+            if case .refused(.wrongApp, let message)? = tally.gaveUp {
+                throw CLIError.configuration("send: \(message): nothing was sent; use --app of the authority's app or the right --actions")
+            }
             if let unreachable = tally.gaveUp {
                 let unsent = total - result.acked - result.failed
                 throw CLIError.unavailable("send: \(unreachable); \(result.acked) acked, \(result.failed) failed, \(unsent) not sent. "
-                    + "Start the authority (reactor-node authority --actions ...) or pass the right --actions, or raise --connect-timeout")
+                    + "Start the authority (\(program) authority --actions ...) or pass the right --actions, or raise --connect-timeout")
             }
             if let error = result.firstError {
                 logger.error("\(result.failed) action(s) not acked; first error: \(error)")

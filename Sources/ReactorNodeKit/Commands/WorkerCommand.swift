@@ -7,27 +7,30 @@ import SystemCalls
 
 /// `reactor-node worker`: runs effects for an authority.
 enum WorkerCommand {
-    static let spec = Command(
-        name: "worker",
-        summary: "run the app's effects for an authority and send their mutations back",
-        options: [
-            CommonOptions.app,
-            .value("authority", "EP", help: "the authority's workers endpoint", default: "tcp://127.0.0.1:7002"),
-            .value("concurrency", "N", help: "effects run at once", default: "\(OptionDefaults.worker.concurrency)"),
-            .value("name", "NAME", help: "how the authority logs this worker (default HOST-PID)"),
-            .value("kinds", "K1,K2", help: "only these effect kinds (default: all)"),
-            .value("attempts", "N", help: "attempts per effect before the app's failure hook applies", default: "\(OptionDefaults.worker.retry.maxAttempts)"),
-            .value("effect-timeout", "SECONDS", help: "one attempt may take this long", default: OptionDefaults.seconds(OptionDefaults.worker.retry.timeout)),
-            .value("heartbeat", "SECONDS", help: "heartbeat interval; \(OptionDefaults.worker.missedHeartbeats) missed = authority lost, reconnect", default: OptionDefaults.seconds(OptionDefaults.worker.heartbeatInterval)),
-            .value("effect-delay", "SECONDS", help: "counter app only: each effect waits this long first (demos, tests)"),
-            CommonOptions.maxMessageBytes(default: OptionDefaults.worker.maxMessageBytes),
-            CommonOptions.logLevel,
-        ] + SecurityOptions.peer,
-        discussion: "SIGINT/SIGTERM: take no new jobs, finish running ones (up to 5 s), say bye, exit 0; a second signal exits at once."
-    )
+    static func spec(_ node: NodeProgram) -> Command {
+        Command(
+            name: "worker",
+            summary: "run the app's effects for an authority and send their mutations back",
+            options: [
+                node.apps.appOption,
+                .value("authority", "EP", help: "the authority's workers endpoint", default: "tcp://127.0.0.1:7002"),
+                .value("concurrency", "N", help: "effects run at once", default: "\(OptionDefaults.worker.concurrency)"),
+                .value("name", "NAME", help: "how the authority logs this worker (default HOST-PID)"),
+                .value("kinds", "K1,K2", help: "only these effect kinds (default: all)"),
+                .value("attempts", "N", help: "attempts per effect before the app's failure hook applies", default: "\(OptionDefaults.worker.retry.maxAttempts)"),
+                .value("effect-timeout", "SECONDS", help: "one attempt may take this long", default: OptionDefaults.seconds(OptionDefaults.worker.retry.timeout)),
+                .value("heartbeat", "SECONDS", help: "heartbeat interval; \(OptionDefaults.worker.missedHeartbeats) missed = authority lost, reconnect", default: OptionDefaults.seconds(OptionDefaults.worker.heartbeatInterval)),
+            ] + node.apps.effectOptions + [
+                CommonOptions.maxMessageBytes(default: OptionDefaults.worker.maxMessageBytes),
+                CommonOptions.logLevel,
+            ] + SecurityOptions.peer,
+            discussion: "SIGINT/SIGTERM: take no new jobs, finish running ones (up to 5 s), say bye, exit 0; a second signal exits at once.",
+            program: node.name
+        )
+    }
 
-    static func run(_ arguments: ParsedArguments) async throws -> Int32 {
-        let app = try arguments.required("app")
+    static func run(_ arguments: ParsedArguments, _ node: NodeProgram) async throws -> Int32 {
+        let app = try node.apps.app(arguments).name
         var configuration = WorkerConfiguration(
             authorityEndpoint: try Endpoint.validate(try arguments.required("authority"), flag: "authority", binding: false),
             appName: app,
@@ -40,9 +43,8 @@ enum WorkerCommand {
         )
         if let name = arguments.string("name") { configuration.name = name }
         configuration.security = try SecurityOptions.peer(arguments)
-        let delay = try CommonOptions.seconds(arguments, "effect-delay") ?? .zero
         let logger = try CommonOptions.logger("worker \(configuration.name)", arguments)
-        return try await AppRegistry.visit(app, effectDelay: delay, Runner(configuration: configuration, logger: logger))
+        return try await node.apps.visit(arguments, Runner(configuration: configuration, logger: logger))
     }
 
     struct Runner: AppVisitor {

@@ -1,0 +1,133 @@
+import ArgumentParsing
+import ReactorBus
+import ReactorCore
+import ReactorLog
+import ReactorStorage
+import ZeroMQ
+import SystemCalls
+
+/// `reactor-node authority`: owns the state.
+enum AuthorityCommand {
+    static func spec(_ node: NodeProgram) -> Command {
+        Command(
+            name: "authority",
+            summary: "own the state: accept actions, dispatch effects to workers, publish snapshots",
+            options: [
+                node.apps.appOption,
+                .value("actions", "EP", help: "where clients send actions (bind)", default: "tcp://*:7001"),
+                .value("workers", "EP", help: "where workers connect (bind)", default: "tcp://*:7002"),
+                .value("feed", "EP", help: "where snapshots are published (bind)", default: "tcp://*:7003"),
+            ] + persistenceOptions + [
+                .value("heartbeat", "SECONDS", help: "heartbeat interval with workers; \(OptionDefaults.authority.missedHeartbeats) missed = dead", default: OptionDefaults.seconds(OptionDefaults.authority.heartbeatInterval)),
+                .value("job-timeout", "SECONDS", help: "give a job to another worker after this long", default: OptionDefaults.seconds(OptionDefaults.authority.jobTimeout)),
+                .value("max-worker-capacity", "N", help: "most jobs one worker is given at once, whatever it announces", default: "\(OptionDefaults.authority.maxWorkerCapacity)"),
+                .value("quarantine-after", "K", help: "job timeouts in a row that quarantine a worker (0 = never)", default: "\(OptionDefaults.authority.quarantineAfter)"),
+                .value("max-in-flight", "N", help: "actions per client with unfinished effects before 'busy'", default: "\(OptionDefaults.authority.maxInFlightPerClient)"),
+                .value("max-clients", "N", help: "clients whose resends are deduplicated; past it the least recently seen are forgotten and their resends refused", default: "\(OptionDefaults.authority.clientLedger.maxClients)"),
+                .value("remembered-acks", "N", help: "acks kept per client, so a resend gets its original action_seq and is checked against its payload", default: "\(OptionDefaults.authority.clientLedger.rememberedAcks)"),
+                .value("feed-queue-bytes", "N", help: "bytes queued per feed subscriber before it loses messages (and resyncs)", default: "\(OptionDefaults.authority.feedQueueBytes)"),
+                .value("client-queue-bytes", "N", help: "bytes of snapshot/stats replies queued per client that does not read them, before its requests get 'busy'", default: "\(OptionDefaults.authority.clientQueueBytes)"),
+                CommonOptions.maxMessageBytes(default: OptionDefaults.authority.maxMessageBytes),
+                CommonOptions.logLevel,
+            ] + SecurityOptions.authority,
+            discussion: """
+            Once bound, prints one JSON line to stdout with the real endpoints, e.g.
+              {"actions":"tcp://0.0.0.0:7001","workers":"tcp://0.0.0.0:7002","feed":"tcp://0.0.0.0:7003"}
+            SIGINT/SIGTERM: finish the batch in hand, write a snapshot, exit 0; a second signal exits at once.
+            """,
+            program: node.name
+        )
+    }
+
+    static func run(_ arguments: ParsedArguments, _ node: NodeProgram) async throws -> Int32 {
+        let app = try node.apps.app(arguments).name
+        var configuration = AuthorityConfiguration(
+            appName: app,
+            actionsEndpoint: try Endpoint.validate(try arguments.required("actions"), flag: "actions", binding: true),
+            workersEndpoint: try Endpoint.validate(try arguments.required("workers"), flag: "workers", binding: true),
+            feedEndpoint: try Endpoint.validate(try arguments.required("feed"), flag: "feed", binding: true)
+        )
+        configuration.heartbeatInterval = try CommonOptions.seconds(arguments, "heartbeat") ?? OptionDefaults.authority.heartbeatInterval
+        configuration.jobTimeout = try CommonOptions.seconds(arguments, "job-timeout") ?? OptionDefaults.authority.jobTimeout
+        configuration.maxWorkerCapacity = try CommonOptions.int(arguments, "max-worker-capacity", in: 1...1_000_000)
+        configuration.quarantineAfter = try CommonOptions.int(arguments, "quarantine-after", in: 0...1_000_000)
+        configuration.maxInFlightPerClient = try CommonOptions.int(arguments, "max-in-flight", in: 1...10_000_000)
+        let maxClients = try CommonOptions.int(arguments, "max-clients", in: 1...100_000_000)
+        configuration.clientLedger = ClientLedgerLimits(
+            rememberedAcks: try CommonOptions.int(arguments, "remembered-acks", in: 1...4_096),
+            maxClients: maxClients,
+            maxForgottenClients: ClientLedgerLimits.forgottenClients(forMaxClients: maxClients)
+        )
+        configuration.feedQueueBytes = try CommonOptions.int(arguments, "feed-queue-bytes", in: 4_096...(1 << 40))
+        configuration.clientQueueBytes = try CommonOptions.int(arguments, "client-queue-bytes", in: 4_096...(1 << 40))
+        configuration.maxMessageBytes = Int64(try CommonOptions.int(arguments, "max-message-bytes", in: 1_024...(1 << 30)))
+        configuration.persistence = try persistence(arguments)
+        configuration.security = try SecurityOptions.authority(arguments)
+        let logger = try CommonOptions.logger("authority", arguments)
+        return try await node.apps.visit(arguments, Runner(configuration: configuration, logger: logger))
+    }
+
+    /// `--data`, `--fsync` and the snapshot and repair options (shared with `run`).
+    static let persistenceOptions: [Option] = [
+            .value("data", "DIR", help: "keep a journal and snapshots here; without it, state is in memory only"),
+            .value("fsync", "POLICY", help: "always (before each ack), batch (once per batch, before its acks) or none", default: "\(OptionDefaults.persistence.fsync)"),
+            .value("snapshot-every", "N", help: "write a snapshot after N journal records", default: "\(OptionDefaults.persistence.snapshotEveryRecords)"),
+            .value("snapshot-interval", "SECONDS", help: "or after this long", default: OptionDefaults.seconds(OptionDefaults.persistence.snapshotInterval)),
+            .value("snapshot-dir", "DIR", help: "keep snapshots here instead of DATA/snapshots: on another filesystem than the journal, writing one does not slow the acks"),
+            .value("repair", "truncate", help: "start even if the journal is damaged before its end, cutting it there (what follows is lost and logged); without it such damage exits 65"),
+    ]
+
+    /// The persistence those options ask for; `nil` (state in memory only) without `--data`.
+    static func persistence(_ arguments: ParsedArguments) throws -> PersistenceConfiguration? {
+        if let directory = arguments.string("data") {
+            let raw = try arguments.required("fsync")
+            guard let policy = FsyncPolicy(raw) else { throw CLIError.usage("\(arguments.command): '--fsync \(raw)' must be always, batch or none") }
+            var persistence = PersistenceConfiguration(directory: directory, fsync: policy)
+            persistence.snapshotEveryRecords = UInt64(try CommonOptions.int(arguments, "snapshot-every", in: 1...Int.max))
+            persistence.snapshotInterval = try CommonOptions.seconds(arguments, "snapshot-interval") ?? OptionDefaults.persistence.snapshotInterval
+            persistence.snapshotDirectory = arguments.string("snapshot-dir")
+            if let raw = arguments.string("repair") {
+                guard let repair = JournalRepairPolicy(raw) else { throw CLIError.usage("\(arguments.command): '--repair \(raw)' must be truncate (or refuse, the default)") }
+                persistence.repair = repair
+            }
+            return persistence
+        } else if arguments.string("repair") != nil {
+            throw CLIError.usage("\(arguments.command): --repair needs --data")
+        } else if arguments.string("snapshot-dir") != nil {
+            throw CLIError.usage("\(arguments.command): --snapshot-dir needs --data")
+        }
+        return nil
+    }
+
+    struct Runner: AppVisitor {
+        let configuration: AuthorityConfiguration
+        let logger: Logger
+
+        func visit<R: Reactor, H: EffectHandler>(reactor: R, effects: H) async throws -> Int32 where H.Effect == R.Effect, H.Mutation == R.Mutation {
+            let context = try ZMQContext()
+            let node = try AuthorityNode(reactor: reactor, configuration: configuration, logger: logger, context: context)
+            let trap = SignalTrap { signal in
+                logger.info("signal \(signal): stopping gracefully (send it again to stop at once)")
+                node.stop()
+            }
+            let endpoints: AuthorityNode<R>.Endpoints
+            do {
+                endpoints = try await node.start()
+            } catch let error as ZMQError {
+                throw CLIError("authority: cannot bind", error)
+            } catch {
+                throw CLIError("authority: cannot start", error)
+            }
+            Output.line(#"{"actions":"\#(endpoints.actions)","workers":"\#(endpoints.workers)","feed":"\#(endpoints.feed)"}"#)
+            await node.wait()
+            _ = trap
+            context.terminate(timeout: .seconds(2))
+            let metrics = node.metrics
+            if let failure = node.failure {
+                throw CLIError("authority: stopped at version \(metrics.version)", failure)
+            }
+            logger.info("stopped at version \(metrics.version) after \(metrics[.actionsAccepted]) action(s)")
+            return 0
+        }
+    }
+}

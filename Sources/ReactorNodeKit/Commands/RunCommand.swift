@@ -1,0 +1,112 @@
+import ArgumentParsing
+import ReactorBus
+import ReactorCore
+import ReactorLog
+import SystemCalls
+import ZeroMQ
+
+/// `reactor-node run`: the whole deployment of one app in one process, for development.
+enum RunCommand {
+    static func spec(_ node: NodeProgram) -> Command {
+        Command(
+            name: "run",
+            summary: "authority, workers and an observer of one app in one process (development)",
+            options: [
+                node.apps.appOption,
+                .value("workers", "N", help: "workers started in this process", default: "2"),
+                .value("concurrency", "N", help: "effects each worker runs at once", default: "\(OptionDefaults.worker.concurrency)"),
+                .value("actions", "EP", help: "where clients send actions (bind)", default: "tcp://127.0.0.1:*"),
+                .value("workers-endpoint", "EP", help: "where the workers connect (bind; other worker processes may join)", default: "tcp://127.0.0.1:*"),
+                .value("feed", "EP", help: "where snapshots are published (bind)", default: "tcp://127.0.0.1:*"),
+            ] + AuthorityCommand.persistenceOptions + node.apps.effectOptions + [
+                .flag("json", help: #"one JSON line per snapshot: {"version":V,"state":{...}}"#),
+                CommonOptions.logLevel,
+            ],
+            discussion: """
+            Once bound, prints one JSON line to stdout with the real endpoints (as 'authority' does), e.g.
+              {"actions":"tcp://127.0.0.1:40001","workers":"tcp://127.0.0.1:40002","feed":"tcp://127.0.0.1:40003"}
+            then one line per snapshot (as 'observe' does). Send actions with '\(node.name) send --actions EP'.
+            SIGINT/SIGTERM: stop the observer, let the workers finish running effects, stop the
+            authority (which writes a snapshot with --data), exit 0; a second signal exits at once.
+            """,
+            program: node.name
+        )
+    }
+
+    static func run(_ arguments: ParsedArguments, _ node: NodeProgram) async throws -> Int32 {
+        let app = try node.apps.app(arguments).name
+        var configuration = AuthorityConfiguration(
+            appName: app,
+            actionsEndpoint: try Endpoint.validate(try arguments.required("actions"), flag: "actions", binding: true),
+            workersEndpoint: try Endpoint.validate(try arguments.required("workers-endpoint"), flag: "workers-endpoint", binding: true),
+            feedEndpoint: try Endpoint.validate(try arguments.required("feed"), flag: "feed", binding: true)
+        )
+        configuration.persistence = try AuthorityCommand.persistence(arguments)
+        let runner = Runner(
+            configuration: configuration,
+            workerCount: try CommonOptions.int(arguments, "workers", in: 0...256),
+            concurrency: try CommonOptions.int(arguments, "concurrency", in: 1...10_000),
+            json: arguments.flag("json"),
+            logger: try CommonOptions.logger("run", arguments)
+        )
+        return try await node.apps.visit(arguments, runner)
+    }
+
+    struct Runner: AppVisitor {
+        let configuration: AuthorityConfiguration
+        let workerCount: Int
+        let concurrency: Int
+        let json: Bool
+        let logger: Logger
+
+        func visit<R: Reactor, H: EffectHandler>(reactor: R, effects: H) async throws -> Int32 where H.Effect == R.Effect, H.Mutation == R.Mutation {
+            let context = try ZMQContext()
+            defer { context.terminate(timeout: .seconds(2)) }
+            let (signals, signalled) = AsyncStream.makeStream(of: Int32.self)
+            let logger = self.logger
+            let trap = SignalTrap { signal in
+                logger.info("signal \(signal): stopping gracefully (send it again to stop at once)")
+                signalled.yield(signal)
+            }
+            let cluster: LocalCluster<R, H>
+            do {
+                cluster = try await LocalCluster(reactor: reactor, effects: effects, configuration: configuration, workerCount: workerCount,
+                                                 workerConcurrency: concurrency, context: context, logger: logger)
+            } catch {
+                throw CLIError("run: cannot start", error)
+            }
+            let endpoints = cluster.endpoints
+            Output.line(#"{"actions":"\#(endpoints.actions)","workers":"\#(endpoints.workers)","feed":"\#(endpoints.feed)"}"#)
+            let stream = cluster.observer.rawSnapshots()
+            let json = self.json
+            let printer = Task {
+                for await snapshot in stream {
+                    Output.line(ObserveCommand.line(version: snapshot.version, payload: snapshot.payload, json: json))
+                }
+            }
+            do {
+                try cluster.observer.start()
+            } catch {
+                await cluster.shutdown()
+                throw CLIError("run: cannot start the observer", error)
+            }
+            // Until a signal, or until the authority stops by itself (a fatal storage error).
+            let authority = cluster.authority
+            let stopped = Task {
+                await authority.wait()
+                signalled.finish()
+            }
+            for await _ in signals { break }
+            await cluster.shutdown()
+            await printer.value
+            await stopped.value
+            _ = trap
+            let metrics = authority.metrics
+            if let failure = authority.failure {
+                throw CLIError("run: authority stopped at version \(metrics.version)", failure)
+            }
+            logger.info("stopped at version \(metrics.version) after \(metrics[.actionsAccepted]) action(s)")
+            return 0
+        }
+    }
+}
