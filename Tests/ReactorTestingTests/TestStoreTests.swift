@@ -159,3 +159,14 @@ import Testing
         ])
     }
 }
+
+/// A test isolated to the main actor uses the store, effects included, without hopping off it.
+@Suite struct TestStoreIsolationTests {
+    @MainActor @Test func aMainActorTestRunsEffectsOnItsOwnActor() async {
+        let store = TestStore(reactor: Counter())
+        store.send(.countUpAsync)
+        await store.runEffects(with: CounterEffects())
+        store.receive(.increase) { $0.count = 1 }
+        store.finish()
+    }
+}
