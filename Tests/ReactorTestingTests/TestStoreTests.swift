@@ -55,6 +55,16 @@ import Testing
         #expect(issues.first?.hasSuffix("−   - count: 0\n+   - count: 1") == true)
     }
 
+    @Test func aThrowingStateClosureFails() async {
+        struct Refused: Error, CustomStringConvertible { var description: String { "refused" } }
+        let store = TestStore(reactor: Counter())
+        let issues = await recordedIssues {
+            store.send(.countUp) { _ in throw Refused() }
+        }
+        #expect(issues == ["The state closure after sending countUp threw refused."])
+        #expect(store.state.count == 1)
+    }
+
     @Test func aMutationNotReceivedFailsAtFinish() async {
         let store = TestStore(reactor: Counter())
         store.send(.countUpAsync)
