@@ -14,6 +14,9 @@ let package = Package(
     products: [
         .library(name: "ReactorCore", targets: ["ReactorCore"]),
         .library(name: "ReactorBus", targets: ["ReactorBus"]),
+        // Exhaustive tests of a reactor (TestStore): `.product(name: "ReactorTesting", package: "ReactorBus")`
+        // in a test target's dependencies.
+        .library(name: "ReactorTesting", targets: ["ReactorTesting"]),
         // The layers under ReactorBus are products only so that a user can name the few types
         // ReactorBus's own API hands out (ZMQContext, ZMQError; ErrorCode, ProtocolError;
         // PersistenceError, FsyncPolicy, ...). Everything else in them is `package` access.
@@ -76,6 +79,10 @@ let package = Package(
             swiftSettings: cmo
         ),
 
+        // TestStore: exhaustive tests of a reactor on the Sequencer the authority runs; reports
+        // through swift-testing or XCTest. Pure (no ZeroMQ, no I/O).
+        .target(name: "ReactorTesting", dependencies: ["ReactorCore"]),
+
         // Example applications shipped with the CLI (and used by tests and benchmarks).
         .target(name: "ReactorApps", dependencies: ["ReactorCore"]),
 
@@ -124,6 +131,7 @@ let package = Package(
         ),
 
         .testTarget(name: "ReactorCoreTests", dependencies: ["ReactorCore", "ReactorApps"]),
+        .testTarget(name: "ReactorTestingTests", dependencies: ["ReactorTesting", "ReactorCore", "ReactorApps"]),
         .testTarget(name: "MessagePackTests", dependencies: ["MessagePack", "CMsgPack"], resources: [.copy("Fixtures")]),
         .testTarget(name: "SystemCallsTests", dependencies: ["SystemCalls"]),
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ", "SystemCalls", "TestSupport"]),

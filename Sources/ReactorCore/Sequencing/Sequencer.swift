@@ -38,6 +38,13 @@ public struct Sequencer<R: Reactor> {
         self.ledger = JobLedger()
     }
 
+    /// Creates a sequencer at `state`, version 0: a test that starts from a state of its own
+    /// (see ReactorTesting's `TestStore`) without replaying the actions that lead there.
+    public init(reactor: R, state: R.State, middlewares: [any Middleware<R>] = [], emitWindow: UInt32 = 65_536) {
+        self.init(reactor: reactor, middlewares: middlewares, emitWindow: emitWindow)
+        self.state = state
+    }
+
     /// The number of jobs that have not ended.
     public var openJobCount: Int { ledger.open.count }
 
