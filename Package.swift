@@ -14,6 +14,8 @@ let package = Package(
     products: [
         .library(name: "ReactorCore", targets: ["ReactorCore"]),
         .library(name: "ReactorBus", targets: ["ReactorBus"]),
+        // The one-line-per-event logger every node takes (`Logger(label:level:sink:)`).
+        .library(name: "ReactorLog", targets: ["ReactorLog"]),
         // Exhaustive tests of a reactor (TestStore): `.product(name: "ReactorTesting", package: "ReactorBus")`
         // in a test target's dependencies.
         .library(name: "ReactorTesting", targets: ["ReactorTesting"]),
