@@ -218,12 +218,7 @@ struct BenchClientPeer {
     /// dropping any other message (late acks) meanwhile.
     private func request(_ kind: String, timeoutSeconds: UInt64) throws -> AuthorityReply? {
         let id = UInt64(1) << 63 | UInt64.random(in: 1...UInt64(UInt32.max))
-        writer.reset()
-        writer.packArrayHeader(3)
-        writer.packUInt(1)
-        writer.packString(kind)
-        writer.packUInt(id)
-        try writer.withUnsafeBytes { try socket.send($0) }
+        try socket.send(HeaderWriter().header(kind, { $0.packUInt(id) }, count: 1))
         let deadline = MonotonicClock.milliseconds() + timeoutSeconds * 1_000
         var resent = MonotonicClock.milliseconds()
         while MonotonicClock.milliseconds() < deadline {

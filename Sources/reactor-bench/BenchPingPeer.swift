@@ -20,7 +20,7 @@ struct BenchPingPeer {
     let timeoutSeconds: Double
     private let socket: ZMQSocket
     private let poller = ZMQPoller()
-    private let writer = MessagePackWriter()
+    private let headers = HeaderWriter()
 
     init(endpoint: String, intervalMilliseconds: UInt64, untilAccepted: UInt64, untilSnapshots: UInt64, timeoutSeconds: Double, context: ZMQContext) throws {
         intervalNanoseconds = intervalMilliseconds * 1_000_000
@@ -101,12 +101,7 @@ struct BenchPingPeer {
     }
 
     private func send(_ kind: String, id: UInt64) throws {
-        writer.reset()
-        writer.packArrayHeader(3)
-        writer.packUInt(1)
-        writer.packString(kind)
-        writer.packUInt(id)
-        try writer.withUnsafeBytes { try socket.send($0) }
+        try socket.send(headers.header(kind, { $0.packUInt(id) }, count: 1))
     }
 
     private func failed(_ why: String) -> Int32 {

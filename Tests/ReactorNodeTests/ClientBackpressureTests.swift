@@ -59,12 +59,7 @@ import ZeroMQ
         let send = try ChildProcess.node(["send", "--app", "counter", "--actions", endpoints.actions, "--repeat", "10000",
                                           "--connect-timeout", "60"] + Self.mixed, name: "send")
         // Kill once a good part, not all, of the 20,000 actions is in.
-        let deadline = ContinuousClock.now + .seconds(60)
-        var seen: UInt64 = 0
-        while seen < 4_000, send.isRunning, ContinuousClock.now < deadline {
-            seen = (try? await WireProbe(actions: endpoints.actions).stats())?["action_seq"] ?? seen
-            try await Task.sleep(for: .milliseconds(20))
-        }
+        _ = try await WireProbe(actions: endpoints.actions).stats(within: .seconds(60)) { $0["action_seq"] ?? 0 >= 4_000 || !send.isRunning }
         #expect(send.isRunning, "send finished before the kill: \(send.diagnostics)")
         node.signal(SIGKILL)
         #expect(await node.waitForExit() != 0)
@@ -86,13 +81,6 @@ import ZeroMQ
     /// The authority's counters once every effect is done (no open jobs, and every counter action
     /// has added its one to the version), or the last ones read when `timeout` passes.
     func waitForQuiet(_ actions: String, timeout: Duration = .seconds(60)) async throws -> [String: UInt64] {
-        let deadline = ContinuousClock.now + timeout
-        var stats: [String: UInt64] = [:]
-        while ContinuousClock.now < deadline {
-            stats = (try? await WireProbe(actions: actions).stats()) ?? stats
-            if stats["open_jobs"] == 0, stats["version"] == stats["action_seq"] { return stats }
-            try await Task.sleep(for: .milliseconds(50))
-        }
-        return stats
+        try await WireProbe(actions: actions).stats(within: timeout) { $0["open_jobs"] == 0 && $0["version"] == $0["action_seq"] }
     }
 }

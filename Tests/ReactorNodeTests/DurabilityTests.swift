@@ -31,14 +31,7 @@ import ZeroMQ
     }
 
     func waitForCount(_ expected: Int, actions: String, timeout: Duration = .seconds(60)) async throws -> [String: UInt64] {
-        let deadline = ContinuousClock.now + timeout
-        var stats: [String: UInt64] = [:]
-        while ContinuousClock.now < deadline {
-            stats = (try? await WireProbe(actions: actions).stats()) ?? stats
-            if stats["version"] ?? 0 >= UInt64(expected), stats["open_jobs"] == 0 { return stats }
-            try await Task.sleep(for: .milliseconds(100))
-        }
-        return stats
+        try await WireProbe(actions: actions).stats(within: timeout) { $0["version"] ?? 0 >= UInt64(expected) && $0["open_jobs"] == 0 }
     }
 
     @Test func sigkillAtARandomMomentLosesNothingAckedAndAppliesNothingTwice() async throws {
@@ -130,11 +123,7 @@ import ZeroMQ
         let sent = try ChildProcess.node(["send", "--app", "counter", "--actions", endpoints.actions, "--repeat", String(count), "--concurrency", String(concurrency), #"{"countUp":{}}"#], name: "send")
         #expect(await sent.waitForExit(timeout: .seconds(60)) == 0)
         if snapshots > 0 {
-            let deadline = ContinuousClock.now + .seconds(30)
-            var written: UInt64 = 0
-            while written < snapshots, ContinuousClock.now < deadline {
-                written = (try? await WireProbe(actions: endpoints.actions).stats())?["snapshots_written"] ?? written
-            }
+            let written = try await WireProbe(actions: endpoints.actions).stats(within: .seconds(30)) { $0["snapshots_written"] ?? 0 >= snapshots }["snapshots_written"]
             #expect(written == snapshots, "\(node.diagnostics)")
         }
         node.signal(SIGKILL)

@@ -11,12 +11,7 @@ import TestSupport
         // The state line of the empty counter comes first, from the observer in the process.
         #expect(await run.waitForLine { $0 == #"{"version":0,"state":{"count":0}}"# } != nil, "\(run.output)\(run.diagnostics)")
         // The two in-process workers registered with the in-process authority.
-        let deadline = ContinuousClock.now + .seconds(15)
-        var workers: UInt64 = 0
-        while workers < 2, ContinuousClock.now < deadline {
-            workers = (try? await WireProbe(actions: endpoints.actions).stats())?["workers"] ?? 0
-            if workers < 2 { try await Task.sleep(for: .milliseconds(50)) }
-        }
+        let workers = try await WireProbe(actions: endpoints.actions).stats(within: .seconds(15)) { $0["workers"] ?? 0 >= 2 }["workers"]
         #expect(workers == 2)
 
         let send = try ChildProcess.node(["send", "--app", "counter", "--actions", endpoints.actions, "--repeat", "3", #"{"countUp":{}}"#, #"{"countUpAsync":{}}"#], name: "send")

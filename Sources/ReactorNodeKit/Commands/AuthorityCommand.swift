@@ -41,12 +41,7 @@ enum AuthorityCommand {
 
     static func run(_ arguments: ParsedArguments, _ node: NodeProgram) async throws -> Int32 {
         let app = try node.apps.app(arguments).name
-        var configuration = AuthorityConfiguration(
-            appName: app,
-            actionsEndpoint: try Endpoint.validate(try arguments.required("actions"), flag: "actions", binding: true),
-            workersEndpoint: try Endpoint.validate(try arguments.required("workers"), flag: "workers", binding: true),
-            feedEndpoint: try Endpoint.validate(try arguments.required("feed"), flag: "feed", binding: true)
-        )
+        var configuration = try AuthorityConfiguration.binding(app: app, arguments, workersFlag: "workers")
         configuration.heartbeatInterval = try CommonOptions.seconds(arguments, "heartbeat") ?? OptionDefaults.authority.heartbeatInterval
         configuration.jobTimeout = try CommonOptions.seconds(arguments, "job-timeout") ?? OptionDefaults.authority.jobTimeout
         configuration.maxWorkerCapacity = try CommonOptions.int(arguments, "max-worker-capacity", in: 1...1_000_000)
@@ -118,7 +113,7 @@ enum AuthorityCommand {
             } catch {
                 throw CLIError("authority: cannot start", error)
             }
-            Output.line(#"{"actions":"\#(endpoints.actions)","workers":"\#(endpoints.workers)","feed":"\#(endpoints.feed)"}"#)
+            Output.endpoints(endpoints)
             await node.wait()
             _ = trap
             context.terminate(timeout: .seconds(2))

@@ -35,12 +35,7 @@ enum RunCommand {
 
     static func run(_ arguments: ParsedArguments, _ node: NodeProgram) async throws -> Int32 {
         let app = try node.apps.app(arguments).name
-        var configuration = AuthorityConfiguration(
-            appName: app,
-            actionsEndpoint: try Endpoint.validate(try arguments.required("actions"), flag: "actions", binding: true),
-            workersEndpoint: try Endpoint.validate(try arguments.required("workers-endpoint"), flag: "workers-endpoint", binding: true),
-            feedEndpoint: try Endpoint.validate(try arguments.required("feed"), flag: "feed", binding: true)
-        )
+        var configuration = try AuthorityConfiguration.binding(app: app, arguments, workersFlag: "workers-endpoint")
         configuration.persistence = try AuthorityCommand.persistence(arguments)
         let runner = Runner(
             configuration: configuration,
@@ -76,7 +71,7 @@ enum RunCommand {
                 throw CLIError("run: cannot start", error)
             }
             let endpoints = cluster.endpoints
-            Output.line(#"{"actions":"\#(endpoints.actions)","workers":"\#(endpoints.workers)","feed":"\#(endpoints.feed)"}"#)
+            Output.endpoints(endpoints)
             let stream = cluster.observer.rawSnapshots()
             let json = self.json
             let printer = Task {

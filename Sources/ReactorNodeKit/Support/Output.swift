@@ -1,3 +1,4 @@
+import ReactorBus
 import ReactorLog
 
 /// Data to stdout and messages to stderr, one whole line per `write(2)`: nothing waits in a
@@ -5,6 +6,11 @@ import ReactorLog
 enum Output {
     /// Writes one line of data to stdout.
     static func line(_ text: String) { StandardStream.write(text + "\n", to: 1) }
+
+    /// The line an authority prints once bound: its real endpoints as one JSON object.
+    static func endpoints<R>(_ endpoints: AuthorityNode<R>.Endpoints) {
+        line(#"{"actions":"\#(endpoints.actions)","workers":"\#(endpoints.workers)","feed":"\#(endpoints.feed)"}"#)
+    }
 
     /// Writes one line to stderr (usage and fatal errors; events go through the logger).
     static func error(_ text: String) { StandardStream.write(text + "\n", to: 2) }

@@ -17,4 +17,17 @@ struct WireProbe {
         defer { client.close() }
         return try await client.stats()
     }
+
+    /// The authority's counters once `condition` holds for them, or the last ones read when
+    /// `timeout` passes (a read that fails counts as "not yet").
+    func stats(within timeout: Duration, until condition: ([String: UInt64]) -> Bool) async throws -> [String: UInt64] {
+        let deadline = ContinuousClock.now + timeout
+        var stats: [String: UInt64] = [:]
+        while ContinuousClock.now < deadline {
+            stats = (try? await self.stats()) ?? stats
+            if condition(stats) { return stats }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        return stats
+    }
 }
