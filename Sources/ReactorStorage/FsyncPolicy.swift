@@ -10,7 +10,7 @@ import Foundation
 /// | policy    | fsyncs                         | lost on power failure                                  |
 /// |-----------|--------------------------------|--------------------------------------------------------|
 /// | `always`  | one per record (caller commits after each append) | nothing that was acknowledged       |
-/// | `batch`   | one per commit (one per poll batch) | nothing that was acknowledged, since acks go out after the batch's fsync |
+/// | `batch`   | one per commit (the authority: one per group of poll batches, see ``JournalSyncer``) | nothing that was acknowledged, since acks go out after the fsync that covers them |
 /// | `none`    | never                          | up to the OS writeback window (about 30 s on Linux by default, `vm.dirty_expire_centisecs`), **including acknowledged actions** |
 ///
 /// `always` and `batch` issue the same system calls per commit; the difference is how often the

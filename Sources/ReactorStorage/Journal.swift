@@ -12,7 +12,9 @@ import Glibc
 /// Writing is two-step: ``append(_:)`` only frames the record into a user-space buffer and
 /// returns its LSN; ``commit()`` hands the buffer to `write(2)` and, unless the policy is
 /// ``FsyncPolicy/none``, `fdatasync`s it. Acknowledge an action only after the commit that
-/// covers its LSN returned.
+/// covers its LSN returned. Group commit splits the second step: ``write()`` hands the buffer to
+/// the kernel and returns a ``SyncRequest`` for a ``JournalSyncer`` thread; ``confirm(_:)`` takes
+/// its outcome back. Either way ``committedLSN`` is what may be acknowledged.
 ///
 /// Opening recovers: a torn tail is cut; other damage is refused unless the ``repair`` policy
 /// allows cutting it. See ``recoveryReport`` and ``JournalRecoveryReport``.
@@ -41,19 +43,30 @@ package final class Journal {
     package private(set) var metrics = DurabilityMetrics()
     /// LSN of the last appended record, committed or not (0 for an empty log).
     package private(set) var lastLSN: UInt64
-    /// LSN of the last record that reached `write(2)` and, per policy, the disk.
+    /// LSN of the last record that reached `write(2)` and, per policy, the disk: what may be
+    /// acknowledged.
     package private(set) var committedLSN: UInt64
     /// LSN of the oldest record still on disk (after compaction); `lastLSN + 1` if none.
     package var firstLSN: UInt64 { segments[0].firstLSN }
 
     /// `DIR/journal`.
-    let journalDirectory: String
+    package let journalDirectory: String
     private(set) var segments: [JournalSegment]
     private var activeFD: Int32
     private var pending: [UInt8] = []
     private var pendingRecords: UInt64 = 0
     private var lock: DirectoryLock?
     private var failure: PersistenceError?
+    /// The LSN the newest ``SyncRequest`` covers.
+    private var requestedLSN: UInt64 = 0
+
+    /// An `fdatasync` for a ``JournalSyncer`` to run: a descriptor of its own for the segment
+    /// being written (the syncer closes it), and the LSN that is durable once it returns.
+    package struct SyncRequest: Sendable {
+        package let fd: Int32
+        package let path: String
+        package let lsn: UInt64
+    }
 
     /// 64 MiB.
     package static let defaultSegmentBytes = 64 << 20
@@ -167,18 +180,61 @@ package final class Journal {
 
     /// Writes buffered records with `write(2)` and, unless the policy is ``FsyncPolicy/none``,
     /// `fdatasync`s them. When it returns, every LSN up to ``lastLSN`` may be acknowledged.
-    /// Does nothing when no record is buffered.
+    /// Does nothing when every record is committed already.
     ///
     /// - Throws: ``PersistenceError/io(operation:path:errno:)``; afterwards the journal is failed.
     package func commit() throws {
         try checkUsable()
-        guard pendingRecords > 0 else { return }
+        guard lastLSN > committedLSN else { return }
         try writePending()
         if policy.syncsOnCommit {
             try sync(activeFD, path: segments[segments.count - 1].path)
         }
         metrics.commits += 1
         committedLSN = lastLSN
+    }
+
+    /// The first half of a group commit: writes buffered records with `write(2)` and, when the
+    /// policy syncs, returns the `fdatasync` that makes them durable, to run off this thread
+    /// (``JournalSyncer``); ``committedLSN`` moves when ``confirm(_:)`` gets its outcome. Under
+    /// ``FsyncPolicy/none`` the records are committed at once and the result is `nil`; it is also
+    /// `nil` when nothing was written since the last request, which then covers everything.
+    ///
+    /// - Throws: ``PersistenceError/io(operation:path:errno:)``; afterwards the journal is failed.
+    package func write() throws -> SyncRequest? {
+        try checkUsable()
+        try writePending()
+        guard lastLSN > committedLSN else { return nil }
+        guard policy.syncsOnCommit else {
+            metrics.commits += 1
+            committedLSN = lastLSN
+            return nil
+        }
+        guard lastLSN > requestedLSN else { return nil }
+        let path = segments[segments.count - 1].path
+        let fd = try failing { try PosixFile.duplicate(activeFD, path: path) }
+        requestedLSN = lastLSN
+        return SyncRequest(fd: fd, path: path, lsn: lastLSN)
+    }
+
+    /// The second half of a group commit: a ``JournalSyncer`` outcome. On success every record
+    /// through its LSN is committed; a failed sync fails the journal (after a failed `fsync`
+    /// Linux may have dropped the dirty pages).
+    ///
+    /// - Throws: ``PersistenceError/journalFailed(directory:cause:)`` for a failed sync.
+    package func confirm(_ outcome: JournalSyncer.Outcome) throws {
+        switch outcome {
+        case .synced(let lsn, let elapsed):
+            metrics.fsyncs += 1
+            metrics.fsyncTime += elapsed
+            metrics.commits += 1
+            committedLSN = max(committedLSN, min(lsn, lastLSN))
+        case .syncFailed(_, let error):
+            if failure == nil { failure = error }
+            throw PersistenceError.journalFailed(directory: directory, cause: error)
+        case .removed:
+            break
+        }
     }
 
     /// Commits buffered records, then releases the segment and the directory lock. Later calls
@@ -215,6 +271,20 @@ package final class Journal {
             try sync(directory: journalDirectory)
         }
         return removed
+    }
+
+    /// Compaction without the disk work, for a ``JournalSyncer`` to finish: forgets the whole
+    /// segments ``compact(through:)`` would delete and returns their paths, for
+    /// ``JournalSyncer/remove(_:in:)`` (with ``journalDirectory``). Until they are gone the files
+    /// are harmless: a reopened journal reads them as older records the snapshot covers.
+    package func detachSegments(through lsn: UInt64) throws -> [String] {
+        try checkUsable()
+        var detached: [String] = []
+        while segments.count > 1 && segments[0].lastLSN <= lsn {
+            detached.append(segments[0].path)
+            segments.removeFirst()
+        }
+        return detached
     }
 
     /// Continues the log after `lsn`, past its last record: for a journal whose end was lost (cut
@@ -327,6 +397,8 @@ package final class Journal {
         if policy.syncsOnCommit {
             try sync(activeFD, path: segments[segments.count - 1].path)
         }
+        // Everything so far is written and, per policy, on disk.
+        committedLSN = lastLSN
         let next = try failing {
             try JournalSegment.create(in: journalDirectory, firstLSN: lastLSN + 1, app: app, sync: false)
         }

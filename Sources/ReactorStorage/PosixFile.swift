@@ -63,6 +63,12 @@ enum PosixFile {
         try call("fdatasync", path: path) { fdatasync(fd) }
     }
 
+    /// A second descriptor for the open file `fd` (close-on-exec), which stays valid when `fd`
+    /// is closed: a sync on another thread must never meet a closed or reused descriptor.
+    static func duplicate(_ fd: Int32, path: String) throws -> Int32 {
+        try call("fcntl(F_DUPFD_CLOEXEC)", path: path) { fcntl(fd, F_DUPFD_CLOEXEC, 0) }
+    }
+
     /// Makes creations, renames and deletions inside `directory` durable.
     static func syncDirectory(_ directory: String) throws {
         let fd = try open(directory, flags: O_RDONLY | O_DIRECTORY)

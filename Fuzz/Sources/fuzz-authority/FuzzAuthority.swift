@@ -288,9 +288,10 @@ final class Harness<R: FuzzApp> {
             let before = snapshot()
             engine.tick(now: now, sendHeartbeats: amount & 0x80 != 0)
             let outbox = engine.takeOutbox()
-            fuzzCheck(outbox.replies.isEmpty && outbox.applied.isEmpty && outbox.records.isEmpty, "a tick replied to a client or applied something")
+            fuzzCheck(outbox.replies.isEmpty && outbox.promptReplies.isEmpty && outbox.applied.isEmpty && outbox.records.isEmpty,
+                      "a tick replied to a client or applied something")
             fuzzCheck(snapshot() == before, "a tick changed the state")
-            workerOutput(outbox.toWorkers)
+            workerOutput(outbox.promptToWorkers + outbox.toWorkers)
         }
     }
 
@@ -326,8 +327,9 @@ final class Harness<R: FuzzApp> {
         let after = snapshot()
         let request = split(frames).flatMap { try? ClientMessage(frames: $0.body) }
 
-        fuzzCheck(outbox.replies.count <= 1, "\(outbox.replies.count) replies to one client message")
-        guard let replyFrames = outbox.replies.first else {
+        let replies = outbox.promptReplies + outbox.replies
+        fuzzCheck(replies.count <= 1, "\(replies.count) replies to one client message")
+        guard let replyFrames = replies.first else {
             fuzzCheck(split(frames) == nil, "no reply to a client message with an envelope")
             fuzzCheck(after == before, "a dropped client message changed the state")
             fuzzCheck(engine.metrics[.malformed] == metricsBefore[.malformed] + 1, "a dropped client message was not counted as malformed")
@@ -409,7 +411,7 @@ final class Harness<R: FuzzApp> {
         engine.handleWorker(frames, now: now)
         let outbox = engine.takeOutbox()
         let after = snapshot()
-        fuzzCheck(outbox.replies.isEmpty, "a worker message produced a client reply")
+        fuzzCheck(outbox.replies.isEmpty && outbox.promptReplies.isEmpty, "a worker message produced a client reply")
         let message = frames.count >= 2 ? try? WorkerMessage(frames: Array(frames.dropFirst())) : nil
         switch message {
         case .emit?, .done?, .failed?:

@@ -107,9 +107,22 @@ import ReactorWire
             engine.handleClient([[1]] + ClientMessage.action(clientID: client, clientSeq: seq, payload: payload).frames(writer), now: now)
         }
         let outbox = engine.takeOutbox(.init(checkpointAtRecords: durability.checkpointDemand(now: now)))
-        try durability.append(outbox.records)
-        durability.snapshot(outbox.checkpoint, now: now)
+        let lsn = try durability.append(outbox.records)
+        durability.snapshot(outbox.checkpoint, coveringThrough: lsn, now: now)
+        try awaitDurable(durability, through: lsn)
         engine.absorb(durability.takeReport())
+    }
+
+    /// Takes the syncer's outcomes, as the loop does when its poller wakes, until `lsn` is
+    /// durable (at most 10 s).
+    func awaitDurable(_ durability: AuthorityDurability<Counter>, through lsn: UInt64) throws {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while durability.durableLSN < lsn {
+            var item = pollfd(fd: durability.syncOutcomes.fileDescriptor, events: Int16(POLLIN), revents: 0)
+            _ = poll(&item, 1, 100)
+            try durability.collectSyncs(now: MonotonicClock.milliseconds())
+            try #require(ContinuousClock.now < deadline, "LSN \(lsn) not durable within 10 s (durable: \(durability.durableLSN))")
+        }
     }
 
     /// Waits for the snapshot being written and reports it to the engine.
@@ -146,7 +159,7 @@ import ReactorWire
         let atSnapshot = try checkpointBytes(engine)
         for batch in 0..<5 { try turn(durability, engine, count: 50, from: 101 + UInt64(batch) * 50) }
         engine.handleClient([[1]] + ClientMessage.ping(requestID: 7).frames(writer), now: 0)
-        let replies = try engine.takeOutbox().replies.map { try AuthorityReply(frames: Array($0.dropFirst())) }
+        let replies = try engine.takeOutbox().promptReplies.map { try AuthorityReply(frames: Array($0.dropFirst())) }
         #expect(replies == [.pong(requestID: 7, version: 350, startID: engine.startID, app: "counter")])
         #expect(engine.metrics[.actionsAccepted] == 350)
         #expect(engine.metrics[.journalRecords] == 350)
@@ -308,6 +321,87 @@ import ReactorWire
         #expect(durability.checkpointDemand(now: now + 60_000) == 1, "due by time, but only once a record needs covering")
         close(durability, engine)
         #expect(gate.writes.load(ordering: .relaxed) == 1)
+    }
+
+    /// A disk whose first group-commit sync waits for the test, or whose syncs fail.
+    final class GatedSync: Sendable {
+        let started = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let failing: Bool
+        let calls = Atomic<Int>(0)
+        init(failing: Bool = false) { self.failing = failing }
+        func sync(_ fd: Int32, _ path: String) throws {
+            if calls.add(1, ordering: .relaxed).newValue == 1 {
+                started.signal()
+                _ = release.wait(timeout: .now() + 10)
+            }
+            if failing { throw PersistenceError.io(operation: "fdatasync", path: path, errno: EIO) }
+            _ = fdatasync(fd)
+        }
+    }
+
+    /// `count` countUp actions journaled as the loop does, without waiting for the disk: the
+    /// LSN their acks wait for.
+    func unsyncedTurn(_ durability: AuthorityDurability<Counter>, _ engine: AuthorityEngine<Counter>, count: Int, from first: UInt64) throws -> UInt64 {
+        let payload = try MessagePackEncoder().encode(Counter.Action.countUp)
+        for seq in first..<(first + UInt64(count)) {
+            engine.handleClient([[1]] + ClientMessage.action(clientID: "c1", clientSeq: seq, payload: payload).frames(writer), now: 0)
+        }
+        let now = MonotonicClock.milliseconds()
+        let outbox = engine.takeOutbox(.init(checkpointAtRecords: durability.checkpointDemand(now: now)))
+        let lsn = try durability.append(outbox.records)
+        durability.snapshot(outbox.checkpoint, coveringThrough: lsn, now: now)
+        return lsn
+    }
+
+    @Test func aSnapshotIsWrittenOnlyOnceTheRecordsItCoversAreDurable() throws {
+        let gate = Gate()
+        let disk = GatedSync()
+        let (durability, engine) = try makeDurability(every: 100)
+        let path = directory.path
+        durability.snapshotDestination = { try GatedDestination(directory: path, gate: gate) }
+        durability.syncCall = disk.sync
+        let lsn = try unsyncedTurn(durability, engine, count: 100, from: 1)
+        #expect(lsn == 100)
+        #expect(disk.started.wait(timeout: .now() + 10) == .success)
+        // The sync hangs: nothing is durable, so the due snapshot must not start (it would get
+        // ahead of the journal), and no other can be demanded meanwhile.
+        #expect(durability.durableLSN == 0)
+        try durability.collectSyncs(now: MonotonicClock.milliseconds())
+        #expect(durability.checkpointDemand(now: MonotonicClock.milliseconds()) == nil)
+        #expect(gate.writes.load(ordering: .relaxed) == 0)
+        // The loop goes on meanwhile: a second batch is written and its sync requested.
+        #expect(try unsyncedTurn(durability, engine, count: 20, from: 101) == 120)
+
+        disk.release.signal()
+        try awaitDurable(durability, through: 120)
+        #expect(durability.durableLSN == 120)
+        #expect(gate.waitStarted())
+        gate.release.signal()
+        finishSnapshot(durability, engine)
+        let store = try SnapshotStore(directory: path, app: "counter")
+        #expect(try store.snapshotLSNs() == [100])
+        let written = try MessagePackDecoder().decode(AuthorityCheckpoint<Counter>.self, from: try #require(try store.loadNewest()).payload)
+        #expect(written.sequencer.version == 100)
+        #expect(disk.calls.load(ordering: .relaxed) <= 2, "the syncs requested during the first were coalesced")
+        gate.release.signal()
+        close(durability, engine)
+        #expect(try store.snapshotLSNs() == [100, 120])
+    }
+
+    @Test func aFailedGroupCommitFailsTheJournalAndNothingMoreIsWritten() throws {
+        let disk = GatedSync(failing: true)
+        let (durability, engine) = try makeDurability(every: 1_000)
+        durability.syncCall = disk.sync
+        let lsn = try unsyncedTurn(durability, engine, count: 10, from: 1)
+        disk.release.signal()
+        #expect(throws: PersistenceError.self) { try awaitDurable(durability, through: lsn) }
+        #expect(durability.durableLSN == 0)
+        #expect(durability.failure != nil)
+        #expect(!durability.wantsFinalSnapshot)
+        #expect(throws: PersistenceError.self) { _ = try unsyncedTurn(durability, engine, count: 1, from: 11) }
+        close(durability, engine)
+        #expect(try TemporaryDirectory.list(directory.snapshots) == [])
     }
 
     @Test func retryDelaysDoubleFromOneSecondUpToAMinute() {

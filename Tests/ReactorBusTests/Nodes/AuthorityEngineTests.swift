@@ -53,9 +53,25 @@ import Testing
         engine.handleClient([client] + ClientMessage.ping(requestID: 42).frames(writer), now: 0)
         engine.handleClient([client, []] + ClientMessage.stats(requestID: 43).frames(writer), now: 0)
         let outbox = engine.takeOutbox()
-        #expect(outbox.replies.count == 4)
-        #expect(outbox.requestReplies == [1: .init(requestID: 41, envelopeCount: 1), 3: .init(requestID: 43, envelopeCount: 2)])
+        #expect(outbox.replies.count == 3)
+        #expect(outbox.requestReplies == [1: .init(requestID: 41, envelopeCount: 1), 2: .init(requestID: 43, envelopeCount: 2)])
         #expect(engine.takeOutbox().requestReplies.isEmpty)
+    }
+
+    @Test func pongsAndHeartbeatsArePromptEverythingElseWaitsForTheJournal() throws {
+        let engine = makeEngine()
+        let worker = PeerID([9])
+        engine.handleWorker(fromWorker(worker, .ready(name: "w", app: "counter", capacity: 1, kinds: [])), now: 0)
+        _ = engine.takeOutbox()
+        engine.handleClient(try action(.countUp, seq: 1), now: 0)
+        engine.handleClient([client] + ClientMessage.ping(requestID: 42).frames(writer), now: 0)
+        engine.tick(now: 1_000, sendHeartbeats: true)
+        let outbox = engine.takeOutbox()
+        #expect(try outbox.promptReplies.map { try AuthorityReply(frames: Array($0.dropFirst())) }
+            == [.pong(requestID: 42, version: 1, startID: engine.startID, app: "counter")])
+        #expect(try outbox.replies.map { try AuthorityReply(frames: Array($0.dropFirst())) } == [.ack(clientSeq: 1, actionSeq: 1, version: 1)])
+        #expect(try outbox.promptToWorkers.map { try AuthorityToWorker(frames: Array($0.dropFirst())) } == [.heartbeat])
+        #expect(outbox.toWorkers.isEmpty)
     }
 
     @Test func aResentActionIsAckedAgainAndAppliedOnce() throws {

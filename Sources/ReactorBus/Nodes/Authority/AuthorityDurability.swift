@@ -2,6 +2,7 @@ import MessagePack
 import ReactorCore
 import ReactorLog
 import ReactorStorage
+import ZeroMQ
 
 /// The authority's journal and snapshots, and the rules for using them.
 ///
@@ -11,13 +12,19 @@ import ReactorStorage
 /// for the loop to give the engine, which alone counts it.
 ///
 /// - Every batch's records are appended and committed before its acks leave (`batch`), or each
-///   action's record before its own ack (`always`); `none` commits without fsync.
+///   action's record before its own ack (`always`); `none` commits without fsync. Under `batch`
+///   the commit is a group commit: ``append(_:)`` writes the records to the kernel and a
+///   ``JournalSyncer`` thread `fdatasync`s them, so the loop goes on reading (and answering pings)
+///   while the disk works; the loop holds the batch's acks, jobs and feed messages until
+///   ``durableLSN`` reaches the LSN ``append(_:)`` returned (``CommitQueue``). Syncs that fall due
+///   while one runs are coalesced: one `fdatasync` covers every batch written meanwhile.
 /// - A snapshot (the engine's checkpoint) is written every `snapshotEveryRecords` records or
 ///   `snapshotInterval`, and the journal is compacted up to what the older kept snapshot covers.
 ///   The loop only takes the checkpoint (a copy-on-write copy) and the LSN it covers exactly; a
-///   ``SnapshotWriter`` encodes, writes and fsyncs it on its own thread, and the loop compacts
-///   the journal when it collects the outcome on a later turn. One snapshot at a time: one that
-///   falls due while another is being written waits for it.
+///   ``SnapshotWriter`` encodes, writes and fsyncs it on its own thread — once that LSN is
+///   durable in the journal, so a snapshot never gets ahead of the journal — and the loop
+///   compacts the journal when it collects the outcome on a later turn. One snapshot at a time:
+///   one that falls due while another is being written waits for it.
 /// - A failed snapshot write is logged once and retried after 1 s, 2 s, 4 s ... (at most 60 s)
 ///   from the failed attempt's start, not on every batch; the journal keeps every record meanwhile.
 /// - Recovery loads the newest valid snapshot and replays the journal after it.
@@ -32,19 +39,31 @@ final class AuthorityDurability<R: Reactor> {
     private let logger: Logger
     private let encoder = MessagePackEncoder()
     private let decoder = MessagePackDecoder()
-    private var recordsSinceSnapshot: UInt64 = 0
+    /// The LSN the newest snapshot covers, written or being written (or waiting for its LSN to
+    /// be durable); records after it are what the next snapshot would add.
+    private var coveredLSN: UInt64 = 0
+    /// The LSN the newest snapshot written covers (where a failed write falls back to).
+    private var writtenLSN: UInt64 = 0
     private var lastSnapshotAt = MonotonicClock.milliseconds()
     /// Started at the first snapshot, stopped by `close`.
     private var writer: SnapshotWriter?
-    /// The snapshot being written: its LSN, the records it covers beyond the previous one, and
-    /// when it started.
-    private var inProgress: (lsn: UInt64, records: UInt64, startedAt: UInt64)?
+    /// The snapshot being written: its LSN and when it started.
+    private var inProgress: (lsn: UInt64, startedAt: UInt64)?
+    /// A checkpoint taken whose LSN is not yet durable: written once it is.
+    private var awaitingDurable: (checkpoint: AuthorityCheckpoint<R>, lsn: UInt64, takenAt: UInt64)?
+    /// Runs the `fdatasync` of group commits (`batch` policy); started at the first commit.
+    private var syncer: JournalSyncer?
+    /// Where the syncer's outcomes arrive; the loop polls it (``syncOutcomes``).
+    let syncOutcomes: Mailbox<JournalSyncer.Outcome>
     /// Failed attempts in a row, and when the next may start.
     private var failedAttempts = 0
     private var retryAt: UInt64?
     /// Where the writer thread puts snapshots; `nil` for a ``SnapshotStore`` on the data
     /// directory. Tests set it (before the first snapshot) to a slow or failing destination.
     var snapshotDestination: (@Sendable () throws -> any SnapshotDestination)?
+    /// Replaces the group commit's `fdatasync(fd)`; `nil` for the real one. Tests set it (before
+    /// the first commit) to a slow or failing disk.
+    var syncCall: (@Sendable (_ fd: Int32, _ path: String) throws -> Void)?
     /// Set when the journal failed: the node must not ack anything any more.
     private(set) var failure: (any Error)?
     /// Commits and snapshots written since the last ``takeReport()``.
@@ -53,10 +72,21 @@ final class AuthorityDurability<R: Reactor> {
     /// Whether every action's record is committed before its own ack.
     var flushesEachAction: Bool { configuration.fsync == .always }
 
+    /// Every record through this LSN is committed (on disk, per the fsync policy): what waits for
+    /// it may leave.
+    var durableLSN: UInt64 { journal.committedLSN }
+
+    /// The journal's last record: what a turn without records of its own waits for.
+    var lastLSN: UInt64 { journal.lastLSN }
+
+    /// Records since the newest snapshot (written, being written or waiting).
+    private var recordsSinceSnapshot: UInt64 { journal.lastLSN > coveredLSN ? journal.lastLSN - coveredLSN : 0 }
+
     init(configuration: PersistenceConfiguration, app: String, logger: Logger) throws {
         self.configuration = configuration
         self.app = app
         self.logger = logger
+        syncOutcomes = try Mailbox()
         journal = try Journal(directory: configuration.directory, app: app, policy: configuration.fsync, repair: configuration.repair)
         // The data directory's lock does not reach a snapshot directory elsewhere: lock it too.
         snapshotLock = try configuration.snapshotDirectory.map { try DirectoryLock.lock(creating: $0) }
@@ -117,7 +147,8 @@ final class AuthorityDurability<R: Reactor> {
             }
             replayed += 1
         }
-        recordsSinceSnapshot = UInt64(replayed)
+        coveredLSN = after
+        writtenLSN = after
         let state = engine.currentMetrics()
         logger.info("recovered version \(state.version), action \(state.actionSeq), \(state.openJobs) open job(s) (\(replayed) record(s) replayed)")
     }
@@ -128,18 +159,70 @@ final class AuthorityDurability<R: Reactor> {
         return report
     }
 
-    /// Appends and commits a batch's records. On failure the node must stop acking.
-    func append(_ records: [AuthorityRecord]) throws {
+    /// Appends a batch's records and commits them: under `batch` by handing the `fdatasync` to
+    /// the syncer thread (the records are durable once ``durableLSN`` reaches the result), under
+    /// `always` and `none` before returning. On failure the node must stop acking.
+    ///
+    /// - Returns: the LSN of the batch's last record, which must be durable before anything of
+    ///   the batch leaves.
+    func append(_ records: [AuthorityRecord]) throws -> UInt64 {
         do {
             for record in records { try journal.append(try encoder.encode(record)) }
+            if configuration.fsync == .batch {
+                if let request = try journal.write() { startedSyncer().submit(request) }
+            } else {
+                try journal.commit()
+            }
+        } catch {
+            failure = error
+            throw error
+        }
+        report.journalRecords += UInt64(records.count)
+        report.journalCommits += 1
+        return journal.lastLSN
+    }
+
+    /// Takes the syncer's outcomes (after the loop's poller found ``syncOutcomes`` readable):
+    /// ``durableLSN`` moves, and a checkpoint that waited for it starts being written.
+    ///
+    /// - Throws: the failed sync's error: the journal is failed and the node must stop acking.
+    func collectSyncs(now: UInt64) throws {
+        for outcome in syncOutcomes.drain() {
+            if case .removed(let paths, let error) = outcome {
+                if let error {
+                    logger.error("deleting compacted journal segments failed (nothing lost; they hold only records a snapshot covers): \(error)")
+                } else {
+                    logger.debug("deleted \(paths.count) compacted journal segment(s)")
+                }
+            }
+            do {
+                try journal.confirm(outcome)
+            } catch {
+                failure = error
+                throw error
+            }
+        }
+        startDurableCheckpoint(now: now)
+    }
+
+    /// Commits everything written so far on this thread, waiting for the disk (at a stop, so
+    /// that every held reply can leave).
+    func commitNow() throws {
+        do {
             try journal.commit()
         } catch {
             failure = error
             throw error
         }
-        recordsSinceSnapshot += UInt64(records.count)
-        report.journalRecords += UInt64(records.count)
-        report.journalCommits += 1
+        if journal.committedLSN > 0 { startDurableCheckpoint(now: MonotonicClock.milliseconds()) }
+    }
+
+    private func startedSyncer() -> JournalSyncer {
+        if let syncer { return syncer }
+        let outcomes = syncOutcomes
+        let started = JournalSyncer(name: "journal-sync", sync: syncCall) { outcomes.post($0) }
+        syncer = started
+        return started
     }
 
     /// Before a turn's outbox is taken: collects a finished snapshot (compacting the journal),
@@ -148,7 +231,8 @@ final class AuthorityDurability<R: Reactor> {
     /// one's retry is not due. Due when enough records or time have passed, or at a retry.
     func checkpointDemand(now: UInt64) -> Int? {
         if inProgress != nil, let outcome = writer?.takeOutcome() { finish(outcome) }
-        guard inProgress == nil, failure == nil else { return nil }
+        startDurableCheckpoint(now: now)
+        guard inProgress == nil, awaitingDurable == nil, failure == nil else { return nil }
         // Whatever else is due, a snapshot needs at least one record since the last one.
         let anyRecords = recordsSinceSnapshot > 0 ? 0 : 1
         if let retryAt {
@@ -159,11 +243,14 @@ final class AuthorityDurability<R: Reactor> {
         return recordsSinceSnapshot < every ? Int(clamping: every - recordsSinceSnapshot) : anyRecords
     }
 
-    /// After the turn's records are appended: starts writing `checkpoint` (the outbox's, present
-    /// when ``checkpointDemand(now:)`` found a snapshot due), which covers exactly the journal.
-    func snapshot(_ checkpoint: AuthorityCheckpoint<R>?, now: UInt64) {
-        guard let checkpoint, inProgress == nil, recordsSinceSnapshot > 0, failure == nil else { return }
-        startSnapshot(checkpoint, now: now)
+    /// After the turn's records are appended: `checkpoint` (the outbox's, present when
+    /// ``checkpointDemand(now:)`` found a snapshot due) covers exactly the journal through `lsn`
+    /// (what ``append(_:)`` returned); it is written once that LSN is durable.
+    func snapshot(_ checkpoint: AuthorityCheckpoint<R>?, coveringThrough lsn: UInt64, now: UInt64) {
+        guard let checkpoint, inProgress == nil, awaitingDurable == nil, lsn > coveredLSN, failure == nil else { return }
+        awaitingDurable = (checkpoint, lsn, now)
+        coveredLSN = lsn
+        startDurableCheckpoint(now: now)
     }
 
     /// Waits for the snapshot being written, if any, and collects it (compacting the journal).
@@ -176,12 +263,19 @@ final class AuthorityDurability<R: Reactor> {
     /// (and can still be trusted): then ``close(final:)`` wants the engine's last checkpoint.
     var wantsFinalSnapshot: Bool { failure == nil && recordsSinceSnapshot > 0 }
 
-    /// Waits for the snapshot being written, writes `final` (the checkpoint after the last
-    /// turn, when ``wantsFinalSnapshot``), commits what is left and releases the data directory.
+    /// Waits for the snapshots being written or waiting, writes `final` (the checkpoint after the
+    /// last turn, when ``wantsFinalSnapshot``), commits what is left and releases the data directory.
     func close(final: AuthorityCheckpoint<R>?) {
+        syncer?.stop()
+        syncer = nil
+        if failure == nil, awaitingDurable != nil || final != nil { try? commitNow() }
         finishSnapshotInProgress()
-        if let final, wantsFinalSnapshot {
-            startSnapshot(final, now: MonotonicClock.milliseconds())
+        if awaitingDurable != nil {
+            startDurableCheckpoint(now: MonotonicClock.milliseconds())
+            finishSnapshotInProgress()
+        }
+        if let final, wantsFinalSnapshot, failure == nil {
+            startSnapshot(final, lsn: journal.lastLSN, now: MonotonicClock.milliseconds())
             finishSnapshotInProgress()
         }
         writer?.stop()
@@ -196,6 +290,7 @@ final class AuthorityDurability<R: Reactor> {
 
     deinit {
         // Normally stopped by close(); the store must not outlive the journal's directory lock.
+        syncer?.stop()
         writer?.stop()
     }
 
@@ -204,23 +299,25 @@ final class AuthorityDurability<R: Reactor> {
         min(1_000 << UInt64(min(max(failures - 1, 0), 6)), 60_000)
     }
 
-    /// Commits the journal and hands the checkpoint and the LSN it covers to the writer thread.
-    private func startSnapshot(_ checkpoint: AuthorityCheckpoint<R>, now: UInt64) {
-        do {
-            try journal.commit()
-        } catch {
-            failed(error, lsn: journal.lastLSN, records: 0, startedAt: now)
-            return
-        }
-        // The checkpoint was taken with the outbox whose records were appended just before:
-        // it holds exactly the records through committedLSN.
-        let lsn = journal.committedLSN
+    /// Starts writing the checkpoint that waited for its LSN, once that LSN is durable.
+    private func startDurableCheckpoint(now: UInt64) {
+        guard let waiting = awaitingDurable, waiting.lsn <= journal.committedLSN, inProgress == nil else { return }
+        awaitingDurable = nil
+        guard failure == nil else { return }
+        startSnapshot(waiting.checkpoint, lsn: waiting.lsn, now: waiting.takenAt)
+    }
+
+    /// Hands the checkpoint and the LSN it covers exactly (durable in the journal) to the writer thread.
+    private func startSnapshot(_ checkpoint: AuthorityCheckpoint<R>, lsn: UInt64, now: UInt64) {
         let request = SnapshotWriter.Request(lsn: lsn, version: checkpoint.sequencer.version) { try MessagePackEncoder().encode(checkpoint) }
         let writer = self.writer ?? makeWriter()
         self.writer = writer
-        guard writer.submit(request) else { return }
-        inProgress = (lsn, recordsSinceSnapshot, now)
-        recordsSinceSnapshot = 0
+        guard writer.submit(request) else {
+            coveredLSN = writtenLSN
+            return
+        }
+        inProgress = (lsn, now)
+        coveredLSN = lsn
         lastSnapshotAt = now
     }
 
@@ -237,23 +334,32 @@ final class AuthorityDurability<R: Reactor> {
         inProgress = nil
         switch outcome.result {
         case .success(let result):
+            writtenLSN = max(writtenLSN, outcome.lsn)
             failedAttempts = 0
             retryAt = nil
             report.snapshotsWritten += 1
             do {
-                let removed = try journal.compact(through: result.compactableThrough)
+                // With a disk thread (group commit) the files are deleted there, off the loop.
+                let removed: [String]
+                if let syncer {
+                    removed = try journal.detachSegments(through: result.compactableThrough)
+                    syncer.remove(removed, in: journal.journalDirectory)
+                } else {
+                    removed = try journal.compact(through: result.compactableThrough)
+                }
                 logger.debug("snapshot at journal record \(outcome.lsn), version \(outcome.version), written in \(outcome.elapsed) off the loop; \(removed.count) segment(s) compacted")
             } catch {
                 logger.error("compacting the journal after the snapshot at record \(outcome.lsn) failed (nothing lost; the segments stay): \(error)")
             }
         case .failure(let error):
-            failed(error, lsn: outcome.lsn, records: started.records, startedAt: started.startedAt)
+            failed(error, lsn: outcome.lsn, startedAt: started.startedAt)
         }
     }
 
-    private func failed(_ error: any Error, lsn: UInt64, records: UInt64, startedAt: UInt64) {
+    private func failed(_ error: any Error, lsn: UInt64, startedAt: UInt64) {
         failedAttempts += 1
-        recordsSinceSnapshot += records
+        // The records it would have covered wait for the next one.
+        coveredLSN = writtenLSN
         let delay = Self.retryDelay(afterFailures: failedAttempts)
         retryAt = startedAt + delay
         logger.error("writing the snapshot at journal record \(lsn) failed (attempt \(failedAttempts); the journal still has everything; next attempt in \(delay) ms): \(error)")

@@ -83,7 +83,7 @@ package final class AuthorityEngine<R: Reactor> {
                 reply(envelope, .snapshot(requestID: id, version: sequencer.version, actionSeq: sequencer.actionSeq, app: configuration.appName, payload: state), request: id)
             }
         case .ping(let id):
-            reply(envelope, .pong(requestID: id, version: sequencer.version, startID: startID, app: configuration.appName))
+            outbox.promptReplies.append(envelope + AuthorityReply.pong(requestID: id, version: sequencer.version, startID: startID, app: configuration.appName).frames(writer))
         case .stats(let id):
             reply(envelope, .stats(requestID: id, counters: currentMetrics().dictionary), request: id)
         }
@@ -327,7 +327,7 @@ package final class AuthorityEngine<R: Reactor> {
         }
         for assignment in expiry.assignments { send(assignment) }
         if sendHeartbeats {
-            for peer in dispatcher.workerIDs { toWorker(peer, .heartbeat) }
+            for peer in dispatcher.workerIDs { outbox.promptToWorkers.append([peer.bytes] + AuthorityToWorker.heartbeat.frames(writer)) }
         }
     }
 

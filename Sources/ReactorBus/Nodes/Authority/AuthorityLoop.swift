@@ -8,8 +8,11 @@ import ZeroMQ
 /// the node's thread, and moves bytes between them and the ``AuthorityEngine``.
 ///
 /// One turn: poll; read up to `maxBatch` messages from each ready socket into the engine; then
-/// flush — take the engine's outbox, append its records to the journal and commit them under the
-/// fsync policy, and only then send acks, jobs, the batch's mutations and one snapshot.
+/// flush — take the engine's outbox, send its pongs and heartbeats, append its records to the
+/// journal and commit them under the fsync policy, and only once they are durable send acks,
+/// jobs, the batch's mutations and one snapshot. Under the default `batch` policy the commit is
+/// a group commit: the `fdatasync` runs on another thread while the loop goes on, the outbox
+/// waits in a ``CommitQueue``, and it leaves (in turn order) on the turn after the sync reports.
 ///
 /// The turn goes one way: the loop tells the engine what it will need (``AuthorityEngine/Outbox/Demand``),
 /// carries the outbox out, and hands what it saw (commits, refusals, snapshots) back as an
@@ -40,6 +43,14 @@ final class AuthorityLoop<R: Reactor>: NodeLoop {
     private var lastRefusalWarning: UInt64?
     /// What this loop saw since the last flush, for the engine to count.
     private var report = AuthorityLoopReport()
+    /// Turns whose messages wait for their journal records to be durable, oldest first.
+    private var held = CommitQueue<HeldTurn>()
+
+    /// An outbox waiting in ``held``, and whether the feed wanted its mutations when it was taken.
+    private struct HeldTurn {
+        var outbox: AuthorityEngine<R>.Outbox
+        var mutations: Bool
+    }
 
     /// The endpoints as bound (with real ports where `*` or `0` was asked for).
     let endpoints: AuthorityNode<R>.Endpoints
@@ -113,17 +124,24 @@ final class AuthorityLoop<R: Reactor>: NodeLoop {
             let feedIndex = try poller.register(feedSocket)
             let zapIndex = try zap.map { try poller.register($0.pollable) }
             let monitorIndices = try monitors.map { try poller.register($0.socket) }
+            let syncIndex = durability.map { poller.register($0.syncOutcomes) }
             logger.info("serving app \(configuration.appName): actions \(endpoints.actions), workers \(endpoints.workers), feed \(endpoints.feed)")
             while !runtime.isStopping {
                 try poller.wait(until: min(nextTick, feed.lastPublished + idleFeedMilliseconds))
                 if let zap, let zapIndex, poller.isReadable(zapIndex) { try zap.handleRequests(now: MonotonicClock.milliseconds()) }
                 for (offset, index) in monitorIndices.enumerated() where poller.isReadable(index) { try readMonitor(monitors[offset]) }
+                if let syncIndex, poller.isReadable(syncIndex) { try durable { try $0.collectSyncs(now: MonotonicClock.milliseconds()) } }
                 try turn(actions: poller.receive(actions, at: actionsIndex, batch: configuration.maxBatch),
                          workers: poller.receive(workers, at: workersIndex, batch: configuration.maxBatch),
                          feedReady: poller.isReadable(feedIndex))
             }
             logger.info("stopping: finishing the batch in hand")
             try turn(actions: nil, workers: nil, feedReady: false)
+            if !held.isEmpty {
+                // What waits for the disk may leave once it is there: wait here, then send it.
+                try durable { try $0.commitNow() }
+                try carryOutDurable(now: MonotonicClock.milliseconds())
+            }
         } catch let error as ZMQError where error.isTerminated {
             logger.info("context shut down: stopping")
         } catch {
@@ -181,7 +199,8 @@ final class AuthorityLoop<R: Reactor>: NodeLoop {
         metrics.publish(engine.currentMetrics())
     }
 
-    /// Journal first, then everything that may only leave once the journal has it.
+    /// Journal first, then everything that may only leave once the journal has it (pongs and
+    /// heartbeats leave at once).
     private func flush(now: UInt64) throws {
         let demand = AuthorityEngine<R>.Outbox.Demand(
             mutations: feed.wantsMutations,
@@ -189,25 +208,68 @@ final class AuthorityLoop<R: Reactor>: NodeLoop {
             publishedVersion: feed.lastSnapshotVersion,
             checkpointAtRecords: durability?.checkpointDemand(now: now))
         let outbox = engine.takeOutbox(demand)
-        if let durability, !outbox.records.isEmpty {
-            // A journal that cannot be written ends the node before any ack of this batch leaves;
-            // the batch's clients are told why instead of waiting for a timeout.
-            do {
-                try durability.append(outbox.records)
-            } catch {
-                for frames in outbox.replies { _ = try? actions.trySend(Self.refusingAck(frames, because: error)) }
-                throw error
-            }
-        }
-        try sendReplies(outbox, now: now)
-        for frames in outbox.toWorkers { _ = try workers.trySend(frames) }
-        try publish(outbox, mutations: demand.mutations, now: now)
+        for frames in outbox.promptReplies { _ = try actions.trySend(frames) }
+        for frames in outbox.promptToWorkers { _ = try workers.trySend(frames) }
+        let turn = HeldTurn(outbox: outbox, mutations: demand.mutations)
         if let durability {
-            durability.snapshot(outbox.checkpoint, now: now)
+            var lsn = durability.lastLSN
+            if !outbox.records.isEmpty {
+                // A journal that cannot be written ends the node before any ack of this batch
+                // leaves; the batch's clients are told why instead of waiting for a timeout.
+                do {
+                    lsn = try durability.append(outbox.records)
+                } catch {
+                    refuseHeld(and: outbox, because: error)
+                    throw error
+                }
+            }
+            durability.snapshot(outbox.checkpoint, coveringThrough: lsn, now: now)
+            held.hold(turn, until: lsn)
+            try carryOutDurable(now: now)
             report.merge(durability.takeReport())
+        } else {
+            try carryOut(turn, publishingState: true, now: now)
         }
         engine.absorb(report)
         report = AuthorityLoopReport()
+    }
+
+    /// Sends, in turn order, every held turn whose records are durable now. Of several feed
+    /// snapshots released together only the newest is published: it supersedes the others.
+    private func carryOutDurable(now: UInt64) throws {
+        guard let durability else { return }
+        let released = held.release(durableThrough: durability.durableLSN)
+        let newestState = released.lastIndex { $0.outbox.state != nil }
+        for (index, turn) in released.enumerated() {
+            try carryOut(turn, publishingState: index == newestState, now: now)
+        }
+    }
+
+    /// Acks, jobs and feed messages of one turn whose records are durable.
+    private func carryOut(_ turn: HeldTurn, publishingState: Bool, now: UInt64) throws {
+        try sendReplies(turn.outbox, now: now)
+        for frames in turn.outbox.toWorkers { _ = try workers.trySend(frames) }
+        try publish(turn.outbox, mutations: turn.mutations, state: publishingState, now: now)
+    }
+
+    /// Runs `body` on the durability; if the journal failed, every held ack is refused first.
+    private func durable(_ body: (AuthorityDurability<R>) throws -> Void) throws {
+        guard let durability else { return }
+        do {
+            try body(durability)
+        } catch {
+            refuseHeld(and: nil, because: error)
+            throw error
+        }
+    }
+
+    /// The journal failed: held acks (and `outbox`'s) become `unavailable` errors, so their
+    /// clients learn why instead of waiting for a timeout; nothing else of theirs leaves.
+    private func refuseHeld(and outbox: AuthorityEngine<R>.Outbox?, because error: any Error) {
+        for turn in held.removeAll() {
+            for frames in turn.outbox.replies { _ = try? actions.trySend(Self.refusingAck(frames, because: error)) }
+        }
+        for frames in outbox?.replies ?? [] { _ = try? actions.trySend(Self.refusingAck(frames, because: error)) }
     }
 
     /// Sends the batch's replies. A reply to a `snapshot` or `stats` request is charged to its
@@ -258,8 +320,8 @@ final class AuthorityLoop<R: Reactor>: NodeLoop {
     }
 
     /// Publishes the outbox's mutations (when subscribed: `mutations`), then its state as a
-    /// snapshot if it carries one, or else a heartbeat when the feed has been idle.
-    private func publish(_ outbox: AuthorityEngine<R>.Outbox, mutations: Bool, now: UInt64) throws(ZMQError) {
+    /// snapshot if it carries one and `state` allows, or else a heartbeat when the feed has been idle.
+    private func publish(_ outbox: AuthorityEngine<R>.Outbox, mutations: Bool, state publishingState: Bool, now: UInt64) throws(ZMQError) {
         if mutations {
             for (mutation, payload) in outbox.applied {
                 // No payload: the app's mutation type did not encode (the engine logged it).
@@ -267,7 +329,7 @@ final class AuthorityLoop<R: Reactor>: NodeLoop {
                 try feed.publish(.mutation(version: mutation.version, actionSeq: mutation.actionSeq, origin: mutation.origin, payload: payload), now: now)
             }
         }
-        if let state = outbox.state {
+        if publishingState, let state = outbox.state {
             report.snapshotsPublished += 1
             try feed.publish(.snapshot(version: outbox.version, actionSeq: outbox.actionSeq, payload: state), now: now)
         } else if now >= feed.lastPublished + idleFeedMilliseconds {

@@ -3,7 +3,8 @@ import ReactorCore
 extension AuthorityEngine {
     /// Everything one turn of the engine asks the loop to do, in the order it must happen:
     /// journal ``records`` (and start a snapshot from ``checkpoint``), then send ``replies`` and
-    /// ``toWorkers``, then publish ``applied`` and ``state`` on the feed.
+    /// ``toWorkers``, then publish ``applied`` and ``state`` on the feed. Only ``promptReplies``
+    /// and ``promptToWorkers`` may leave before the records are durable.
     ///
     /// The loop carries it out and never reads the engine back: what it sees while doing so
     /// (journal commits, refused replies, snapshots written or published) goes back in as an
@@ -35,6 +36,12 @@ extension AuthorityEngine {
         package var replies: [[[UInt8]]] = []
         /// Frames for the workers socket, routing id first.
         package var toWorkers: [[[UInt8]]] = []
+        /// Replies that depend on nothing in the journal (`pong`): they leave at once, even while
+        /// the turn's other messages wait for its records to be durable, so a slow disk does not
+        /// look like a dead authority.
+        package var promptReplies: [[[UInt8]]] = []
+        /// Worker messages that depend on nothing in the journal (heartbeats), likewise.
+        package var promptToWorkers: [[[UInt8]]] = []
         /// Applied mutations, with their payload bytes when they arrived encoded (from a worker)
         /// or when the ``Demand`` asked for mutations (`nil` only if the app's type cannot encode).
         package var applied: [(mutation: AppliedMutation<R.Mutation>, payload: [UInt8]?)] = []
@@ -62,6 +69,8 @@ extension AuthorityEngine {
             package var envelopeCount: Int
         }
 
-        package var isEmpty: Bool { replies.isEmpty && toWorkers.isEmpty && applied.isEmpty && records.isEmpty }
+        package var isEmpty: Bool {
+            replies.isEmpty && toWorkers.isEmpty && applied.isEmpty && records.isEmpty && promptReplies.isEmpty && promptToWorkers.isEmpty
+        }
     }
 }

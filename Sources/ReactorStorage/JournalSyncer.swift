@@ -1,0 +1,154 @@
+import Foundation
+import Glibc
+import Synchronization
+
+/// The journal's disk thread: runs the `fdatasync` of group commits and deletes compacted
+/// segments, so that the authority's loop keeps reading, answering pings and sending heartbeats
+/// while the disk works.
+///
+/// The loop writes a batch's records to the kernel (``Journal/write()``), hands the syncer a
+/// ``Journal/SyncRequest`` and holds the batch's acks until an ``Outcome`` says the LSN is
+/// durable. Requests that arrive while a sync runs are coalesced into one: the next `fdatasync`
+/// of a segment covers every byte written to it before the call, so the newest request speaks
+/// for all older ones (a rotation syncs the finished segment itself before the next one starts).
+/// Segments the journal has let go of (``Journal/detachSegments(through:)``) are deleted with
+/// ``remove(_:in:)``, and the directory synced.
+///
+/// Outcomes are handed to `deliver` on the syncer's thread, in the order the work was done; the
+/// loop passes a closure that posts to a mailbox its poller waits on. A failed sync is delivered
+/// once and ends the syncing: later sync requests are dropped (the journal refuses further work
+/// anyway). The thread is started by `init` and ends after ``stop()``, which the owner must call
+/// (the thread holds the syncer).
+package final class JournalSyncer: Sendable {
+    /// What the thread did.
+    package enum Outcome: Sendable, Equatable {
+        /// Every record through `lsn` is on disk; the `fdatasync` took `elapsed`.
+        case synced(lsn: UInt64, elapsed: Duration)
+        /// The `fdatasync` for `lsn` failed: the journal must be failed.
+        case syncFailed(lsn: UInt64, PersistenceError)
+        /// Compacted segments deleted (and the directory synced), or why not (the files stay;
+        /// they hold only records a snapshot covers).
+        case removed([String], PersistenceError?)
+    }
+
+    private struct State {
+        var waiting: Journal.SyncRequest?
+        var removals: [(paths: [String], directory: String)] = []
+        var stopping = false
+        var finished = false
+        var failed = false
+    }
+
+    private enum Work {
+        case sync(Journal.SyncRequest)
+        case remove([String], directory: String)
+    }
+
+    /// Every read and change of `state` happens with `condition` locked too, so a waiter checks
+    /// its predicate and sleeps atomically; the `Mutex` only gives the compiler its proof.
+    private let condition = NSCondition()
+    private let state = Mutex(State())
+
+    /// Starts the syncer thread; `deliver` is called on it with each outcome. `sync` replaces
+    /// `fdatasync(fd)` (for tests that need a slow or failing disk).
+    package init(name: String, sync: (@Sendable (_ fd: Int32, _ path: String) throws -> Void)? = nil,
+                 deliver: @escaping @Sendable (Outcome) -> Void) {
+        let thread = Thread { [self] in
+            while let work = nextWork() {
+                switch work {
+                case .sync(let request):
+                    let start = ContinuousClock.now
+                    let outcome: Outcome
+                    do {
+                        if let sync { try sync(request.fd, request.path) } else { try PosixFile.sync(request.fd, path: request.path) }
+                        outcome = .synced(lsn: request.lsn, elapsed: ContinuousClock.now - start)
+                    } catch {
+                        outcome = .syncFailed(lsn: request.lsn, error as? PersistenceError ?? .io(operation: "fdatasync", path: request.path, errno: EIO))
+                        locked { $0.failed = true }
+                    }
+                    PosixFile.close(request.fd)
+                    deliver(outcome)
+                case .remove(let paths, let directory):
+                    do {
+                        for path in paths { try PosixFile.remove(path) }
+                        try PosixFile.syncDirectory(directory)
+                        deliver(.removed(paths, nil))
+                    } catch {
+                        deliver(.removed(paths, error as? PersistenceError ?? .io(operation: "unlink", path: directory, errno: EIO)))
+                    }
+                }
+            }
+            locked { state in
+                if let waiting = state.waiting { PosixFile.close(waiting.fd) }
+                state.waiting = nil
+                state.finished = true
+            }
+        }
+        thread.name = name
+        thread.stackSize = 1 << 20
+        thread.start()
+    }
+
+    /// Queues `request`, replacing (and closing) one that has not started yet. After a failed
+    /// sync or ``stop()`` the request is dropped and its descriptor closed.
+    package func submit(_ request: Journal.SyncRequest) {
+        let dropped = locked { state -> Int32? in
+            guard !state.stopping, !state.failed else { return request.fd }
+            let older = state.waiting?.fd
+            state.waiting = request
+            return older
+        }
+        if let dropped { PosixFile.close(dropped) }
+    }
+
+    /// Queues the deletion of segment files the journal no longer lists, then a sync of `directory`.
+    package func remove(_ paths: [String], in directory: String) {
+        guard !paths.isEmpty else { return }
+        locked { state in
+            guard !state.stopping else { return }
+            state.removals.append((paths, directory))
+        }
+    }
+
+    /// Lets the work in hand finish, drops a sync not yet started, ends the thread and returns
+    /// once it has ended. Deletions already queued are done first. Idempotent.
+    package func stop() {
+        condition.lock()
+        defer { condition.unlock() }
+        state.withLock { $0.stopping = true }
+        condition.broadcast()
+        while !state.withLock({ $0.finished }) { condition.wait() }
+    }
+
+    /// Blocks the syncer thread until there is work (taking it) or the syncer stops (`nil`).
+    /// Syncs come first: acks wait for them.
+    private func nextWork() -> Work? {
+        condition.lock()
+        defer { condition.unlock() }
+        while true {
+            let next = state.withLock { state -> (work: Work?, stop: Bool) in
+                if !state.stopping, !state.failed, let request = state.waiting {
+                    state.waiting = nil
+                    return (.sync(request), false)
+                }
+                if !state.removals.isEmpty {
+                    let removal = state.removals.removeFirst()
+                    return (.remove(removal.paths, directory: removal.directory), false)
+                }
+                return (nil, state.stopping || state.failed)
+            }
+            if next.stop { return nil }
+            if let work = next.work { return work }
+            condition.wait()
+        }
+    }
+
+    private func locked<T: Sendable>(_ body: (inout State) -> T) -> T {
+        condition.lock()
+        defer {
+            condition.broadcast()
+            condition.unlock()
+        }
+        return state.withLock { body(&$0) }
+    }
+}
