@@ -132,6 +132,11 @@ let package = Package(
             path: "Fuzz/Sources/fuzz-authority"
         ),
 
+        // Two releases of one app ("tally", schema 1 and 2) and a node program that runs either:
+        // the schema-evolution tests upgrade a data directory from one to the other.
+        .target(name: "SchemaFixtures", dependencies: ["ReactorBus", "ReactorCore", "MessagePack"], path: "Tests/Fixtures/SchemaFixtures"),
+        .executableTarget(name: "schema-fixture", dependencies: ["ReactorNodeKit", "SchemaFixtures"], path: "Tests/Fixtures/schema-fixture"),
+
         .testTarget(name: "ReactorCoreTests", dependencies: ["ReactorCore", "ReactorApps"]),
         .testTarget(name: "ReactorTestingTests", dependencies: ["ReactorTesting", "ReactorCore", "ReactorApps"]),
         .testTarget(name: "MessagePackTests", dependencies: ["MessagePack", "CMsgPack"], resources: [.copy("Fixtures")]),
@@ -139,11 +144,12 @@ let package = Package(
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ", "SystemCalls", "TestSupport"]),
         .testTarget(name: "ReactorWireTests", dependencies: ["ReactorWire", "ReactorCore", "MessagePack"]),
         .testTarget(name: "ReactorStorageTests", dependencies: ["ReactorStorage"]),
-        .testTarget(name: "ReactorBusTests", dependencies: ["ReactorBus", "ZeroMQ", "ReactorWire", "ReactorStorage", "ReactorApps", "MessagePack", "TestSupport"]),
+        .testTarget(name: "ReactorBusTests", dependencies: ["ReactorBus", "ZeroMQ", "ReactorWire", "ReactorStorage", "ReactorApps", "MessagePack", "TestSupport", "SchemaFixtures"]),
         .testTarget(name: "ArgumentParsingTests", dependencies: ["ArgumentParsing"]),
         // Multi-process tests: spawn the real reactor-node (and reactor-bench) binaries on loopback.
         .testTarget(name: "ReactorNodeTests",
-                    dependencies: ["ReactorBus", "ZeroMQ", "ReactorWire", "ReactorApps", "MessagePack", "TestSupport", "ReactorNodeKit", "ReactorCore", "ArgumentParsing", "reactor-node", "reactor-bench"]),
+                    dependencies: ["ReactorBus", "ZeroMQ", "ReactorWire", "ReactorApps", "MessagePack", "TestSupport", "ReactorNodeKit", "ReactorCore", "ArgumentParsing", "reactor-node", "reactor-bench",
+                                   "schema-fixture", "SchemaFixtures"]),
     ],
     swiftLanguageModes: [.v6]
 )

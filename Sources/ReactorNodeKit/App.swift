@@ -1,3 +1,4 @@
+import ReactorBus
 import ReactorCore
 
 /// One app a node can run: a name, a reactor and the handler of its effects.
@@ -12,6 +13,9 @@ public struct App: Sendable {
     public let name: String
     /// Options of this app's own, accepted by the commands that run its effects (`worker`, `run`).
     public let options: [AppOption]
+    /// The app's schema version and migrations (``AppSchema``): every command of this app speaks
+    /// and checks it, and the authority migrates older data directories with it.
+    public let schema: AppSchema
     let box: any AppBox
 
     /// An app whose effect handler needs no options.
@@ -20,9 +24,10 @@ public struct App: Sendable {
     ///   - name: what `--app` takes, e.g. `"ledger"`.
     ///   - reactor: the state machine the authority runs.
     ///   - effects: what workers run for the reactor's effects.
-    public init<R: Reactor, H: EffectHandler>(_ name: String, reactor: R, effects: H)
+    ///   - schema: the app's schema version and migrations (default: version 1).
+    public init<R: Reactor, H: EffectHandler>(_ name: String, reactor: R, effects: H, schema: AppSchema = AppSchema())
         where H.Effect == R.Effect, H.Mutation == R.Mutation {
-        self.init(name, reactor: reactor, options: []) { _ in effects }
+        self.init(name, reactor: reactor, options: [], schema: schema) { _ in effects }
     }
 
     /// An app whose effect handler is made from options of its own (a delay, a URL, ...).
@@ -36,11 +41,13 @@ public struct App: Sendable {
     ///     usage error (exit 64). Every command that opens the app calls it once (the authority,
     ///     `send` and `observe` too, with no values), so keep it cheap: connect to outside
     ///     services in the handler's `run`, not here.
-    public init<R: Reactor, H: EffectHandler>(_ name: String, reactor: R, options: [AppOption],
+    ///   - schema: the app's schema version and migrations (default: version 1).
+    public init<R: Reactor, H: EffectHandler>(_ name: String, reactor: R, options: [AppOption], schema: AppSchema = AppSchema(),
                                               effects: @escaping @Sendable (AppOptionValues) throws(AppOptionError) -> H)
         where H.Effect == R.Effect, H.Mutation == R.Mutation {
         self.name = name
         self.options = options
+        self.schema = schema
         self.box = TypedApp(reactor: reactor, makeEffects: effects)
     }
 }

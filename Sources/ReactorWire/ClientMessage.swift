@@ -75,8 +75,10 @@ package enum AuthorityReply: Sendable, Equatable {
     /// start, so a client can tell that the authority restarted (and lost what was in its socket
     /// buffers); 0 from an authority that predates the field. `app` is the app the authority
     /// serves, so a client can refuse to send one app's actions to another; empty from an
-    /// authority that predates the field.
-    case pong(requestID: UInt64, version: UInt64, startID: UInt64, app: String)
+    /// authority that predates the field. `schema` is the app's schema version the authority
+    /// speaks and `compatible` the other versions it accepts from peers (1 and none from an
+    /// authority that predates the fields).
+    case pong(requestID: UInt64, version: UInt64, startID: UInt64, app: String, schema: UInt32 = 1, compatible: [UInt32] = [])
     /// The authority's counters, a MessagePack map of name to unsigned integer.
     case stats(requestID: UInt64, counters: [String: UInt64])
     /// A refusal; `ref` is the client_seq or request_id it answers (0 when unknown).
@@ -100,7 +102,10 @@ package enum AuthorityReply: Sendable, Equatable {
             try header.expect(atLeast: 2)
             let startID = header.fieldCount >= 3 ? try header.uint(2, "start_id") : 0
             let app = header.fieldCount >= 4 ? try header.string(3, "app") : ""
-            self = .pong(requestID: try header.uint(0, "request_id"), version: try header.uint(1, "version"), startID: startID, app: app)
+            let schema = header.fieldCount >= 5 ? try header.uint32(4, "schema") : 1
+            let compatible = header.fieldCount >= 6 ? try header.uint32s(5, "compatible") : []
+            self = .pong(requestID: try header.uint(0, "request_id"), version: try header.uint(1, "version"), startID: startID, app: app,
+                         schema: schema, compatible: compatible)
         case "stats":
             try header.expect(fields: 2)
             guard case .map(let entries) = try header.value(1, "counters") else { throw .malformed("stats.counters must be a map") }
@@ -131,8 +136,12 @@ package enum AuthorityReply: Sendable, Equatable {
             [writer.header("ack", { $0.packUInt(clientSeq); $0.packUInt(actionSeq); $0.packUInt(version) }, count: 3)]
         case .snapshot(let id, let version, let actionSeq, let app, let payload):
             [writer.header("snapshot", { $0.packUInt(id); $0.packUInt(version); $0.packUInt(actionSeq); $0.packString(app) }, count: 4), payload]
-        case .pong(let id, let version, let startID, let app):
-            [writer.header("pong", { $0.packUInt(id); $0.packUInt(version); $0.packUInt(startID); $0.packString(app) }, count: 4)]
+        case .pong(let id, let version, let startID, let app, let schema, let compatible):
+            [writer.header("pong", { w in
+                w.packUInt(id); w.packUInt(version); w.packUInt(startID); w.packString(app); w.packUInt(UInt64(schema))
+                w.packArrayHeader(compatible.count)
+                for other in compatible { w.packUInt(UInt64(other)) }
+            }, count: 6)]
         case .stats(let id, let counters):
             [writer.header("stats", { writer in
                 writer.packUInt(id)

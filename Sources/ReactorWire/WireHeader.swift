@@ -82,6 +82,20 @@ struct WireHeader {
         return try uint32(index, name)
     }
 
+    func uint32s(_ index: Int, _ name: String) throws(ProtocolError) -> [UInt32] {
+        guard index < fields.count, case .array(let items) = fields[index] else {
+            throw .malformed("\(kind).\(name) must be an array of unsigned integers")
+        }
+        var result: [UInt32] = []
+        for item in items {
+            guard case .uint(let value) = item, let narrow = UInt32(exactly: value) else {
+                throw .malformed("\(kind).\(name) must be an array of unsigned 32-bit integers")
+            }
+            result.append(narrow)
+        }
+        return result
+    }
+
     func strings(_ index: Int, _ name: String) throws(ProtocolError) -> [String] {
         guard index < fields.count, case .array(let items) = fields[index] else {
             throw .malformed("\(kind).\(name) must be an array of strings")

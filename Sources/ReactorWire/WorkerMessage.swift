@@ -2,8 +2,9 @@ import ReactorCore
 
 /// What a worker sends to the authority's workers socket.
 package enum WorkerMessage: Sendable, Equatable {
-    /// The worker announces itself: its name, app, how many jobs it runs at once, which kinds.
-    case ready(name: String, app: String, capacity: UInt64, kinds: [String])
+    /// The worker announces itself: its name, app, how many jobs it runs at once, which kinds,
+    /// and the app's schema version it speaks (1 from a worker that predates the field).
+    case ready(name: String, app: String, capacity: UInt64, kinds: [String], schema: UInt32 = 1)
     /// A sign of life.
     case heartbeat
     /// The `emitIndex`-th mutation of a job; the payload is the app's mutation.
@@ -25,11 +26,13 @@ package enum WorkerMessage: Sendable, Equatable {
         }
         switch header.kind {
         case "ready":
-            try header.expect(fields: 4)
+            // Four fields from workers before `schema`.
+            if header.fieldCount != 4 { try header.expect(fields: 5) }
             let capacity = try header.uint(2, "capacity")
             guard capacity >= 1 else { throw .malformed("ready.capacity must be at least 1") }
             self = .ready(name: try header.string(0, "name", maxBytes: 256), app: try header.string(1, "app", maxBytes: 256),
-                          capacity: capacity, kinds: try header.strings(3, "kinds"))
+                          capacity: capacity, kinds: try header.strings(3, "kinds"),
+                          schema: header.fieldCount == 5 ? try header.uint32(4, "schema") : 1)
         case "heartbeat":
             try header.expect(fields: 0)
             self = .heartbeat
@@ -58,12 +61,13 @@ package enum WorkerMessage: Sendable, Equatable {
     /// The frames to send.
     package func frames(_ writer: HeaderWriter) -> [[UInt8]] {
         switch self {
-        case .ready(let name, let app, let capacity, let kinds):
+        case .ready(let name, let app, let capacity, let kinds, let schema):
             [writer.header("ready", { w in
                 w.packString(name); w.packString(app); w.packUInt(capacity)
                 w.packArrayHeader(kinds.count)
                 for kind in kinds { w.packString(kind) }
-            }, count: 4)]
+                w.packUInt(UInt64(schema))
+            }, count: 5)]
         case .heartbeat:
             [writer.header("heartbeat", count: 0)]
         case .bye:

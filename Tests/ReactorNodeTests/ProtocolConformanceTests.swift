@@ -36,9 +36,9 @@ import TestSupport
         #expect(status == 0, "\(failures)\(check.diagnostics)")
         #expect(failures.isEmpty, "\(failures)")
         let summary = try #require(check.output.last, "no summary line\(check.diagnostics)")
-        // The script ran its whole list (116 checks): a run cut short would report fewer.
-        #expect(summary == "protocol: 116 passed, 0 failed", "\(summary)")
-        #expect(check.output.filter { $0.hasPrefix("ok ") }.count == 116)
+        // The script ran its whole list (118 checks): a run cut short would report fewer.
+        #expect(summary == "protocol: 118 passed, 0 failed", "\(summary)")
+        #expect(check.output.filter { $0.hasPrefix("ok ") }.count == 118)
         await cluster.stop()
     }
 }

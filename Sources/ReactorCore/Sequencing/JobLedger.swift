@@ -120,3 +120,22 @@ struct LaneQueue: Codable, Sendable {
     }
 }
 extension JobLedger.OpenJob: Sendable where Effect: Sendable, Mutation: Sendable {}
+
+extension JobLedger {
+    /// The same ledger with every open job's effect and buffered mutations converted.
+    func converted<E: Codable, M: Codable>(
+        effect: (Effect) throws -> E, mutation: (Mutation) throws -> M
+    ) rethrows -> JobLedger<E, M> {
+        var result = JobLedger<E, M>()
+        for (id, job) in open {
+            var buffered: [UInt32: M] = [:]
+            for (index, value) in job.buffered { buffered[index] = try mutation(value) }
+            result.open[id] = JobLedger<E, M>.OpenJob(
+                effect: try effect(job.effect), lane: job.lane, nextEmit: job.nextEmit, buffered: buffered,
+                declaredCount: job.declaredCount, failure: job.failure)
+        }
+        result.actions = actions.mapValues { JobLedger<E, M>.ActionJobs(effectCount: $0.effectCount, remaining: $0.remaining) }
+        result.lanes = lanes
+        return result
+    }
+}

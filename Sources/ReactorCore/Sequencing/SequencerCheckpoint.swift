@@ -29,3 +29,20 @@ extension Sequencer {
         self.ledger = checkpoint.ledger
     }
 }
+
+extension SequencerCheckpoint {
+    /// The same checkpoint for another reactor whose values have another shape: every app value
+    /// in it (the state, each open job's effect, each buffered mutation) converted, everything
+    /// else (versions, the job ledger's bookkeeping) kept exactly. Used to migrate a checkpoint
+    /// written by an older release of an app to the current one's types.
+    public func converted<Other: Reactor>(
+        to other: Other.Type,
+        state convertState: (R.State) throws -> Other.State,
+        effect convertEffect: (R.Effect) throws -> Other.Effect,
+        mutation convertMutation: (R.Mutation) throws -> Other.Mutation
+    ) rethrows -> SequencerCheckpoint<Other> {
+        SequencerCheckpoint<Other>(
+            state: try convertState(state), version: version, actionSeq: actionSeq,
+            ledger: try ledger.converted(effect: convertEffect, mutation: convertMutation))
+    }
+}

@@ -40,7 +40,7 @@ enum AuthorityCommand {
     }
 
     static func run(_ arguments: ParsedArguments, _ node: NodeProgram) async throws -> Int32 {
-        let app = try node.apps.app(arguments).name
+        let app = try node.apps.app(arguments)
         var configuration = try AuthorityConfiguration.binding(app: app, arguments, workersFlag: "workers")
         configuration.heartbeatInterval = try CommonOptions.seconds(arguments, "heartbeat") ?? OptionDefaults.authority.heartbeatInterval
         configuration.jobTimeout = try CommonOptions.seconds(arguments, "job-timeout") ?? OptionDefaults.authority.jobTimeout

@@ -27,7 +27,8 @@ enum ObserveCommand {
     }
 
     static func run(_ arguments: ParsedArguments, _ node: NodeProgram) async throws -> Int32 {
-        let app = try node.apps.app(arguments).name
+        let registered = try node.apps.app(arguments)
+        let app = registered.name
         let feed = try Endpoint.validate(try arguments.required("feed"), flag: "feed", binding: false)
         let actions = try Endpoint.validate(try arguments.required("actions"), flag: "actions", binding: false)
         let security = try SecurityOptions.peer(arguments)
@@ -35,7 +36,7 @@ enum ObserveCommand {
         let logger = try CommonOptions.logger("observe", arguments)
         let json = arguments.flag("json")
         // Validate the app name even though snapshots are printed without decoding them.
-        return try await node.apps.visit(arguments, Runner(app: app, feed: feed, actions: actions, security: security, timeout: timeout, once: arguments.flag("once"), json: json, logger: logger))
+        return try await node.apps.visit(arguments, Runner(app: app, schema: registered.schema, feed: feed, actions: actions, security: security, timeout: timeout, once: arguments.flag("once"), json: json, logger: logger))
     }
 
     /// One output line for a snapshot payload.
@@ -46,6 +47,7 @@ enum ObserveCommand {
 
     struct Runner: AppVisitor {
         let app: String
+        let schema: AppSchema
         let feed: String
         let actions: String
         let security: ClientSecurity?
@@ -62,12 +64,15 @@ enum ObserveCommand {
                 // --timeout bounds the whole fetch, whether the authority is silent or absent.
                 configuration.connectTimeout = timeout
                 configuration.security = security
+                configuration.schema = schema
                 let client = try ActionClient<R>(configuration: configuration, logger: logger, context: context)
                 try client.start()
                 defer { client.close() }
                 let snapshot: (version: UInt64, actionSeq: UInt64, app: String, payload: [UInt8])
                 do {
                     snapshot = try await client.snapshotPayload()
+                } catch .refused(.wrongApp, let message) {
+                    throw CLIError.configuration("observe: \(message)")
                 } catch .timedOut, .unreachable {
                     throw CLIError.unavailable("observe: no snapshot from \(actions) within \(timeout): the authority did not answer; check that it runs and that --actions is its actions endpoint, or raise --timeout")
                 } catch {
@@ -82,6 +87,7 @@ enum ObserveCommand {
             var configuration = ObserverConfiguration(feedEndpoint: feed, actionsEndpoint: actions)
             configuration.security = security
             configuration.appName = app
+            configuration.schema = schema
             let observer = try Observer<R>(configuration: configuration, logger: logger, context: context)
             let stream = observer.rawSnapshots()
             let trap = SignalTrap { _ in observer.stop() }

@@ -34,7 +34,7 @@ enum RunCommand {
     }
 
     static func run(_ arguments: ParsedArguments, _ node: NodeProgram) async throws -> Int32 {
-        let app = try node.apps.app(arguments).name
+        let app = try node.apps.app(arguments)
         var configuration = try AuthorityConfiguration.binding(app: app, arguments, workersFlag: "workers-endpoint")
         configuration.persistence = try AuthorityCommand.persistence(arguments)
         let runner = Runner(

@@ -56,7 +56,9 @@ enum SendCommand {
         if let id = arguments.string("client-id") { configuration.clientID = id }
         configuration.security = try SecurityOptions.peer(arguments)
         // Nothing is sent before the authority said it serves this app.
-        configuration.appName = try node.apps.app(arguments).name
+        let app = try node.apps.app(arguments)
+        configuration.appName = app.name
+        configuration.schema = app.schema
         let plan = Plan(payloads: payloads, repeats: try CommonOptions.int(arguments, "repeat", in: 1...100_000_000), concurrency: configuration.window)
         let logger = try CommonOptions.logger("send", arguments)
         return try await node.apps.visit(arguments, Runner(configuration: configuration, plan: plan, arguments: arguments.positionals, logger: logger, program: node.name))

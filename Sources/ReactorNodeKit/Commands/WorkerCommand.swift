@@ -30,10 +30,10 @@ enum WorkerCommand {
     }
 
     static func run(_ arguments: ParsedArguments, _ node: NodeProgram) async throws -> Int32 {
-        let app = try node.apps.app(arguments).name
+        let app = try node.apps.app(arguments)
         var configuration = WorkerConfiguration(
             authorityEndpoint: try Endpoint.validate(try arguments.required("authority"), flag: "authority", binding: false),
-            appName: app,
+            appName: app.name,
             concurrency: try CommonOptions.int(arguments, "concurrency", in: 1...10_000),
             kinds: arguments.string("kinds")?.split(separator: ",").map(String.init) ?? [],
             heartbeatInterval: try CommonOptions.seconds(arguments, "heartbeat") ?? OptionDefaults.worker.heartbeatInterval,
@@ -42,6 +42,7 @@ enum WorkerCommand {
             maxMessageBytes: try CommonOptions.int(arguments, "max-message-bytes", in: 1_024...(1 << 30))
         )
         if let name = arguments.string("name") { configuration.name = name }
+        configuration.schemaVersion = app.schema.version
         configuration.security = try SecurityOptions.peer(arguments)
         let logger = try CommonOptions.logger("worker \(configuration.name)", arguments)
         return try await node.apps.visit(arguments, Runner(configuration: configuration, logger: logger))

@@ -53,7 +53,7 @@ enum CLIError: Error, CustomStringConvertible {
         switch error {
         case let error as PersistenceError:
             self = Self.classify(error, text)
-        case is RecoveryError:
+        case is RecoveryError, is SchemaError:
             self = .dataError(text)
         case let error as ProtocolError where error.code == .wrongApp:
             self = .configuration(text)

@@ -31,9 +31,10 @@ struct LocalCluster<R: Reactor, H: EffectHandler>: Sendable where H.Effect == R.
         let app = configuration.appName
         let endpoints = self.endpoints
         workers = (0..<workerCount).map { index in
-            WorkerNode(reactor: reactor, effects: effects,
-                       configuration: WorkerConfiguration(authorityEndpoint: endpoints.workers, appName: app, name: "worker-\(index + 1)", concurrency: workerConcurrency),
-                       logger: logger.labelled("worker-\(index + 1)"), context: context)
+            var worker = WorkerConfiguration(authorityEndpoint: endpoints.workers, appName: app, name: "worker-\(index + 1)", concurrency: workerConcurrency)
+            worker.schemaVersion = configuration.schema.version
+            return WorkerNode(reactor: reactor, effects: effects, configuration: worker,
+                              logger: logger.labelled("worker-\(index + 1)"), context: context)
         }
         let observerConfiguration = ObserverConfiguration(feedEndpoint: endpoints.feed, actionsEndpoint: endpoints.actions)
         do {

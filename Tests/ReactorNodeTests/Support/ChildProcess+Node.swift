@@ -13,6 +13,10 @@ extension ChildProcess {
     /// The reactor-bench binary built next to the test bundle.
     static var reactorBench: String { built("reactor-bench") }
 
+    /// The schema-fixture binary: a node program of the "tally" app, release 1 or (with
+    /// `REACTOR_FIXTURE_RELEASE=2`) release 2.
+    static var schemaFixture: String { built("schema-fixture") }
+
     private static func built(_ product: String) -> String {
         let directory = Bundle.main.bundleURL.deletingLastPathComponent().path
         let candidates = [directory + "/" + product, directory + "/debug/" + product, FileManager.default.currentDirectoryPath + "/.build/debug/" + product]

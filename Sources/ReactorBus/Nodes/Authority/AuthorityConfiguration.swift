@@ -3,6 +3,9 @@ import ReactorStorage
 public struct AuthorityConfiguration: Sendable {
     /// The app's name: sent with snapshots, checked against workers' `ready` and stored files.
     public var appName: String
+    /// The app's schema version, the versions its peers may speak, and the migrations that read
+    /// older data directories (default: version 1, no migrations).
+    public var schema = AppSchema()
     /// Where clients send actions (ROUTER, bound).
     public var actionsEndpoint: String
     /// Where workers connect (ROUTER, bound).

@@ -103,20 +103,32 @@ final class AuthorityDurability<R: Reactor> {
         logger.info("data directory \(configuration.directory): \(report.recordsKept) journal record(s), fsync \(configuration.fsync)")
     }
 
-    /// Loads the newest snapshot and replays the journal after it into `engine`.
-    func recover(into engine: AuthorityEngine<R>) throws {
+    /// Loads the newest snapshot and replays the journal after it into `engine`, migrating what
+    /// an older schema version of the app stored (`schema`); then marks the journal with this
+    /// build's schema version if its records so far were of another.
+    func recover(into engine: AuthorityEngine<R>, schema: AppSchema = AppSchema()) throws {
+        let migrator = SchemaMigrator<R>(schema: schema, app: app)
         var after: UInt64 = 0
+        /// The schema version of the records being read: the snapshot's, then each marker's.
+        var stored: UInt32 = 1
+        var migrated: (records: Int, from: Set<UInt32>) = (0, [])
         do {
             if let snapshot = try snapshots.loadNewest() {
                 for rejection in snapshot.rejected { logger.warning("snapshot rejected: \(rejection)") }
                 let checkpoint: AuthorityCheckpoint<R>
                 do {
-                    checkpoint = try decoder.decode(AuthorityCheckpoint<R>.self, from: snapshot.payload)
+                    let header = try decoder.decode(CheckpointHeader.self, from: snapshot.payload)
+                    guard header.app == app else {
+                        throw PersistenceError.appMismatch(expected: app, found: header.app, file: snapshot.file)
+                    }
+                    stored = header.schema ?? 1
+                    checkpoint = try migrator.checkpoint(snapshot.payload, stored: stored, source: "snapshot \(snapshot.file)")
                 } catch let error as DecodingError {
                     throw RecoveryError.snapshot(snapshot.file, error, payload: snapshot.payload, type: R.State.self)
                 }
-                guard checkpoint.app == app else {
-                    throw PersistenceError.appMismatch(expected: app, found: checkpoint.app, file: snapshot.file)
+                if stored != schema.version {
+                    logger.notice("migrated snapshot \(snapshot.file) from schema version \(stored) to \(schema.version)")
+                    migrated.from.insert(stored)
                 }
                 engine.restore(checkpoint)
                 after = snapshot.lsn
@@ -140,12 +152,36 @@ final class AuthorityDurability<R: Reactor> {
         var replayed = 0
         while let record = try reader.next() {
             do {
-                try engine.replay(try decoder.decode(AuthorityRecord.self, from: record.payload))
+                let decoded = try decoder.decode(AuthorityRecord.self, from: record.payload)
+                let source = "journal record \(record.lsn)"
+                switch decoded {
+                case .schema(let version):
+                    _ = try schema.path(from: version, app: app, source: source)
+                    stored = version
+                case .accepted(_, _, let bytes) where stored != schema.version:
+                    try engine.replay(decoded, migrated: try migrator.payload(bytes, isAction: true, stored: stored, source: source))
+                    migrated.records += 1
+                    migrated.from.insert(stored)
+                case .emitted(_, _, let bytes) where stored != schema.version:
+                    try engine.replay(decoded, migrated: try migrator.payload(bytes, isAction: false, stored: stored, source: source))
+                    migrated.records += 1
+                    migrated.from.insert(stored)
+                default:
+                    try engine.replay(decoded)
+                }
             } catch let error as DecodingError {
                 // The action or mutation inside the record: its own bytes are not at hand here.
                 throw RecoveryError.record(record.lsn, error, payload: [], type: R.self)
             }
             replayed += 1
+        }
+        if migrated.records > 0 {
+            logger.notice("migrated \(migrated.records) journal record(s) from schema version(s) \(migrated.from.sorted().map(String.init).joined(separator: ", ")) to \(schema.version)")
+        }
+        if stored != schema.version {
+            // Records from here on are of this build's version; say so for the next reader.
+            try journal.append(try encoder.encode(AuthorityRecord.schema(version: schema.version)))
+            try journal.commit()
         }
         coveredLSN = after
         writtenLSN = after

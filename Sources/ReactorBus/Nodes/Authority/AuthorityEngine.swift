@@ -83,7 +83,9 @@ package final class AuthorityEngine<R: Reactor> {
                 reply(envelope, .snapshot(requestID: id, version: sequencer.version, actionSeq: sequencer.actionSeq, app: configuration.appName, payload: state), request: id)
             }
         case .ping(let id):
-            outbox.promptReplies.append(envelope + AuthorityReply.pong(requestID: id, version: sequencer.version, startID: startID, app: configuration.appName).frames(writer))
+            let pong = AuthorityReply.pong(requestID: id, version: sequencer.version, startID: startID, app: configuration.appName,
+                                           schema: configuration.schema.version, compatible: configuration.schema.compatibleVersions.sorted())
+            outbox.promptReplies.append(envelope + pong.frames(writer))
         case .stats(let id):
             reply(envelope, .stats(requestID: id, counters: currentMetrics().dictionary), request: id)
         }
@@ -172,11 +174,18 @@ package final class AuthorityEngine<R: Reactor> {
             toWorker(peer, .error(ref: 0, code: error.code, message: error.message))
             return
         }
-        if case .ready(let name, let app, let capacity, let kinds) = message {
+        if case .ready(let name, let app, let capacity, let kinds, let schema) = message {
             guard app == configuration.appName else {
                 metrics[.wrongApp] += 1
                 logger.warning("worker \(name) (\(peer)) serves app '\(app)', not '\(configuration.appName)': refused")
                 toWorker(peer, .error(ref: 0, code: .wrongApp, message: "this authority runs '\(configuration.appName)', not '\(app)'"))
+                return
+            }
+            guard configuration.schema.accepts(schema) else {
+                metrics[.wrongApp] += 1
+                let refusal = Self.schemaRefusal(app: app, peer: schema, own: configuration.schema)
+                logger.warning("worker \(name) (\(peer)): \(refusal): refused")
+                toWorker(peer, .error(ref: 0, code: .wrongApp, message: refusal))
                 return
             }
             let known = dispatcher.knows(peer)
@@ -333,26 +342,31 @@ package final class AuthorityEngine<R: Reactor> {
 
     // MARK: Recovery
 
-    /// Re-applies one journal record (no replies, no dispatch).
-    package func replay(_ record: AuthorityRecord) throws {
+    /// Re-applies one journal record (no replies, no dispatch). `migrated` replaces the record's
+    /// action or mutation bytes for decoding when they were stored at an older schema version
+    /// (the client ledger keeps the bytes the client sent).
+    package func replay(_ record: AuthorityRecord, migrated: [UInt8]? = nil) throws {
         switch record {
         case .accepted(let client, let seq, let payload):
-            let action = try decoder.decode(R.Action.self, from: payload)
+            let action = try decoder.decode(R.Action.self, from: migrated ?? payload)
             accept(action, client: client, seq: seq, payload: payload, now: 0, dispatch: false)
         case .emitted(let job, let index, let payload):
-            let mutation = try decoder.decode(R.Mutation.self, from: payload)
+            let mutation = try decoder.decode(R.Mutation.self, from: migrated ?? payload)
             absorb(try sequencer.apply(job: job, emitIndex: index, mutation: mutation), firstPayload: nil)
         case .completed(let job, let count):
             absorb(try sequencer.complete(job: job, emitCount: count), firstPayload: nil)
         case .failed(let job, let failure):
             absorb(try sequencer.fail(job: job, error: failure), firstPayload: nil)
+        case .schema:
+            break
         }
         outbox = Outbox()
     }
 
     /// The durable snapshot of everything this engine knows.
     package func checkpoint() -> AuthorityCheckpoint<R> {
-        AuthorityCheckpoint(app: configuration.appName, sequencer: sequencer.checkpoint(), clients: clients, actionClients: actionClients)
+        AuthorityCheckpoint(app: configuration.appName, sequencer: sequencer.checkpoint(), clients: clients, actionClients: actionClients,
+                            schema: configuration.schema.version)
     }
 
     /// Restores from a durable snapshot.
@@ -463,6 +477,13 @@ package final class AuthorityEngine<R: Reactor> {
 
     private func toWorker(_ peer: PeerID, _ message: AuthorityToWorker) {
         outbox.toWorkers.append([peer.bytes] + message.frames(writer))
+    }
+
+    /// Why a peer of schema version `peer` may not join a node of `own`, in words for both sides.
+    static func schemaRefusal(app: String, peer: UInt32, own: AppSchema) -> String {
+        let compatible = own.compatibleVersions.isEmpty ? "" : " (compatible: \(own.compatibleVersions.sorted().map(String.init).joined(separator: ", ")))"
+        return "this authority runs \(app) schema version \(own.version)\(compatible), the worker speaks version \(peer): "
+            + "deploy workers of the same release, or list \(peer) in the app's AppSchema.compatibleVersions if its values decode both ways"
     }
 
     /// How log lines name a worker: its announced name and its routing id.

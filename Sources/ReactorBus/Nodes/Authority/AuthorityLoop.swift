@@ -69,7 +69,7 @@ final class AuthorityLoop<R: Reactor>: NodeLoop {
         engine = AuthorityEngine(reactor: reactor, configuration: configuration, logger: logger, journaling: configuration.persistence != nil)
         if let persistence = configuration.persistence {
             durability = try AuthorityDurability(configuration: persistence, app: configuration.appName, logger: logger)
-            try durability?.recover(into: engine)
+            try durability?.recover(into: engine, schema: configuration.schema)
         } else {
             logger.notice("no --data directory: state is kept in memory only and lost when the authority stops")
         }

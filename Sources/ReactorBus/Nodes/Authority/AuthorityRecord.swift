@@ -14,6 +14,10 @@ package enum AuthorityRecord: Codable, Sendable, Equatable {
     case completed(job: JobID, emitCount: UInt32)
     /// A job's FAILED.
     case failed(job: JobID, failure: EffectFailure)
+    /// The app's schema version of the records after this one (``AppSchema``): written when an
+    /// authority starts on a journal whose records so far were of another version (records
+    /// before the first marker, or after a snapshot, are of the snapshot's version, else 1).
+    case schema(version: UInt32)
 }
 
 /// The authority's durable snapshot: everything needed to continue without the journal before it.
@@ -26,4 +30,13 @@ package struct AuthorityCheckpoint<R: Reactor>: Codable, Sendable {
     var clients: ClientLedger
     /// For actions with unfinished jobs: the client that sent them (for in-flight limits).
     var actionClients: [UInt64: String]
+    /// The app's schema version of the values inside (``AppSchema``); absent (1) in snapshots
+    /// written before schema versions existed.
+    var schema: UInt32?
+}
+
+/// The few fields of a stored checkpoint needed before its app values can be decoded.
+struct CheckpointHeader: Decodable {
+    var app: String
+    var schema: UInt32?
 }

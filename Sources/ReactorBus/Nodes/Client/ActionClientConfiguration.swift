@@ -37,6 +37,10 @@ public struct ActionClientConfiguration: Sendable {
     /// serves another ends the client: every call fails with `refused(wrong_app)`. `nil` sends
     /// at once to any authority.
     public var appName: String? = nil
+    /// The app's schema this client speaks. An authority whose `pong` names a version neither
+    /// side declares compatible ends the client like another app does (`refused(wrong_app)`);
+    /// `nil` accepts any version.
+    public var schema: AppSchema? = nil
     /// CURVE keys for talking to an authority that has CURVE on; `nil` for plain text.
     public var security: ClientSecurity? = nil
 

@@ -34,6 +34,8 @@ enum ClientRequestKind: Sendable {
         }
     }
 
+    var isPing: Bool { self == .ping }
+
     func matches(_ reply: AuthorityReply) -> Bool {
         switch (self, reply) {
         case (.snapshot, .snapshot), (.ping, .pong), (.stats, .stats): true
@@ -162,7 +164,7 @@ final class ClientLoop: NodeLoop {
     init(configuration: ActionClientConfiguration, logger: Logger, context: ZMQContext, mailbox: Mailbox<Command>,
          runtime: NodeRuntime, poller: NodePoller, diagnostics: NodeMetrics<ClientDiagnostics>) throws(ZMQError) {
         self.configuration = configuration
-        appVerified = configuration.appName == nil
+        appVerified = configuration.appName == nil && configuration.schema == nil
         self.logger = logger
         self.mailbox = mailbox
         self.runtime = runtime
@@ -296,7 +298,9 @@ final class ClientLoop: NodeLoop {
         guard var pending = requests[id] else { return }
         pending.generation = newGeneration()
         requests[id] = pending
-        guard connected else { return }
+        // Until a pong showed the authority's app and schema, only pings go out: a snapshot of
+        // another app or schema must not reach the caller. The pong sends the others.
+        guard connected, appVerified || pending.kind.isPing else { return }
         if try !socket.trySend(pending.kind.message(id).frames(writer)) {
             logger.debug("request \(id) could not be queued; it is resent when its attempt times out")
         }
@@ -420,10 +424,14 @@ final class ClientLoop: NodeLoop {
             }
             busyRound = 0
             pending.continuation.resume(returning: .success(ActionAck(clientSeq: clientSeq, actionSeq: actionSeq, version: version)))
-        case .snapshot(let id, _, _, _, _), .pong(let id, _, _, _), .stats(let id, _):
-            if case .pong(_, _, let startID, let app) = reply {
-                guard checkApp(app) else { return }
+        case .snapshot(let id, _, _, _, _), .pong(let id, _, _, _, _, _), .stats(let id, _):
+            if case .pong(_, _, let startID, let app, let schema, let compatible) = reply {
+                let wasVerified = appVerified
+                guard checkApp(app, schema: schema, compatible: compatible) else { return }
                 try noteStart(startID, resend: id != connectionProbe)
+                if !wasVerified {
+                    for held in requests.keys.sorted() where requests[held]?.kind.isPing == false { try transmitRequest(held) }
+                }
             }
             guard let pending = requests.removeValue(forKey: id) else {
                 lateAnswers += 1
@@ -459,23 +467,30 @@ final class ClientLoop: NodeLoop {
         }
     }
 
-    /// Whether the authority's app (from a `pong`) is the one configured; a different one ends
-    /// the client with `wrong_app` before any action of it is sent (an authority that predates
-    /// the field says nothing and is trusted).
-    private func checkApp(_ app: String) -> Bool {
+    /// Whether the authority's app and schema version (from a `pong`) are the ones configured; a
+    /// different one ends the client with `wrong_app` before any action of it is sent (an
+    /// authority that predates the app field says nothing and is trusted).
+    private func checkApp(_ app: String, schema: UInt32, compatible: [UInt32]) -> Bool {
+        if let own = configuration.schema, !own.agrees(withAuthority: schema, accepting: compatible) {
+            return refuse(own.disagreement(app: app, endpoint: configuration.actionsEndpoint, authority: schema))
+        }
         guard let expected = configuration.appName, !app.isEmpty else {
             appVerified = true
             return true
         }
         guard app == expected else {
-            let message = "the authority at \(configuration.actionsEndpoint) serves app '\(app)', not '\(expected)'"
-            logger.error("\(message); the client stops")
-            runtime.failure.record(ProtocolError(.wrongApp, message))
-            fatal = .refused(code: .wrongApp, message: message)
-            return false
+            return refuse("the authority at \(configuration.actionsEndpoint) serves app '\(app)', not '\(expected)'")
         }
         appVerified = true
         return true
+    }
+
+    /// Ends the client with `wrong_app`: every call fails with `message`.
+    private func refuse(_ message: String) -> Bool {
+        logger.error("\(message); the client stops")
+        runtime.failure.record(ProtocolError(.wrongApp, message))
+        fatal = .refused(code: .wrongApp, message: message)
+        return false
     }
 
     /// A new start id means the authority restarted, and whatever it had not answered is lost;

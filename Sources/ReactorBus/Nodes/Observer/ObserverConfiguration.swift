@@ -26,6 +26,10 @@ public struct ObserverConfiguration: Sendable {
     /// the observer with a `wrong_app` ``ProtocolError`` (``Observer/failure``) before anything of
     /// it is delivered; `nil` accepts any app.
     public var appName: String? = nil
+    /// The app's schema this observer reads. Before its first snapshot it asks the authority's
+    /// version (a `ping`); one that neither side declares compatible stops the observer with a
+    /// `wrong_app` ``ProtocolError``; `nil` accepts any version.
+    public var schema: AppSchema? = nil
 
     /// Creates a configuration with the documented defaults.
     public init(

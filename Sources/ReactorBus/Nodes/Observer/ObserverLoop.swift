@@ -140,6 +140,8 @@ final class ObserverLoop<State: Sendable>: NodeLoop {
     private let writer = HeaderWriter()
     private let requestTimeout: UInt64
     private let silenceTimeout: UInt64
+    /// The authority's `pong` showed a schema version this observer may read (with ``ObserverConfiguration/schema``).
+    private var schemaVerified = false
     private var feedIndex = 0
     private var actionsIndex = 0
 
@@ -226,6 +228,11 @@ final class ObserverLoop<State: Sendable>: NodeLoop {
     // MARK: Fetching
 
     private func requestSnapshot() throws(ZMQError) {
+        if configuration.schema != nil, !schemaVerified {
+            // Its pong leaves the authority before any later reply: checked before a snapshot.
+            _ = try actions.trySend(ClientMessage.ping(requestID: nextRequestID).frames(writer))
+            nextRequestID += 1
+        }
         let id = nextRequestID
         nextRequestID += 1
         fetch = (id, MonotonicClock.milliseconds() + requestTimeout)
@@ -254,6 +261,14 @@ final class ObserverLoop<State: Sendable>: NodeLoop {
         }
     }
 
+    /// Stops the observer with a `wrong_app` failure saying `message`.
+    private func refuse(_ message: String) {
+        let refusal = ProtocolError(.wrongApp, message)
+        logger.error("\(refusal.message); the observer stops")
+        runtime.failure.record(refusal)
+        _ = runtime.stop()
+    }
+
     private func receiveAnswers(_ batch: ReceiveBatch) throws(ZMQError) {
         var batch = batch
         while let frames = try batch.next() {
@@ -266,14 +281,20 @@ final class ObserverLoop<State: Sendable>: NodeLoop {
                 continue
             }
             switch reply {
-            case .snapshot(let id, let version, let actionSeq, let app, let payload):
-                if let expected = configuration.appName, app != expected {
-                    let refusal = ProtocolError(.wrongApp, "the authority at \(configuration.actionsEndpoint) serves app '\(app)', not '\(expected)'")
-                    logger.error("\(refusal.message); the observer stops")
-                    runtime.failure.record(refusal)
-                    _ = runtime.stop()
+            case .pong(_, _, _, let app, let schema, let compatible):
+                guard let own = configuration.schema, !schemaVerified else { break }
+                guard own.agrees(withAuthority: schema, accepting: compatible) else {
+                    refuse(own.disagreement(app: app, endpoint: configuration.actionsEndpoint, authority: schema))
                     return
                 }
+                schemaVerified = true
+            case .snapshot(let id, let version, let actionSeq, let app, let payload):
+                if let expected = configuration.appName, app != expected {
+                    refuse("the authority at \(configuration.actionsEndpoint) serves app '\(app)', not '\(expected)'")
+                    return
+                }
+                // A reply overtaking its pong (it cannot, from this protocol's authority) waits for the next fetch.
+                guard configuration.schema == nil || schemaVerified else { break }
                 if fetch?.id == id { fetch = nil }
                 counters.update { $0.snapshotsReceived += 1 }
                 behindHeartbeats = 0
@@ -288,7 +309,7 @@ final class ObserverLoop<State: Sendable>: NodeLoop {
                 }
             case .error(let ref, let code, let message):
                 logger.warning("the authority refused snapshot request \(ref) (\(code.rawValue)): \(message); asking again after the timeout")
-            case .ack, .pong, .stats:
+            case .ack, .stats:
                 break
             }
         }

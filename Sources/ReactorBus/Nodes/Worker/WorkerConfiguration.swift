@@ -7,6 +7,9 @@ public struct WorkerConfiguration: Sendable, Hashable {
     public var authorityEndpoint: String
     /// The app the worker serves; the authority refuses a worker of another app (`wrong_app`).
     public var appName: String
+    /// The app's schema version this worker's effects speak, sent in `ready`; an authority of
+    /// another version refuses it (`wrong_app`) unless its ``AppSchema/compatibleVersions`` list this one.
+    public var schemaVersion: UInt32 = 1
     /// The name announced in `ready`, for the authority's logs.
     public var name: String
     /// How many jobs run at once; announced as the worker's capacity (at least 1).

@@ -235,7 +235,8 @@ where Handler.Effect == R.Effect, Handler.Mutation == R.Mutation {
     /// Announces the worker: name, app, capacity and kinds.
     func sendReady() throws(ZMQError) {
         let capacity = UInt64(configuration.concurrency)
-        try send(.ready(name: configuration.name, app: configuration.appName, capacity: capacity, kinds: configuration.kinds))
+        try send(.ready(name: configuration.name, app: configuration.appName, capacity: capacity, kinds: configuration.kinds,
+                        schema: configuration.schemaVersion))
         readySentAt = MonotonicClock.milliseconds()
         metrics.update { $0.registrations += 1 }
     }
