@@ -83,7 +83,7 @@ final class AuthorityDurability<R: Reactor> {
                 do {
                     checkpoint = try decoder.decode(AuthorityCheckpoint<R>.self, from: snapshot.payload)
                 } catch let error as DecodingError {
-                    throw RecoveryError.snapshot(snapshot.file, error, payload: snapshot.payload, type: R.State.self)
+                    throw RecoveryError.snapshot(snapshot.file, error, type: R.State.self)
                 }
                 guard checkpoint.app == app else {
                     throw PersistenceError.appMismatch(expected: app, found: checkpoint.app, file: snapshot.file)
@@ -113,7 +113,7 @@ final class AuthorityDurability<R: Reactor> {
                 try engine.replay(try decoder.decode(AuthorityRecord.self, from: record.payload))
             } catch let error as DecodingError {
                 // The action or mutation inside the record: its own bytes are not at hand here.
-                throw RecoveryError.record(record.lsn, error, payload: [], type: R.self)
+                throw RecoveryError.record(record.lsn, error, type: R.self)
             }
             replayed += 1
         }
