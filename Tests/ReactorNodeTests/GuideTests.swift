@@ -23,6 +23,9 @@ import TestSupport
         ])
         #expect(guide.files["Package.swift"]?.hasPrefix("// swift-tools-version:6.0\n") == true)
         #expect(throws: GuidePackage.UnnamedBlock.self) { try GuidePackage(markdown: "text\n```swift\nlet x = 1\n```\n") }
+        #expect(throws: GuidePackage.UnnamedBlock.self) { try GuidePackage(markdown: "```swift\n// Package.swift\nlet x = 1\n```\n") }
+        let joined = try GuidePackage(markdown: "```swift\n// Sources/A/A.swift\nlet a = 1\n```\nprose\n```swift\n// Sources/A/A.swift\nlet b = 2\n```\n")
+        #expect(joined.files == ["Sources/A/A.swift": "let a = 1\nlet b = 2\n"])
         #expect(try GuidePackage(markdown: "```sh\nswift build\n```\n```text\nlet x\n```\n").files.isEmpty)
     }
 
@@ -34,7 +37,7 @@ import TestSupport
         let built = try #require(try guide.files(dependingOn: "/checkout")["Package.swift"])
         #expect(built == manifest.replacingOccurrences(of: #".package(url: "https://git.example.com/reactorbus/ReactorBus.git", from: "0.1.0")"#,
                                                         with: #".package(name: "ReactorBus", path: "/checkout")"#))
-        #expect(throws: GuidePackage.NoVersionedDependency.self) { try GuidePackage(markdown: "```swift\n// Package.swift\nlet x = 1\n```\n").files(dependingOn: "/x") }
+        #expect(throws: GuidePackage.NoVersionedDependency.self) { try GuidePackage(markdown: "```swift\n// swift-tools-version:6.0\nlet x = 1\n```\n").files(dependingOn: "/x") }
     }
 
     /// Every `library-node COMMAND` the guide runs is a command of the node kit.

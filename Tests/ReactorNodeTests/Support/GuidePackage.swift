@@ -1,13 +1,15 @@
 import Foundation
 
 /// The package docs/GUIDE.md builds up: each ```` ```swift ```` block goes to the file its first
-/// line names (`// Package.swift`, `// Sources/LibraryApp/Library.swift`), blocks naming the same
-/// file joined in order. Blocks in other languages (`sh`, `text`, `yaml`, ...) are not code.
+/// line names (`// Sources/LibraryApp/Library.swift`), blocks naming the same file joined in
+/// order; the block that starts with `// swift-tools-version:` is `Package.swift` (that line must
+/// be a manifest's first, so a reader can copy the block as it is). Blocks in other languages
+/// (`sh`, `text`, `yaml`, ...) are not code.
 struct GuidePackage {
     /// A ```` ```swift ```` block that names no file.
     struct UnnamedBlock: Error, CustomStringConvertible {
         var line: Int
-        var description: String { "docs/GUIDE.md line \(line): a swift block must start with '// Package.swift' or '// Sources/…swift' or '// Tests/…swift'" }
+        var description: String { "docs/GUIDE.md line \(line): a swift block must start with '// swift-tools-version:', '// Sources/…swift' or '// Tests/…swift'" }
     }
 
     /// A manifest without exactly one versioned dependency to replace.
@@ -35,12 +37,14 @@ struct GuidePackage {
                 open = nil
                 if block.language == "sh" { shellBlocks.append(block.lines.joined(separator: "\n")) }
                 guard block.language == "swift" else { continue }
-                guard let first = block.lines.first, first.hasPrefix("// "), Self.isFileName(String(first.dropFirst(3))) else {
-                    throw UnnamedBlock(line: block.start)
+                guard let first = block.lines.first else { throw UnnamedBlock(line: block.start) }
+                if first.hasPrefix("// swift-tools-version:") {
+                    files["Package.swift", default: ""] += block.lines.joined(separator: "\n") + "\n"
+                    continue
                 }
+                guard first.hasPrefix("// "), Self.isFileName(String(first.dropFirst(3))) else { throw UnnamedBlock(line: block.start) }
                 let path = String(first.dropFirst(3))
-                let code = block.lines.dropFirst().joined(separator: "\n") + "\n"
-                files[path] = files[path].map { $0 + code } ?? code
+                files[path, default: ""] += block.lines.dropFirst().joined(separator: "\n") + "\n"
             } else if line.hasPrefix("```") {
                 open = (String(line.dropFirst(3)), number + 1, [])
             }
@@ -50,7 +54,7 @@ struct GuidePackage {
     }
 
     static func isFileName(_ path: String) -> Bool {
-        path == "Package.swift" || ((path.hasPrefix("Sources/") || path.hasPrefix("Tests/")) && path.hasSuffix(".swift") && !path.contains(" "))
+        (path.hasPrefix("Sources/") || path.hasPrefix("Tests/")) && path.hasSuffix(".swift") && !path.contains(" ")
     }
 
     /// The guide's `.package(url: "…", from: "…")` line.
