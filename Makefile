@@ -15,19 +15,25 @@ build: deps
 release: deps
 	$(SWIFT) build -c release
 
+## Packages that depend on this one by path (the acceptance tests' user packages, the guide's
+## package, examples/OrderFulfilment) build in this one scratch directory, so that this
+## package's modules are compiled for them once, not once each.
+DEPENDENTS := $(CURDIR)/.build/dependents
+
 ## The whole test suite: unit and multi-process tests (one at a time: several tests start
-## real processes and 2 cores are shared), then the docker-compose integration test, then a
-## bounded libFuzzer run of both harnesses (about 3 minutes with their build; docs/FUZZING.md).
-test: deps
-	$(SWIFT) build --build-tests
-	$(SWIFT) test --skip-build --no-parallel
+## real processes and 2 cores are shared), the example app's tests, then the docker-compose
+## integration test, then a bounded libFuzzer run of both harnesses (about 3 minutes with their
+## build; docs/FUZZING.md).
+test: test-swift
 	scripts/compose-test.sh
 	scripts/fuzz.sh 60
 
-## Only the Swift tests (no Docker).
+## Only the Swift tests (no Docker): this package's, then examples/OrderFulfilment's.
 test-swift: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build --no-parallel
+	$(SWIFT) build --build-tests --package-path examples/OrderFulfilment --scratch-path $(DEPENDENTS)
+	$(SWIFT) test --skip-build --package-path examples/OrderFulfilment --scratch-path $(DEPENDENTS)
 
 ## The main job: an embedded, all-in-one demo.
 demo: release

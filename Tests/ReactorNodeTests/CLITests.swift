@@ -25,6 +25,16 @@ import TestSupport
         }
     }
 
+    /// An action the app does not have is refused before anything is sent (no authority is
+    /// needed), naming the unknown case and the app's cases.
+    @Test func sendNamesAnUnknownActionAndTheAppsActions() async throws {
+        let send = try ChildProcess.node(["send", "--app", "counter", "--actions", "tcp://127.0.0.1:9", #"{"countUp":{}}"#, #"{"dance":{"steps":2}}"#])
+        #expect(await send.waitForExit(timeout: .seconds(10)) == 64)
+        let stderr = (try? String(contentsOfFile: send.logPath, encoding: .utf8)) ?? ""
+        #expect(stderr == #"reactor-node: send: '{"dance":{"steps":2}}' is not an action of this app: 'dance' is not a case of Counter.Action; its cases are countUp, countUpAsync"# + "\n")
+        #expect(send.output.isEmpty)
+    }
+
     @Test func helpIsPrintedAndExitsZero() async throws {
         let node = try ChildProcess.node(["authority", "--help"])
         #expect(await node.waitForExit() == 0)

@@ -16,7 +16,50 @@ final class DecodingContext {
     ) throws -> T {
         if let value = try decodeSpecial(T.self, from: object, parent: parent, key: key) { return value }
         let node = key.map { CodingPathNode(parent: parent, key: $0) } ?? parent
-        return try T(from: DecoderImpl(object: object, context: self, path: node))
+        do {
+            return try T(from: DecoderImpl(object: object, context: self, path: node))
+        } catch DecodingError.typeMismatch(let type, let context) where isAboutAnUnknownKey(context, at: node) {
+            throw namingTheCases(type, context)
+        }
+    }
+
+    // MARK: Unknown enum cases
+
+    /// The one key of the map whose `allKeys` was asked for last, when the container's key type
+    /// did not accept it: an enum's unknown case, if an error about that container follows.
+    private var unknownKey: (name: String, keyType: any CodingKey.Type, path: CodingPathNode?)?
+
+    /// Called by every keyed container's `allKeys`: `name` is its map's only key when the key
+    /// type refused it, else `nil`.
+    @inline(__always)
+    func noteKeys(_ name: String?, of keyType: any CodingKey.Type, at path: CodingPathNode?) {
+        if let name {
+            unknownKey = (name, keyType, path)
+        } else if unknownKey != nil {
+            unknownKey = nil
+        }
+    }
+
+    /// What Swift's synthesized decoding of an enum throws when the map's keys name no case.
+    static let synthesizedEnumMismatch = "Invalid number of keys found, expected one."
+
+    /// Whether an error thrown for the value at `node` is Swift's synthesized enum decoding
+    /// refusing that value's own map (not one nested in it) whose one key it did not accept.
+    private func isAboutAnUnknownKey(_ context: DecodingError.Context, at node: CodingPathNode?) -> Bool {
+        guard let unknownKey, unknownKey.path === node, context.debugDescription == Self.synthesizedEnumMismatch else { return false }
+        return context.codingPath.count == CodingPathNode.path(node).count
+    }
+
+    /// The error Swift's synthesized enum decoding threw for a map with an unknown key, as one
+    /// that names the key and the enum's cases.
+    private func namingTheCases(_ type: Any.Type, _ context: DecodingError.Context) -> DecodingError {
+        guard let (name, keyType, _) = unknownKey else { return .typeMismatch(type, context) }
+        unknownKey = nil
+        // The keys are the synthesized `CodingKeys` of the enum's cases, so there is at least
+        // one (an enum without cases has no synthesized `Decodable`).
+        func cases<Key: CodingKey>(_ keyType: Key.Type) -> [String]? { CodingKeyCases.names(of: keyType, isInhabited: true) }
+        let unknown = UnknownEnumCase(name: name, knownCases: cases(keyType) ?? [])
+        return .typeMismatch(type, .init(codingPath: context.codingPath, debugDescription: unknown.sentence, underlyingError: unknown))
     }
 
     /// Types seen in this decode call that have no dedicated form, so the

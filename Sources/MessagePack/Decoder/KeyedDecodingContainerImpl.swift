@@ -36,15 +36,22 @@ struct KeyedDecodingContainerImpl<Key: CodingKey>: KeyedDecodingContainerProtoco
 
     // A plain loop: synthesized enum decoding asks for `allKeys` of every value, and the
     // generic `compactMap` machinery cost more than the keys themselves.
+    //
+    // A map whose only key is a string `Key` does not accept is what an enum's unknown case
+    // looks like: the context notes it, so that the error Swift's synthesized decoding throws
+    // next ("Invalid number of keys") can be replaced by one naming the case and the known ones.
     var allKeys: [Key] {
         let count = map.mapCount
         var keys: [Key] = []
         keys.reserveCapacity(count)
+        var unknown: String?
         for position in 0 ..< count {
             let key = map.key(position)
             let found: Key?
             if key.isString {
-                found = key.validatedString.flatMap { Key(stringValue: $0) }
+                let name = key.validatedString
+                found = name.flatMap { Key(stringValue: $0) }
+                if found == nil { unknown = name }
             } else if key.type == MSGPACK_OBJECT_POSITIVE_INTEGER {
                 found = Int(exactly: key.unsigned).flatMap { Key(intValue: $0) }
             } else if key.type == MSGPACK_OBJECT_NEGATIVE_INTEGER {
@@ -54,6 +61,7 @@ struct KeyedDecodingContainerImpl<Key: CodingKey>: KeyedDecodingContainerProtoco
             }
             if let found { keys.append(found) }
         }
+        context.noteKeys(count == 1 ? unknown : nil, of: Key.self, at: path)
         return keys
     }
 

@@ -4,6 +4,7 @@ import MessagePack
 import ReactorBus
 import ReactorCore
 import ReactorLog
+import ReactorWire
 import Synchronization
 import ZeroMQ
 
@@ -114,7 +115,7 @@ enum SendCommand {
                 do {
                     _ = try MessagePackDecoder().decode(R.Action.self, from: payload)
                 } catch {
-                    throw CLIError.usage("send: '\(text)' is not an action of this app: \(error)")
+                    throw CLIError.usage("send: '\(text)' is not an action of this app: \(AppValueError.describe(error, type: R.Action.self))")
                 }
             }
             let context = try ZMQContext()

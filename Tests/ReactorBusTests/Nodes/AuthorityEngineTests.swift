@@ -211,7 +211,7 @@ import Testing
             guard case .error(_, .badAction, let message) = reply else { return "not bad_action: \(reply)" }
             return message
         }
-        #expect(messages.first == "the payload is not a counter action: 'dance' is not a case of Counter.Action")
+        #expect(messages.first == "the payload is not a counter action: 'dance' is not a case of Counter.Action; its cases are countUp, countUpAsync")
         #expect(messages.last?.hasPrefix("the payload is not a counter action: Counter.Action: ") == true, "\(messages)")
         #expect(messages.allSatisfy { !$0.contains("DecodingError") })
     }

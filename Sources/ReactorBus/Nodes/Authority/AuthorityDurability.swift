@@ -124,7 +124,7 @@ final class AuthorityDurability<R: Reactor> {
                     stored = header.schema ?? 1
                     checkpoint = try migrator.checkpoint(snapshot.payload, stored: stored, source: "snapshot \(snapshot.file)")
                 } catch let error as DecodingError {
-                    throw RecoveryError.snapshot(snapshot.file, error, payload: snapshot.payload, type: R.State.self)
+                    throw RecoveryError.snapshot(snapshot.file, error, type: R.State.self)
                 }
                 if stored != schema.version {
                     logger.notice("migrated snapshot \(snapshot.file) from schema version \(stored) to \(schema.version)")
@@ -171,7 +171,7 @@ final class AuthorityDurability<R: Reactor> {
                 }
             } catch let error as DecodingError {
                 // The action or mutation inside the record: its own bytes are not at hand here.
-                throw RecoveryError.record(record.lsn, error, payload: [], type: R.self)
+                throw RecoveryError.record(record.lsn, error, type: R.self)
             }
             replayed += 1
         }

@@ -127,7 +127,7 @@ package final class AuthorityEngine<R: Reactor> {
             action = try decoder.decode(R.Action.self, from: payload)
         } catch {
             metrics[.badActions] += 1
-            reply(envelope, .error(ref: seq, code: .badAction, message: "the payload is not a \(configuration.appName) action: \(AppValueError.describe(error, payload: payload, type: R.Action.self))"))
+            reply(envelope, .error(ref: seq, code: .badAction, message: "the payload is not a \(configuration.appName) action: \(AppValueError.describe(error, type: R.Action.self))"))
             return
         }
         let ack = accept(action, client: client, seq: seq, payload: payload, now: now, dispatch: true)

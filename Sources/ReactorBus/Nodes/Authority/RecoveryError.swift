@@ -12,14 +12,15 @@ public struct RecoveryError: Error, Sendable, CustomStringConvertible {
     public var description: String {
         "\(source) does not decode with this build's types: \(detail). The app's types changed shape "
             + "since it was written: give new fields a default when decoding (a custom init(from:) with "
-            + "decodeIfPresent), or run the build that wrote it; the files are left as they are"
+            + "decodeIfPresent), keep removed or renamed enum cases decodable, or run the build that wrote it; "
+            + "the files are left as they are"
     }
 
-    static func snapshot(_ file: String, _ error: any Error, payload: [UInt8], type: Any.Type) -> RecoveryError {
-        RecoveryError(source: "snapshot \(file)", detail: AppValueError.describe(error, payload: payload, type: type))
+    static func snapshot(_ file: String, _ error: any Error, type: Any.Type) -> RecoveryError {
+        RecoveryError(source: "snapshot \(file)", detail: AppValueError.describe(error, type: type))
     }
 
-    static func record(_ lsn: UInt64, _ error: any Error, payload: [UInt8], type: Any.Type) -> RecoveryError {
-        RecoveryError(source: "journal record \(lsn)", detail: AppValueError.describe(error, payload: payload, type: type))
+    static func record(_ lsn: UInt64, _ error: any Error, type: Any.Type) -> RecoveryError {
+        RecoveryError(source: "journal record \(lsn)", detail: AppValueError.describe(error, type: type))
     }
 }
