@@ -17,6 +17,7 @@ import TestSupport
             "Sources/LibraryApp/Library.swift",
             "Sources/LibraryApp/LibraryEffects.swift",
             "Sources/library-node/LibraryNode.swift",
+            "Sources/library-node/LibrarySchema.swift",
             "Tests/LibraryAppTests/LibraryTests.swift",
             "Tests/LibraryAppTests/LocalStoreTests.swift",
             "Tests/LibraryAppTests/ShapeChangeTests.swift",
