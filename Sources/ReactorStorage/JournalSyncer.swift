@@ -44,10 +44,7 @@ package final class JournalSyncer: Sendable {
         case remove([String], directory: String)
     }
 
-    /// Every read and change of `state` happens with `condition` locked too, so a waiter checks
-    /// its predicate and sleeps atomically; the `Mutex` only gives the compiler its proof.
-    private let condition = NSCondition()
-    private let state = Mutex(State())
+    private let shared = ThreadHandoff(State())
 
     /// Starts the syncer thread; `deliver` is called on it with each outcome. `sync` replaces
     /// `fdatasync(fd)` (for tests that need a slow or failing disk).
@@ -113,42 +110,27 @@ package final class JournalSyncer: Sendable {
     /// Lets the work in hand finish, drops a sync not yet started, ends the thread and returns
     /// once it has ended. Deletions already queued are done first. Idempotent.
     package func stop() {
-        condition.lock()
-        defer { condition.unlock() }
-        state.withLock { $0.stopping = true }
-        condition.broadcast()
-        while !state.withLock({ $0.finished }) { condition.wait() }
+        locked { $0.stopping = true }
+        shared.wait { $0.finished ? () : nil }
     }
 
     /// Blocks the syncer thread until there is work (taking it) or the syncer stops (`nil`).
     /// Syncs come first: acks wait for them.
     private func nextWork() -> Work? {
-        condition.lock()
-        defer { condition.unlock() }
-        while true {
-            let next = state.withLock { state -> (work: Work?, stop: Bool) in
-                if !state.stopping, !state.failed, let request = state.waiting {
-                    state.waiting = nil
-                    return (.sync(request), false)
-                }
-                if !state.removals.isEmpty {
-                    let removal = state.removals.removeFirst()
-                    return (.remove(removal.paths, directory: removal.directory), false)
-                }
-                return (nil, state.stopping || state.failed)
+        shared.wait { state -> Work?? in
+            if !state.stopping, !state.failed, let request = state.waiting {
+                state.waiting = nil
+                return .some(.sync(request))
             }
-            if next.stop { return nil }
-            if let work = next.work { return work }
-            condition.wait()
+            if !state.removals.isEmpty {
+                let removal = state.removals.removeFirst()
+                return .some(.remove(removal.paths, directory: removal.directory))
+            }
+            return state.stopping || state.failed ? .some(nil) : nil
         }
     }
 
     private func locked<T: Sendable>(_ body: (inout State) -> T) -> T {
-        condition.lock()
-        defer {
-            condition.broadcast()
-            condition.unlock()
-        }
-        return state.withLock { body(&$0) }
+        shared.locked(body)
     }
 }

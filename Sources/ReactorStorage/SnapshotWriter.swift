@@ -51,10 +51,7 @@ package final class SnapshotWriter: Sendable {
         var finished = false
     }
 
-    /// Every read and change of `state` happens with `condition` locked too, so a waiter checks
-    /// its predicate and sleeps atomically; the `Mutex` only gives the compiler its proof.
-    private let condition = NSCondition()
-    private let state = Mutex(State())
+    private let shared = ThreadHandoff(State())
 
     /// Starts the writer thread. `makeDestination` runs on that thread, at the first request
     /// (and again at the next one if it threw), and what it returns never leaves the thread.
@@ -111,52 +108,33 @@ package final class SnapshotWriter: Sendable {
     /// Waits until the submitted request has finished and returns its outcome; `nil` at once
     /// when nothing was submitted (or the outcome was already taken).
     package func waitForOutcome() -> Outcome? {
-        condition.lock()
-        defer { condition.unlock() }
-        while state.withLock({ $0.busy && $0.outcome == nil && !$0.finished }) { condition.wait() }
-        return state.withLock { state in
-            guard let outcome = state.outcome else { return nil }
-            state.outcome = nil
-            state.busy = false
-            return outcome
+        shared.wait { state -> Outcome?? in
+            if state.busy && state.outcome == nil && !state.finished { return nil }
+            defer { state.outcome = nil; state.busy = false }
+            return .some(state.outcome)
         }
     }
 
     /// Lets the request in hand finish, then ends the thread and returns once it has ended.
     /// A request not yet started is dropped. Idempotent.
     package func stop() {
-        condition.lock()
-        defer { condition.unlock() }
-        state.withLock { state in
+        locked { state in
             state.stopping = true
             state.request = nil
         }
-        condition.broadcast()
-        while !state.withLock({ $0.finished }) { condition.wait() }
+        shared.wait { $0.finished ? () : nil }
     }
 
     /// Blocks the writer thread until there is a request (taking it) or the writer stops (`nil`).
     private func nextRequest() -> Request? {
-        condition.lock()
-        defer { condition.unlock() }
-        while true {
-            let next = state.withLock { state -> (request: Request?, stop: Bool) in
-                if state.stopping { return (nil, true) }
-                defer { state.request = nil }
-                return (state.request, false)
-            }
-            if next.stop { return nil }
-            if let request = next.request { return request }
-            condition.wait()
+        shared.wait { state -> Request?? in
+            if state.stopping { return .some(nil) }
+            defer { state.request = nil }
+            return state.request.map { .some($0) }
         }
     }
 
     private func locked<T: Sendable>(_ body: (inout State) -> T) -> T {
-        condition.lock()
-        defer {
-            condition.broadcast()
-            condition.unlock()
-        }
-        return state.withLock { body(&$0) }
+        shared.locked(body)
     }
 }

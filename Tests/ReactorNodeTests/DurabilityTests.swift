@@ -21,15 +21,6 @@ import ZeroMQ
         try ChildProcess.node(["worker", "--app", "counter", "--authority", endpoint, "--heartbeat", "0.5", "--concurrency", "16"] + (delay.map { ["--effect-delay", $0] } ?? []), name: "worker")
     }
 
-    /// Counts acks from the sending tasks.
-    final class Acks: Sendable {
-        private let value = Mutex((acked: 0, failed: [String]()))
-        func ack() { value.withLock { $0.acked += 1 } }
-        func fail(_ error: any Error) { value.withLock { $0.failed.append(String(describing: error)) } }
-        var acked: Int { value.withLock { $0.acked } }
-        var failures: [String] { value.withLock { $0.failed } }
-    }
-
     func waitForCount(_ expected: Int, actions: String, timeout: Duration = .seconds(60)) async throws -> [String: UInt64] {
         try await WireProbe(actions: actions).stats(within: timeout) { $0["version"] ?? 0 >= UInt64(expected) && $0["open_jobs"] == 0 }
     }
@@ -45,25 +36,8 @@ import ZeroMQ
         let client = try ActionClient<Counter>(configuration: ActionClientConfiguration(actionsEndpoint: endpoints.actions, timeout: .milliseconds(500), retries: 60, window: 100),
                                                logger: Logger(label: "client", sink: .discard), context: context)
         try client.start()
-        let acks = Acks()
-        let sending = Task {
-            await withTaskGroup(of: Void.self) { group in
-                for lane in 0..<100 {
-                    group.addTask {
-                        var index = lane
-                        while index < total {
-                            do {
-                                _ = try await client.send(index.isMultiple(of: 2) ? .countUp : .countUpAsync)
-                                acks.ack()
-                            } catch {
-                                acks.fail(error)
-                            }
-                            index += 100
-                        }
-                    }
-                }
-            }
-        }
+        let acks = AckCounter()
+        let sending = Task { await acks.send(total, lanes: 100, through: client) { $0.isMultiple(of: 2) ? .countUp : .countUpAsync } }
         let deadline = ContinuousClock.now + .seconds(60)
         while acks.acked < killAfter, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
         let ackedBeforeKill = acks.acked

@@ -36,15 +36,6 @@ import ZeroMQ
         return observe.output.first
     }
 
-    /// Counts acks from the sending tasks.
-    final class Acks: Sendable {
-        private let value = Mutex((acked: 0, failed: [String]()))
-        func ack() { value.withLock { $0.acked += 1 } }
-        func fail(_ error: any Error) { value.withLock { $0.failed.append(String(describing: error)) } }
-        var acked: Int { value.withLock { $0.acked } }
-        var failures: [String] { value.withLock { $0.failed } }
-    }
-
     @Test func aGracefulStopThenTheNewReleaseMigratesTheSnapshot() async throws {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let old = try authority(1)
@@ -91,25 +82,8 @@ import ZeroMQ
         let client = try ActionClient<TallyV1>(configuration: ActionClientConfiguration(actionsEndpoint: endpoints.actions, timeout: .milliseconds(500), retries: 60, window: 100),
                                                logger: Logger(label: "client", sink: .discard), context: context)
         try client.start()
-        let acks = Acks()
-        let sending = Task {
-            await withTaskGroup(of: Void.self) { group in
-                for lane in 0..<50 {
-                    group.addTask {
-                        var index = lane
-                        while index < total {
-                            do {
-                                _ = try await client.send(index.isMultiple(of: 2) ? .add(1) : .addLater(1))
-                                acks.ack()
-                            } catch {
-                                acks.fail(error)
-                            }
-                            index += 50
-                        }
-                    }
-                }
-            }
-        }
+        let acks = AckCounter()
+        let sending = Task { await acks.send(total, lanes: 50, through: client) { $0.isMultiple(of: 2) ? .add(1) : .addLater(1) } }
         let deadline = ContinuousClock.now + .seconds(60)
         while acks.acked < killAfter, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
         node.signal(SIGKILL)

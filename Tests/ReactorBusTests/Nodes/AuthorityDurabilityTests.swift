@@ -15,20 +15,13 @@ import ReactorWire
 @Suite struct AuthorityDurabilityTests {
     let directory: TemporaryDirectory
     let writer = HeaderWriter()
-    let log = LogLines()
+    let log = LogCapture()
 
     init() throws {
         directory = try TemporaryDirectory()
     }
 
     // MARK: Fixtures
-
-    /// Every line logged by the durability under test.
-    final class LogLines: Sendable {
-        private let lines = Mutex<[String]>([])
-        func append(_ line: String) { lines.withLock { $0.append(line) } }
-        func containing(_ text: String) -> [String] { lines.withLock { $0.filter { $0.contains(text) } } }
-    }
 
     /// A snapshot store on `directory` whose writes wait until the test releases them.
     final class GatedDestination: SnapshotDestination {
@@ -88,7 +81,7 @@ import ReactorWire
     func makeDurability(every: UInt64, on path: String? = nil) throws -> (AuthorityDurability<Counter>, AuthorityEngine<Counter>) {
         var persistence = PersistenceConfiguration(directory: path ?? directory.path)
         persistence.snapshotEveryRecords = every
-        let logger = Logger(label: "test", level: .debug, sink: .capture { [log] line in log.append(line) })
+        let logger = log.logger("test", level: .debug)
         var configuration = AuthorityConfiguration(appName: "counter", actionsEndpoint: "", workersEndpoint: "", feedEndpoint: "")
         configuration.persistence = persistence
         let engine = AuthorityEngine(reactor: Counter(), configuration: configuration, logger: logger, journaling: true)

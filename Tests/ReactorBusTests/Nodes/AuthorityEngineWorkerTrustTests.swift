@@ -10,23 +10,18 @@ import Testing
 /// The authority's engine against a greedy worker: capacity clamped, quarantine, probation,
 /// with the counters and log lines an operator sees.
 @Suite struct AuthorityEngineWorkerTrustTests {
-    final class Lines: Sendable {
-        let lines = Mutex<[String]>([])
-        var all: [String] { lines.withLock { $0 } }
-    }
-
     let writer = HeaderWriter()
     let client: [UInt8] = [0, 1, 2, 3]
     let greedy = PeerID([7, 7])
     let healthy = PeerID([8, 8])
 
-    func makeEngine(log: Lines) -> AuthorityEngine<Counter> {
+    func makeEngine(log: LogCapture) -> AuthorityEngine<Counter> {
         var configuration = AuthorityConfiguration(appName: "counter", actionsEndpoint: "", workersEndpoint: "", feedEndpoint: "")
         configuration.jobTimeout = .milliseconds(500)
         configuration.maxWorkerCapacity = 2
         configuration.quarantineAfter = 2
         configuration.heartbeatInterval = .seconds(10)
-        let logger = Logger(label: "authority", level: .info, sink: .capture { line in log.lines.withLock { $0.append(line) } })
+        let logger = log.logger("authority")
         return AuthorityEngine(reactor: Counter(), configuration: configuration, logger: logger, journaling: false)
     }
 
@@ -52,7 +47,7 @@ import Testing
     }
 
     @Test func aGreedyWorkerIsClampedQuarantinedAndItsJobsRunOnTheHealthyOne() throws {
-        let log = Lines()
+        let log = LogCapture()
         let engine = makeEngine(log: log)
         engine.handleWorker(fromWorker(greedy, .ready(name: "greedy", app: "counter", capacity: 1_000_000, kinds: [])), now: 0)
         #expect(engine.metrics[.capacitiesClamped] == 1)
@@ -93,7 +88,7 @@ import Testing
     }
 
     @Test func aQuarantinedWorkerThatRecoveredComesBackAfterOneProbationJob() throws {
-        let log = Lines()
+        let log = LogCapture()
         let engine = makeEngine(log: log)
         engine.handleWorker(fromWorker(greedy, .ready(name: "greedy", app: "counter", capacity: 2, kinds: [])), now: 0)
         for seq: UInt64 in 1...2 { engine.handleClient(try action(seq), now: 0) }
@@ -127,7 +122,7 @@ import Testing
     }
 
     @Test func aWorkerIsNamedWithItsIdWhenItDiesSaysByeOrServesAnotherApp() throws {
-        let log = Lines()
+        let log = LogCapture()
         let engine = makeEngine(log: log)
         engine.handleWorker(fromWorker(healthy, .ready(name: "steady", app: "counter", capacity: 1, kinds: [])), now: 0)
         engine.handleWorker(fromWorker(greedy, .ready(name: "elsewhere", app: "primes", capacity: 1, kinds: [])), now: 0)

@@ -16,23 +16,17 @@ import ReactorWire
 @Suite struct SchemaEvolutionTests {
     let directory: TemporaryDirectory
     let writer = HeaderWriter()
-    let log = Lines()
+    let log = LogCapture()
 
     init() throws {
         directory = try TemporaryDirectory()
-    }
-
-    final class Lines: Sendable {
-        private let lines = Mutex<[String]>([])
-        func append(_ line: String) { lines.withLock { $0.append(line) } }
-        func containing(_ text: String) -> [String] { lines.withLock { $0.filter { $0.contains(text) } } }
     }
 
     /// An engine and its durability for release `R` of "tally", recovered from the directory.
     func open<R: Reactor>(_ reactor: R, schema: AppSchema, every: UInt64 = 1_000_000) throws -> (AuthorityDurability<R>, AuthorityEngine<R>) {
         var persistence = PersistenceConfiguration(directory: directory.path)
         persistence.snapshotEveryRecords = every
-        let logger = Logger(label: "test", level: .debug, sink: .capture { [log] line in log.append(line) })
+        let logger = log.logger("test", level: .debug)
         var configuration = AuthorityConfiguration(appName: "tally", actionsEndpoint: "", workersEndpoint: "", feedEndpoint: "")
         configuration.persistence = persistence
         configuration.schema = schema

@@ -10,11 +10,6 @@ import ZeroMQ
 
 /// CURVE on every authority socket, with per-socket allowlists checked by the ZAP handler.
 @Suite(.serialized) struct CurveSecurityTests {
-    final class Lines: Sendable {
-        let lines = Mutex<[String]>([])
-        var all: [String] { lines.withLock { $0 } }
-    }
-
     struct Setup {
         let context: ZMQContext
         let node: AuthorityNode<Counter>
@@ -23,7 +18,7 @@ import ZeroMQ
         let client: ZMQCurve.KeyPair
         let observer: ZMQCurve.KeyPair
         let directory: String
-        let log: Lines
+        let log: LogCapture
     }
 
     func start() async throws -> Setup {
@@ -41,8 +36,8 @@ import ZeroMQ
         try FileManager.default.removeItem(atPath: directory + "/feed/observer.key")
         var configuration = AuthorityConfiguration(appName: "counter", actionsEndpoint: "tcp://127.0.0.1:*", workersEndpoint: "tcp://127.0.0.1:*", feedEndpoint: "tcp://127.0.0.1:*")
         configuration.security = try AuthoritySecurity(secretKey: server.secretKey, allowKeysDirectory: directory)
-        let log = Lines()
-        let logger = Logger(label: "authority", level: .info, sink: .capture { line in log.lines.withLock { $0.append(line) } })
+        let log = LogCapture()
+        let logger = log.logger("authority")
         let node = try AuthorityNode(reactor: Counter(), configuration: configuration, logger: logger, context: context)
         let endpoints = try await node.start()
         return Setup(context: context, node: node, endpoints: endpoints, server: server, client: client, observer: observer, directory: directory, log: log)

@@ -1,4 +1,6 @@
 import Foundation
+import ReactorLog
+import Synchronization
 
 /// A fresh data directory under the temporary directory, removed when the value is released.
 final class TemporaryDirectory {
@@ -16,4 +18,18 @@ final class TemporaryDirectory {
     static func list(_ directory: String) throws -> [String] {
         try FileManager.default.contentsOfDirectory(atPath: directory).sorted()
     }
+}
+
+/// The lines a logger under test wrote, in order.
+final class LogCapture: Sendable {
+    private let lines = Mutex<[String]>([])
+
+    /// A logger at `level` whose lines land here.
+    func logger(_ label: String, level: LogLevel = .info) -> Logger {
+        Logger(label: label, level: level, sink: .capture { [self] line in append(line) })
+    }
+
+    func append(_ line: String) { lines.withLock { $0.append(line) } }
+    var all: [String] { lines.withLock { $0 } }
+    func containing(_ text: String) -> [String] { all.filter { $0.contains(text) } }
 }
