@@ -208,7 +208,8 @@ final class ObserverLoop<State: Sendable>: NodeLoop {
             case .snapshotChunk(let id, let version, let actionSeq, let app, let total, let offset, let payload):
                 guard checkApp(app) else { return }
                 try receiveChunk(id: id, version: version, actionSeq: actionSeq, total: total, offset: offset, payload: payload)
-            case .error(let ref, .unknownKind, _) where fetch?.outstanding[ref] != nil && chunked:
+            case .error(let ref, .unknownKind, _) where chunked && (fetch?.outstanding[ref] != nil || (ref == 0 && fetch?.version == nil && fetch?.wholeRequest == nil)):
+                // (ref 0: a peer that does not name the request; only the first chunk is outstanding.)
                 logger.info("the authority does not know snapshot_chunk (an older version): fetching whole snapshots")
                 chunked = false
                 try requestSnapshot()
