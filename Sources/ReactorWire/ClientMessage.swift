@@ -11,6 +11,9 @@ package enum ClientMessage: Sendable, Equatable {
     case ping(requestID: UInt64)
     /// A request for the authority's counters.
     case stats(requestID: UInt64)
+    /// A request for `maxBytes` bytes at `offset` of the state's encoding at `version`; `nil`
+    /// asks for the current state, from offset 0 (docs/PROTOCOL.md, "Snapshots in chunks").
+    case snapshotChunk(requestID: UInt64, version: UInt64?, offset: UInt64, maxBytes: UInt64)
 
     /// The longest client id accepted.
     package static let maxClientIDBytes = 64
@@ -28,6 +31,16 @@ package enum ClientMessage: Sendable, Equatable {
             let seq = try header.uint(1, "client_seq")
             guard seq >= 1 else { throw .malformed("action.client_seq must be at least 1") }
             self = .action(clientID: client, clientSeq: seq, payload: frames[1])
+        case "snapshot_chunk":
+            guard frames.count == 1 else { throw .malformed("snapshot_chunk is one frame, got \(frames.count)") }
+            try header.expect(fields: 4)
+            let id = try header.uint(0, "request_id")
+            let version = try header.optionalUInt(1, "version")
+            let offset = try header.uint(2, "offset")
+            let maxBytes = try header.uint(3, "max_bytes")
+            guard maxBytes >= 1 else { throw .malformed("snapshot_chunk.max_bytes must be at least 1") }
+            guard version != nil || offset == 0 else { throw .malformed("snapshot_chunk without a version starts at offset 0") }
+            self = .snapshotChunk(requestID: id, version: version, offset: offset, maxBytes: maxBytes)
         case "snapshot", "ping", "stats":
             guard frames.count == 1 else { throw .malformed("\(header.kind) is one frame, got \(frames.count)") }
             try header.expect(fields: 1)
@@ -61,6 +74,12 @@ package enum ClientMessage: Sendable, Equatable {
             [writer.header("ping", { $0.packUInt(id) }, count: 1)]
         case .stats(let id):
             [writer.header("stats", { $0.packUInt(id) }, count: 1)]
+        case .snapshotChunk(let id, let version, let offset, let maxBytes):
+            [writer.header("snapshot_chunk", { w in
+                w.packUInt(id)
+                if let version { w.packUInt(version) } else { w.packNil() }
+                w.packUInt(offset); w.packUInt(maxBytes)
+            }, count: 4)]
         }
     }
 }
@@ -81,6 +100,9 @@ package enum AuthorityReply: Sendable, Equatable {
     case pong(requestID: UInt64, version: UInt64, startID: UInt64, app: String, schema: UInt32 = 1, compatible: [UInt32] = [])
     /// The authority's counters, a MessagePack map of name to unsigned integer.
     case stats(requestID: UInt64, counters: [String: UInt64])
+    /// Bytes `offset..<offset + payload.count` of the state's encoding at `version`, which is
+    /// `totalBytes` long: the answer to a `snapshot_chunk` request.
+    case snapshotChunk(requestID: UInt64, version: UInt64, actionSeq: UInt64, app: String, totalBytes: UInt64, offset: UInt64, payload: [UInt8])
     /// A refusal; `ref` is the client_seq or request_id it answers (0 when unknown).
     case error(ref: UInt64, code: ErrorCode, message: String)
 
@@ -115,6 +137,12 @@ package enum AuthorityReply: Sendable, Equatable {
                 counters[name] = count
             }
             self = .stats(requestID: try header.uint(0, "request_id"), counters: counters)
+        case "snapshot_chunk":
+            guard frames.count == 2 else { throw .malformed("snapshot_chunk needs a header and a payload frame") }
+            try header.expect(fields: 6)
+            self = .snapshotChunk(requestID: try header.uint(0, "request_id"), version: try header.uint(1, "version"),
+                                  actionSeq: try header.uint(2, "action_seq"), app: try header.string(3, "app"),
+                                  totalBytes: try header.uint(4, "total_bytes"), offset: try header.uint(5, "offset"), payload: frames[1])
         case "error":
             self = try Self.decodeError(header)
         default:
@@ -151,6 +179,10 @@ package enum AuthorityReply: Sendable, Equatable {
                     writer.packUInt(count)
                 }
             }, count: 2)]
+        case .snapshotChunk(let id, let version, let actionSeq, let app, let total, let offset, let payload):
+            [writer.header("snapshot_chunk", { w in
+                w.packUInt(id); w.packUInt(version); w.packUInt(actionSeq); w.packString(app); w.packUInt(total); w.packUInt(offset)
+            }, count: 6), payload]
         case .error(let ref, let code, let message):
             [writer.header("error", { $0.packUInt(ref); $0.packString(code.rawValue); $0.packString(message) }, count: 3)]
         }

@@ -11,6 +11,10 @@ public enum ErrorCode: String, Sendable, Hashable, CaseIterable {
     case unavailable
     case unknownWorker = "unknown_worker"
     case wrongApp = "wrong_app"
+    /// A message over a limit of the receiver's (the message names the limit and its option).
+    case tooLarge = "too_large"
+    /// A `snapshot_chunk` request for a version the authority no longer holds: start again.
+    case expired
 }
 
 /// A message that does not follow the wire protocol. Nothing it carried was applied.

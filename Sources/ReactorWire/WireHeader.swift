@@ -77,6 +77,11 @@ struct WireHeader {
         return value
     }
 
+    func optionalUInt(_ index: Int, _ name: String) throws(ProtocolError) -> UInt64? {
+        if index < fields.count, case .nil = fields[index] { return nil }
+        return try uint(index, name)
+    }
+
     func optionalUInt32(_ index: Int, _ name: String) throws(ProtocolError) -> UInt32? {
         if index < fields.count, case .nil = fields[index] { return nil }
         return try uint32(index, name)

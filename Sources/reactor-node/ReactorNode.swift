@@ -11,6 +11,7 @@ enum ReactorNode {
             ]) { options throws(AppOptionError) in CounterEffects(delay: try options.seconds("effect-delay") ?? .zero) },
             App("primes", reactor: Primes(), effects: PrimesEffects()),
             App("inventory", reactor: Inventory(), effects: InventoryEffects()),
+            App("catalog", reactor: Catalog(), effects: CatalogEffects()),
         ], program: "reactor-node")
     }
 }

@@ -22,7 +22,9 @@ import TestSupport
     }
 
     @Test func aStoppedObserverCostsAtMostTheFeedBudgetAndResyncsWhenItResumes() async throws {
-        let cluster = try await ClusterProcesses(app: "inventory", extra: ["--feed-queue-bytes", String(Self.feedQueueBytes)])
+        let cluster = try await ClusterProcesses(app: "inventory", extra: ["--feed-queue-bytes", String(Self.feedQueueBytes),
+                                                                               // A snapshot after every batch, as many as the feed can take.
+                                                                               "--feed-snapshot-every", "1"])
         let observer = try ChildProcess.node(["observe", "--app", "inventory", "--feed", cluster.endpoints.feed, "--actions", cluster.endpoints.actions, "--json"],
                                        name: "observer")
         // Subscribed and holding the first snapshot: its pipe exists before the feed sees a large message.

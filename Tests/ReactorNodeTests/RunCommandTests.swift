@@ -44,8 +44,8 @@ import TestSupport
 
     @Test func runRefusesBadInputWithUsageErrors() async throws {
         let cases: [([String], String)] = [
-            (["run", "--app", "nope"], "unknown app 'nope'; known apps: counter, primes, inventory"),
-            (["run"], "run: missing '--app NAME' (or REACTOR_APP); registered apps: counter, primes, inventory"),
+            (["run", "--app", "nope"], "unknown app 'nope'; known apps: counter, primes, inventory, catalog"),
+            (["run"], "run: missing '--app NAME' (or REACTOR_APP); registered apps: counter, primes, inventory, catalog"),
             (["run", "--app", "counter", "--workers", "-1"], "--workers"),
             (["run", "--app", "counter", "--effect-delay", "soon"], "'--effect-delay soon' must be a positive number of seconds"),
             (["run", "--app", "counter", "--repair", "truncate"], "run: --repair needs --data"),

@@ -92,7 +92,9 @@ class Authority:
             self.counters["malformed"] += 1
             self.error(envelope, 0, "malformed", f"{kind} has the wrong shape")
         else:
-            self.error(envelope, 0, "unknown_kind", f"unknown kind '{kind}' on the actions socket")
+            # ref: the first unsigned integer after the kind (PROTOCOL.md), e.g. a request_id.
+            ref = next((x for x in header[2:] if isinstance(x, int) and not isinstance(x, bool) and x >= 0), 0)
+            self.error(envelope, ref, "unknown_kind", f"unknown kind '{kind}' on the actions socket")
 
     def action(self, envelope, client, seq, payload):
         seen = self.clients.setdefault(client, {})

@@ -157,7 +157,8 @@ func counter(for code: ErrorCode) -> AuthorityCounter? {
     case .stale: .actionsStale
     case .conflict: .actionsConflict
     case .unknownClient: .actionsUnknownClient
-    case .unknownWorker, .wrongApp, .unavailable: nil
+    case .tooLarge: .messagesTooLarge
+    case .unknownWorker, .wrongApp, .unavailable, .expired: nil
     }
 }
 
@@ -400,6 +401,8 @@ final class Harness<R: FuzzApp> {
             fuzzCheck(after == before && version == after.version, "pong at version \(version), engine at \(after.version)")
         case .stats(_, let counters):
             fuzzCheck(after == before && counters["version"] == after.version, "stats report version \(counters["version"] ?? 0), engine at \(after.version)")
+        case .snapshotChunk(_, _, _, let app, let total, let offset, let payload):
+            fuzzCheck(after == before && app == R.name && offset + UInt64(payload.count) <= total, "snapshot chunk at \(offset)+\(payload.count) of \(total)")
         }
         finishStep(after)
     }

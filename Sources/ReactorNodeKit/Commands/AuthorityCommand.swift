@@ -26,6 +26,8 @@ enum AuthorityCommand {
                 .value("max-clients", "N", help: "clients whose resends are deduplicated; past it the least recently seen are forgotten and their resends refused", default: "\(OptionDefaults.authority.clientLedger.maxClients)"),
                 .value("remembered-acks", "N", help: "acks kept per client, so a resend gets its original action_seq and is checked against its payload", default: "\(OptionDefaults.authority.clientLedger.rememberedAcks)"),
                 .value("feed-queue-bytes", "N", help: "bytes queued per feed subscriber before it loses messages (and resyncs)", default: "\(OptionDefaults.authority.feedQueueBytes)"),
+                .value("feed-snapshot-every", "N", help: "also publish a snapshot on the feed once the version moved by N since the last (0 = not by count)", default: "0"),
+                .value("feed-snapshot-interval", "SECONDS", help: "publish feed snapshots at most this often, 'auto' (encoding them takes at most 5% of the loop's time) or 'off'", default: "auto"),
                 .value("client-queue-bytes", "N", help: "bytes of snapshot/stats replies queued per client that does not read them, before its requests get 'busy'", default: "\(OptionDefaults.authority.clientQueueBytes)"),
                 CommonOptions.maxMessageBytes(default: OptionDefaults.authority.maxMessageBytes),
                 CommonOptions.logLevel,
@@ -55,11 +57,28 @@ enum AuthorityCommand {
         )
         configuration.feedQueueBytes = try CommonOptions.int(arguments, "feed-queue-bytes", in: 4_096...(1 << 40))
         configuration.clientQueueBytes = try CommonOptions.int(arguments, "client-queue-bytes", in: 4_096...(1 << 40))
+        configuration.feedSnapshots = try feedSnapshots(arguments)
         configuration.maxMessageBytes = Int64(try CommonOptions.int(arguments, "max-message-bytes", in: 1_024...(1 << 30)))
         configuration.persistence = try persistence(arguments)
         configuration.security = try SecurityOptions.authority(arguments)
         let logger = try CommonOptions.logger("authority", arguments)
         return try await node.apps.visit(arguments, Runner(configuration: configuration, logger: logger))
+    }
+
+    /// The feed's snapshot schedule from `--feed-snapshot-every` and `--feed-snapshot-interval`.
+    static func feedSnapshots(_ arguments: ParsedArguments) throws -> FeedSnapshotPolicy {
+        let every = UInt64(try CommonOptions.int(arguments, "feed-snapshot-every", in: 0...Int.max))
+        let interval: FeedSnapshotPolicy.Interval
+        switch try arguments.required("feed-snapshot-interval") {
+        case "auto": interval = FeedSnapshotPolicy.adaptive.interval
+        case "off": interval = .off
+        case let raw:
+            guard let duration = try CommonOptions.seconds(arguments, "feed-snapshot-interval") else {
+                throw CLIError.usage("\(arguments.command): '--feed-snapshot-interval \(raw)' must be auto, off or a number of seconds")
+            }
+            interval = .every(duration)
+        }
+        return FeedSnapshotPolicy(everyVersions: every, interval: interval)
     }
 
     /// `--data`, `--fsync` and the snapshot and repair options (shared with `run`).

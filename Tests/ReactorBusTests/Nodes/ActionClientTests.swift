@@ -379,7 +379,7 @@ import TestSupport
             #expect(try await client.stats() == ["accepted": 40, "malformed": 2])
             let requests = fake.recorded.received.compactMap { message -> UInt64? in
                 switch message {
-                case .snapshot(let id), .ping(let id), .stats(let id): id
+                case .snapshot(let id), .ping(let id), .stats(let id), .snapshotChunk(let id, _, _, _): id
                 case .action: nil
                 }
             }

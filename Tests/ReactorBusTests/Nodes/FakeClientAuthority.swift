@@ -47,8 +47,14 @@ final class FakeClientAuthority: Sendable {
             }
         }
 
+        /// Snapshot fetches: `snapshot` requests and `snapshot_chunk` requests for the current state.
         var snapshotRequests: Int {
-            received.filter { if case .snapshot = $0 { true } else { false } }.count
+            received.filter {
+                switch $0 {
+                case .snapshot, .snapshotChunk(_, nil, _, _): true
+                default: false
+                }
+            }.count
         }
     }
 
@@ -223,7 +229,7 @@ final class FakeClientAuthority: Sendable {
                         let key: String
                         switch message {
                         case .action(let id, let seq, _): key = "\(id)/\(seq)"
-                        case .snapshot(let id), .ping(let id), .stats(let id): key = "request/\(id)"
+                        case .snapshot(let id), .ping(let id), .stats(let id), .snapshotChunk(let id, _, _, _): key = "request/\(id)"
                         }
                         record.copies[key, default: 0] += 1
                         return record.copies[key]!
@@ -256,6 +262,16 @@ final class FakeClientAuthority: Sendable {
                     return .pong(requestID: id, version: shared.answers.withLock { $0.snapshot.version }, startID: shared.startID, app: "counter")
                 case .stats(let id):
                     return .stats(requestID: id, counters: shared.answers.withLock { $0.counters })
+                case .snapshotChunk(let id, let version, let offset, let maxBytes):
+                    // Answered from the snapshot set now: a version it no longer is has expired.
+                    let snapshot = shared.answers.withLock { $0.snapshot }
+                    guard version == nil || version == snapshot.version else {
+                        return .error(ref: id, code: .expired, message: "version \(version ?? 0) expired")
+                    }
+                    let start = Int(min(offset, UInt64(snapshot.payload.count)))
+                    let end = start + Int(min(maxBytes, UInt64(snapshot.payload.count - start)))
+                    return .snapshotChunk(requestID: id, version: snapshot.version, actionSeq: snapshot.actionSeq, app: "counter",
+                                          totalBytes: UInt64(snapshot.payload.count), offset: UInt64(start), payload: Array(snapshot.payload[start..<end]))
                 }
             }
 

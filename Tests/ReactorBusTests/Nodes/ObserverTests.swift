@@ -3,6 +3,7 @@ import MessagePack
 import ReactorApps
 @testable import ReactorBus
 import ReactorCore
+import ReactorWire
 import Synchronization
 import Testing
 import ZeroMQ
@@ -181,5 +182,80 @@ import TestSupport
         #expect(await iterator.next() == nil)
         await observer.wait()
         #expect(context.terminate(timeout: promptly))
+    }
+}
+
+/// An observer created with the reactor keeps the state itself from feed mutations.
+@Suite struct MutationFollowingObserverTests {
+    private func state(_ count: Int) throws -> [UInt8] {
+        try MessagePackEncoder().encode(Counter.State(count: count))
+    }
+
+    private func increase(_ version: UInt64) throws -> FeedMessage {
+        .mutation(version: version, actionSeq: version, origin: .sync(index: 0), payload: try MessagePackEncoder().encode(Counter.Mutation.increase))
+    }
+
+    @Test func appliesEveryMutationWithTheReducerAndResyncsAfterAGap() async throws {
+        try await FakeClientAuthority.with { context, fake in
+            let payload = try state(5)
+            fake.setSnapshot(version: 5, actionSeq: 5, payload: payload)
+            var configuration = ObserverConfiguration(feedEndpoint: fake.feedEndpoint, actionsEndpoint: fake.actionsEndpoint, silenceTimeout: .seconds(60))
+            configuration.maxMessageBytes = 1_024
+            let observer = try Observer<Counter>(reactor: Counter(), configuration: configuration, logger: quietLogger, context: context)
+            let delivered = Box<[Snapshot<Counter.State>]>([])
+            let stream = observer.snapshots()
+            let reader = Task { for await snapshot in stream { delivered.value.append(snapshot) } }
+            try observer.start()
+            #expect(await FakeClientAuthority.eventually { delivered.value.count == 1 })
+            #expect(delivered.value.first == Snapshot(version: 5, state: Counter.State(count: 5)))
+            #expect(await fake.eventually { Set(["mutation", "heartbeat"]).isSubset(of: Set($0.subscriptions)) })
+            #expect(!fake.recorded.subscriptions.contains("snapshot"), "a mutation follower needs no feed snapshots")
+
+            // Every version, one at a time: each delivered state is the exact one.
+            for version: UInt64 in 6...9 {
+                fake.publish(try increase(version))
+                #expect(await FakeClientAuthority.eventually { delivered.value.last?.version == version })
+            }
+            #expect(delivered.value.map(\.version) == [5, 6, 7, 8, 9])
+            #expect(delivered.value.map(\.state.count) == [5, 6, 7, 8, 9])
+            // A repeated mutation is not applied twice.
+            fake.publish(try increase(9))
+
+            // A gap (10 and 11 lost): the observer fetches again and goes on from there.
+            fake.setSnapshot(version: 12, actionSeq: 12, payload: try state(12))
+            fake.publish(try increase(12))
+            #expect(await fake.eventually { $0.snapshotRequests == 2 })
+            #expect(await FakeClientAuthority.eventually { delivered.value.last?.version == 12 })
+            fake.publish(try increase(13))
+            #expect(await FakeClientAuthority.eventually { delivered.value.last?.version == 13 })
+            #expect(delivered.value.map(\.version) == [5, 6, 7, 8, 9, 12, 13])
+            #expect(delivered.value.map(\.state.count) == [5, 6, 7, 8, 9, 12, 13])
+            #expect(observer.metrics.refetches == 1)
+            #expect(observer.metrics.mutations == 7)
+            observer.stop()
+            await observer.wait()
+            await reader.value
+        }
+    }
+
+    @Test func fetchesALargeStateInChunksWithCredit() async throws {
+        try await FakeClientAuthority.with { context, fake in
+            // The inventory's 10,000 items (several hundred KiB) in chunks of 4 KiB.
+            let inventory = Inventory()
+            let payload = try MessagePackEncoder().encode(inventory.initialState)
+            fake.setSnapshot(version: 3, actionSeq: 3, payload: payload)
+            var configuration = ObserverConfiguration(feedEndpoint: fake.feedEndpoint, actionsEndpoint: fake.actionsEndpoint, silenceTimeout: .seconds(60))
+            configuration.maxMessageBytes = 4_096
+            let observer = try Observer<Inventory>(reactor: inventory, configuration: configuration, logger: quietLogger, context: context)
+            var snapshots = observer.snapshots().makeAsyncIterator()
+            try observer.start()
+            let first = try #require(await snapshots.next())
+            #expect(first.version == 3)
+            #expect(first.state == inventory.initialState)
+            let chunkRequests = fake.recorded.received.filter { if case .snapshotChunk = $0 { true } else { false } }.count
+            #expect(chunkRequests == (payload.count + 4_095) / 4_096)
+            observer.stop()
+            await observer.wait()
+        }
     }
 }

@@ -28,9 +28,13 @@ public struct AuthorityConfiguration: Sendable {
     public var quarantineAfter: Int = 3
     /// Messages read from one socket per loop turn before the batch is flushed.
     public var maxBatch: Int = 2_048
-    /// Largest message accepted on the actions and workers sockets; larger ones are dropped by
-    /// ZeroMQ and the sender's connection is reset.
+    /// Largest message accepted on the actions and workers sockets: a larger one is answered
+    /// `too_large` (and counted and logged) and changes nothing. It bounds what the authority
+    /// accepts, never what it sends: states of any size go out (snapshots in chunks). ZeroMQ drops
+    /// messages beyond 4 times this plus 16 MiB unanswered, resetting the sender's connection.
     public var maxMessageBytes: Int64 = 1 << 20
+    /// When the feed publishes full snapshots besides every mutation (``FeedSnapshotPolicy``).
+    public var feedSnapshots = FeedSnapshotPolicy.adaptive
     /// Actions of one client whose effects have not finished, beyond which it gets `busy`.
     public var maxInFlightPerClient: Int = 10_000
     /// What the idempotent-retry ledger remembers: acks per client, clients, tombstones of

@@ -41,6 +41,11 @@ package final class AuthorityEngine<R: Reactor> {
     /// with the version, so every request until the next mutation shares these bytes (a batch of
     /// requests holds one copy of the state, not one per request).
     private var encodedStateCache: (version: UInt64, bytes: [UInt8])?
+    /// Encoded states that `snapshot_chunk` requesters are fetching, by version.
+    private var transfers = SnapshotTransfers()
+    /// Messages refused as over `--max-message-bytes` since the last warning, and when that was.
+    private var tooLargeSinceWarning = 0
+    private var lastTooLargeWarning: UInt64?
 
     package init(reactor: R, configuration: AuthorityConfiguration, logger: Logger, journaling: Bool) {
         self.configuration = configuration
@@ -63,6 +68,10 @@ package final class AuthorityEngine<R: Reactor> {
     package func handleClient(_ frames: [[UInt8]], now: UInt64) {
         guard let (envelope, body) = Self.split(frames) else {
             metrics[.malformed] += 1
+            return
+        }
+        if let refusal = refusalIfTooLarge(body, from: "client \(PeerID(frames[0]))", now: now) {
+            reply(envelope, .error(ref: ClientMessage.reference(in: body), code: .tooLarge, message: refusal))
             return
         }
         let message: ClientMessage
@@ -88,7 +97,62 @@ package final class AuthorityEngine<R: Reactor> {
             outbox.promptReplies.append(envelope + pong.frames(writer))
         case .stats(let id):
             reply(envelope, .stats(requestID: id, counters: currentMetrics().dictionary), request: id)
+        case .snapshotChunk(let id, let version, let offset, let maxBytes):
+            handleSnapshotChunk(envelope, id: id, version: version, offset: offset, maxBytes: maxBytes, now: now)
         }
+    }
+
+    /// Answers one `snapshot_chunk` request: the current state's first chunk (`version` nil),
+    /// or the next one of a version being fetched; `expired` when that version is gone.
+    private func handleSnapshotChunk(_ envelope: [[UInt8]], id: UInt64, version: UInt64?, offset: UInt64, maxBytes: UInt64, now: UInt64) {
+        let held: SnapshotTransfers.Held
+        let heldVersion: UInt64
+        if let version {
+            guard let found = transfers.bytes(of: version, now: now) else {
+                reply(envelope, .error(ref: id, code: .expired, message: "the authority no longer holds version \(version) of the state (a fetch idle for \(SnapshotTransfers.idleMilliseconds / 1_000) s, or more than \(SnapshotTransfers.maxVersions) versions fetched at once): ask again without a version"))
+                return
+            }
+            held = found
+            heldVersion = version
+        } else {
+            metrics[.snapshotRequests] += 1
+            heldVersion = sequencer.version
+            if let found = transfers.bytes(of: heldVersion, now: now) {
+                held = found
+            } else {
+                guard let state = encodedState() else { return }
+                transfers.hold(state, version: heldVersion, actionSeq: sequencer.actionSeq, now: now)
+                held = SnapshotTransfers.Held(actionSeq: sequencer.actionSeq, bytes: state, lastUsed: now)
+            }
+        }
+        let total = UInt64(held.bytes.count)
+        guard offset <= total else {
+            metrics[.malformed] += 1
+            reply(envelope, .error(ref: id, code: .malformed, message: "snapshot_chunk.offset \(offset) is past the end of version \(heldVersion), which is \(total) bytes"))
+            return
+        }
+        let end = offset + min(total - offset, maxBytes, SnapshotTransfers.maxChunkBytes)
+        metrics[.snapshotChunks] += 1
+        let chunk = Array(held.bytes[Int(offset)..<Int(end)])
+        reply(envelope, .snapshotChunk(requestID: id, version: heldVersion, actionSeq: held.actionSeq, app: configuration.appName, totalBytes: total, offset: offset, payload: chunk), request: id)
+    }
+
+    /// Why a message (the frames after the routing envelope) is refused for its size, or `nil`:
+    /// `--max-message-bytes` bounds what the authority accepts. Counts it, and logs a warning
+    /// (one every 10 s at most, with how many were refused since the previous one).
+    private func refusalIfTooLarge(_ body: [[UInt8]], from peer: @autoclosure () -> String, now: UInt64) -> String? {
+        var size = 0
+        for frame in body { size += frame.count }
+        guard size > configuration.maxMessageBytes else { return nil }
+        metrics[.messagesTooLarge] += 1
+        tooLargeSinceWarning += 1
+        let words = "the message is \(size) bytes, over the authority's limit of \(configuration.maxMessageBytes) bytes (--max-message-bytes)"
+        if lastTooLargeWarning.map({ now >= $0 + 10_000 }) ?? true {
+            logger.warning("refused a message from \(peer()): \(words); \(tooLargeSinceWarning) refused since the last warning")
+            lastTooLargeWarning = now
+            tooLargeSinceWarning = 0
+        }
+        return words + ": nothing was applied; send less at once, or raise the authority's --max-message-bytes"
     }
 
     private func handleAction(_ envelope: [[UInt8]], client: String, seq: UInt64, payload: [UInt8], now: UInt64) {
@@ -165,6 +229,10 @@ package final class AuthorityEngine<R: Reactor> {
             return
         }
         let peer = PeerID(frames[0])
+        if let refusal = refusalIfTooLarge(Array(frames.dropFirst()), from: "worker \(workerLabel(peer))", now: now) {
+            toWorker(peer, .error(ref: ClientMessage.reference(in: Array(frames.dropFirst())), code: .tooLarge, message: refusal))
+            return
+        }
         let message: WorkerMessage
         do {
             message = try WorkerMessage(frames: Array(frames.dropFirst()))
@@ -414,8 +482,12 @@ package final class AuthorityEngine<R: Reactor> {
                 outbox.applied[index].payload = encode(outbox.applied[index].mutation.mutation)
             }
         }
-        if demand.snapshot, demand.publishedVersion != sequencer.version {
+        let dueByCount = demand.snapshotAtVersion.map { sequencer.version >= $0 } ?? false
+        if demand.publishedVersion != sequencer.version, demand.snapshot || dueByCount {
+            let start = MonotonicClock.nanoseconds()
+            let cached = encodedStateCache?.version == sequencer.version
             outbox.state = encodedState()
+            if !cached { outbox.stateEncodeNanoseconds = MonotonicClock.nanoseconds() - start }
         }
         if let threshold = demand.checkpointAtRecords, outbox.records.count >= threshold {
             outbox.checkpoint = checkpoint()

@@ -45,6 +45,8 @@ final class AuthorityLoop<R: Reactor>: NodeLoop {
     private var report = AuthorityLoopReport()
     /// Turns whose messages wait for their journal records to be durable, oldest first.
     private var held = CommitQueue<HeldTurn>()
+    /// When the feed publishes its next snapshot.
+    private var snapshotSchedule: FeedSnapshotSchedule
 
     /// An outbox waiting in ``held``, and whether the feed wanted its mutations when it was taken.
     private struct HeldTurn {
@@ -66,6 +68,7 @@ final class AuthorityLoop<R: Reactor>: NodeLoop {
         self.heartbeatMilliseconds = max(1, configuration.heartbeatInterval.wholeMilliseconds)
         self.idleFeedMilliseconds = max(1, configuration.idleFeedInterval.wholeMilliseconds)
         replyBudget = ReplyBudget(limit: configuration.clientQueueBytes)
+        snapshotSchedule = FeedSnapshotSchedule(policy: configuration.feedSnapshots)
         engine = AuthorityEngine(reactor: reactor, configuration: configuration, logger: logger, journaling: configuration.persistence != nil)
         if let persistence = configuration.persistence {
             durability = try AuthorityDurability(configuration: persistence, app: configuration.appName, logger: logger)
@@ -95,7 +98,10 @@ final class AuthorityLoop<R: Reactor>: NodeLoop {
             monitors = []
         }
         for socket in [actions, workers] {
-            try socket.set(.maxMessageSize, configuration.maxMessageBytes)
+            // The engine refuses messages over --max-message-bytes with `too_large`, so that the
+            // sender learns why; ZeroMQ itself only drops (and resets the connection of) messages
+            // far beyond it, to bound the memory one message can take.
+            try socket.set(.maxMessageSize, Self.transportLimit(configuration.maxMessageBytes))
             try socket.set(.receiveHighWaterMark, 100_000)
             try socket.set(.sendHighWaterMark, 100_000)
         }
@@ -109,6 +115,12 @@ final class AuthorityLoop<R: Reactor>: NodeLoop {
             workers: try workers.get(.lastEndpoint),
             feed: try feedSocket.get(.lastEndpoint)
         )
+    }
+
+    /// The size beyond which ZeroMQ drops an inbound message unanswered: 4 times the accepted
+    /// size plus 16 MiB.
+    static func transportLimit(_ maxMessageBytes: Int64) -> Int64 {
+        maxMessageBytes.multipliedReportingOverflow(by: 4).overflow ? .max : max(maxMessageBytes, maxMessageBytes * 4 + (16 << 20))
     }
 
     /// Runs until the node thread is asked to stop; then flushes and closes everything.
@@ -204,10 +216,14 @@ final class AuthorityLoop<R: Reactor>: NodeLoop {
     private func flush(now: UInt64) throws {
         let demand = AuthorityEngine<R>.Outbox.Demand(
             mutations: feed.wantsMutations,
-            snapshot: feed.wantsSnapshots,
-            publishedVersion: feed.lastSnapshotVersion,
+            snapshot: feed.wantsSnapshots && snapshotSchedule.timeAllows(now: now),
+            publishedVersion: snapshotSchedule.lastVersion,
+            snapshotAtVersion: feed.wantsSnapshots ? snapshotSchedule.dueAtVersion : nil,
             checkpointAtRecords: durability?.checkpointDemand(now: now))
         let outbox = engine.takeOutbox(demand)
+        if outbox.state != nil {
+            snapshotSchedule.took(version: outbox.version, costNanoseconds: outbox.stateEncodeNanoseconds, now: now)
+        }
         for frames in outbox.promptReplies { _ = try actions.trySend(frames) }
         for frames in outbox.promptToWorkers { _ = try workers.trySend(frames) }
         let turn = HeldTurn(outbox: outbox, mutations: demand.mutations)

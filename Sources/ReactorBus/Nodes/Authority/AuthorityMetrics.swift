@@ -43,6 +43,10 @@ public enum AuthorityCounter: String, CaseIterable, Sendable {
     /// `snapshot` and `stats` requests answered with `busy` because their client had
     /// `--client-queue-bytes` of replies unread.
     case repliesRefusedBytes = "replies_refused_bytes"
+    /// Messages on the actions or workers socket over `--max-message-bytes`, answered `too_large`.
+    case messagesTooLarge = "messages_too_large"
+    /// `snapshot_chunk` requests answered with a chunk.
+    case snapshotChunks = "snapshot_chunks"
 
     /// The counter's position in ``allCases`` (and in the metrics' storage), without hashing
     /// its name: the authority bumps counters for every message.
@@ -83,6 +87,8 @@ public enum AuthorityCounter: String, CaseIterable, Sendable {
         case .workersRecovered: 32
         case .capacitiesClamped: 33
         case .repliesRefusedBytes: 34
+        case .messagesTooLarge: 35
+        case .snapshotChunks: 36
         }
     }
 }

@@ -19,15 +19,20 @@ extension AuthorityEngine {
             package var snapshot = false
             /// The version of the last snapshot the feed published; `nil` before the first.
             package var publishedVersion: UInt64?
+            /// The feed has snapshot subscribers and its schedule counts versions: the outbox
+            /// carries the encoded ``state`` once the version reaches this, whatever ``snapshot``
+            /// says (`nil`: no snapshot is due by count).
+            package var snapshotAtVersion: UInt64?
             /// A snapshot is due once the journal holds this many of the turn's records (0: due
             /// now): the outbox then carries the ``checkpoint``. `nil`: none can start.
             package var checkpointAtRecords: Int?
 
             /// Prepares nothing beyond replies, worker messages, applied mutations and records.
-            package init(mutations: Bool = false, snapshot: Bool = false, publishedVersion: UInt64? = nil, checkpointAtRecords: Int? = nil) {
+            package init(mutations: Bool = false, snapshot: Bool = false, publishedVersion: UInt64? = nil, snapshotAtVersion: UInt64? = nil, checkpointAtRecords: Int? = nil) {
                 self.mutations = mutations
                 self.snapshot = snapshot
                 self.publishedVersion = publishedVersion
+                self.snapshotAtVersion = snapshotAtVersion
                 self.checkpointAtRecords = checkpointAtRecords
             }
         }
@@ -57,6 +62,9 @@ extension AuthorityEngine {
         /// The state encoded for the feed, when the ``Demand`` asked for a snapshot and the
         /// version moved since the last one published.
         package var state: [UInt8]?
+        /// How long encoding ``state`` took, in nanoseconds (`nil` when it was encoded before,
+        /// for a request): the feed's snapshot schedule adapts to it.
+        package var stateEncodeNanoseconds: UInt64?
         /// The durable snapshot of the engine after the turn (covering exactly its ``records``),
         /// when the ``Demand`` said one is due.
         package var checkpoint: AuthorityCheckpoint<R>?

@@ -136,7 +136,46 @@ public final class ActionClient<R: Reactor>: Sendable {
 
     /// Fetches the authority's current state as the MessagePack bytes it sent, with its version,
     /// action sequence number and app name.
+    ///
+    /// The state comes in chunks of at most ``ActionClientConfiguration/maxMessageBytes`` (and
+    /// 1 MiB), one asked for after the other (`snapshot_chunk`), so a state of any size arrives;
+    /// from an authority that predates chunks (`unknown_kind`) it is fetched whole. A chunk
+    /// version the authority no longer holds (`expired`) starts the fetch again, at most 3 times.
     public func snapshotPayload() async throws(ClientError) -> (version: UInt64, actionSeq: UInt64, app: String, payload: [UInt8]) {
+        let chunkBytes = UInt64(max(1, min(configuration.maxMessageBytes, 1 << 20)))
+        var restarts = 0
+        restart: while true {
+            var assembled: [UInt8] = []
+            var held: (version: UInt64, actionSeq: UInt64, app: String, total: UInt64)?
+            while held.map({ UInt64(assembled.count) < $0.total }) ?? true {
+                let reply: AuthorityReply
+                do {
+                    reply = try await request(.snapshotChunk(version: held?.version, offset: UInt64(assembled.count), maxBytes: chunkBytes))
+                } catch .refused(.unknownKind, _) where held == nil {
+                    return try await wholeSnapshotPayload()
+                } catch .refused(.expired, _) where restarts < 3 {
+                    restarts += 1
+                    continue restart
+                }
+                guard case .snapshotChunk(_, let version, let actionSeq, let app, let total, let offset, let payload) = reply,
+                      offset == UInt64(assembled.count), held.map({ $0.version == version && $0.total == total }) ?? true,
+                      !payload.isEmpty || total == 0, UInt64(assembled.count + payload.count) <= total
+                else {
+                    throw .badReply(ProtocolError(.malformed, "a snapshot chunk does not continue the state fetched so far"))
+                }
+                if held == nil {
+                    held = (version, actionSeq, app, total)
+                    assembled.reserveCapacity(Int(clamping: total))
+                }
+                assembled += payload
+            }
+            guard let held else { continue restart }
+            return (held.version, held.actionSeq, held.app, assembled)
+        }
+    }
+
+    /// The state in one `snapshot` reply (authorities before `snapshot_chunk`).
+    private func wholeSnapshotPayload() async throws(ClientError) -> (version: UInt64, actionSeq: UInt64, app: String, payload: [UInt8]) {
         guard case .snapshot(_, let version, let actionSeq, let app, let payload) = try await request(.snapshot) else {
             throw .badReply(ProtocolError(.unknownKind, "expected a snapshot"))
         }

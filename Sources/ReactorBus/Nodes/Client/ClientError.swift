@@ -63,6 +63,8 @@ public enum ClientError: Error, Sendable, Hashable, CustomStringConvertible {
         case .unknownClient: "; the authority forgot this client id (raise its --max-clients): check the state before sending again, under a new client id"
         case .unsupportedVersion: "; upgrade the older side so both speak the same protocol version"
         case .malformed, .unknownKind: "; client and authority disagree on the protocol: check both versions"
+        case .tooLarge: "; the message is over a limit the error names: send less at once, or raise that limit"
+        case .expired: "; the authority no longer holds that version of the state: fetch the snapshot again"
         case .unknownWorker, .wrongApp: ""
         }
     }

@@ -25,20 +25,25 @@ struct ClientDiagnostics: Sendable, Equatable {
 /// The request kinds of the actions socket besides actions.
 enum ClientRequestKind: Sendable {
     case snapshot, ping, stats
+    /// One chunk of the state's encoding (`nil` version: the current state, from offset 0).
+    case snapshotChunk(version: UInt64?, offset: UInt64, maxBytes: UInt64)
 
     func message(_ id: UInt64) -> ClientMessage {
         switch self {
         case .snapshot: .snapshot(requestID: id)
         case .ping: .ping(requestID: id)
         case .stats: .stats(requestID: id)
+        case .snapshotChunk(let version, let offset, let maxBytes): .snapshotChunk(requestID: id, version: version, offset: offset, maxBytes: maxBytes)
         }
     }
 
-    var isPing: Bool { self == .ping }
+    var isPing: Bool {
+        if case .ping = self { true } else { false }
+    }
 
     func matches(_ reply: AuthorityReply) -> Bool {
         switch (self, reply) {
-        case (.snapshot, .snapshot), (.ping, .pong), (.stats, .stats): true
+        case (.snapshot, .snapshot), (.ping, .pong), (.stats, .stats), (.snapshotChunk, .snapshotChunk): true
         default: false
         }
     }
@@ -424,7 +429,7 @@ final class ClientLoop: NodeLoop {
             }
             busyRound = 0
             pending.continuation.resume(returning: .success(ActionAck(clientSeq: clientSeq, actionSeq: actionSeq, version: version)))
-        case .snapshot(let id, _, _, _, _), .pong(let id, _, _, _, _, _), .stats(let id, _):
+        case .snapshot(let id, _, _, _, _), .pong(let id, _, _, _, _, _), .stats(let id, _), .snapshotChunk(let id, _, _, _, _, _, _):
             if case .pong(_, _, let startID, let app, let schema, let compatible) = reply {
                 let wasVerified = appVerified
                 guard checkApp(app, schema: schema, compatible: compatible) else { return }

@@ -7,9 +7,19 @@ import ZeroMQ
 ///
 /// A handle over one loop thread that owns a SUB on the feed and a DEALER on the actions socket,
 /// and follows the ZeroMQ Guide's Clone pattern: it subscribes first, then fetches the current
-/// snapshot on the actions socket and delivers it, then delivers only feed snapshots with a
-/// higher version. When two heartbeats in a row show a version it does not hold (it lost a
-/// snapshot to the bounded feed queue), when mutation versions jump (with
+/// snapshot on the actions socket (in chunks of a bounded size, so a state of any size arrives)
+/// and delivers it. Then:
+///
+/// - created with the reactor (``init(reactor:configuration:logger:context:)``), it follows the
+///   feed's mutations and applies each with the reactor's own `reduce` on top of the fetched
+///   state, so it holds the exact state at every version at a cost per mutation, not per state
+///   size; it delivers the state after each batch of mutations it receives, and fetches again on
+///   a gap in versions;
+/// - created without it, it delivers feed snapshots with a higher version than the one held
+///   (the authority publishes them on a schedule, see ``FeedSnapshotPolicy``).
+///
+/// When two heartbeats in a row show a version it does not hold (it lost messages to the
+/// bounded feed queue), when mutation versions jump (with the reactor, or with
 /// ``ObserverConfiguration/followMutations``) or when the feed is silent for
 /// ``ObserverConfiguration/silenceTimeout``, it fetches again. Messages that do not decode are
 /// counted in ``metrics`` and dropped.
@@ -26,18 +36,37 @@ public final class Observer<R: Reactor>: Sendable {
     private let runtime = NodeRuntime(name: "observer")
     private let counters = NodeMetrics(ObserverMetrics())
     private let hub: SnapshotHub<R.State>
+    private let follower: MutationFollower<R.State>?
 
-    /// Creates an observer; nothing connects until ``start()``.
+    /// Creates an observer that follows feed snapshots; nothing connects until ``start()``.
     ///
     /// - Throws: ``ZMQError`` when descriptors run out.
-    public init(configuration: ObserverConfiguration, logger: Logger = Logger(label: "observer"), context: ZMQContext) throws(ZMQError) {
+    public convenience init(configuration: ObserverConfiguration, logger: Logger = Logger(label: "observer"), context: ZMQContext) throws(ZMQError) {
+        try self.init(follower: nil, configuration: configuration, logger: logger, context: context)
+    }
+
+    /// Creates an observer that keeps the state itself: it applies every feed mutation with
+    /// `reactor`'s `reduce` on top of the last fetched snapshot (the reactor must be the
+    /// authority's, or reduce the same way). Nothing connects until ``start()``.
+    ///
+    /// - Throws: ``ZMQError`` when descriptors run out.
+    public convenience init(reactor: R, configuration: ObserverConfiguration, logger: Logger = Logger(label: "observer"), context: ZMQContext) throws(ZMQError) {
+        try self.init(follower: MutationFollower<R.State>.reducing(with: reactor), configuration: configuration, logger: logger, context: context)
+    }
+
+    private init(follower: MutationFollower<R.State>?, configuration: ObserverConfiguration, logger: Logger, context: ZMQContext) throws(ZMQError) {
         self.configuration = configuration
         self.logger = logger
         self.context = context
+        self.follower = follower
         try runtime.prepare()
-        hub = SnapshotHub(bufferSize: configuration.streamBufferSize, counters: counters) { payload in
-            try MessagePackDecoder().decode(R.State.self, from: payload)
+        hub = SnapshotHub(bufferSize: configuration.streamBufferSize, counters: counters, decode: Self.decodeState) { state in
+            try MessagePackEncoder().encode(state)
         }
+    }
+
+    private static func decodeState(_ payload: [UInt8]) throws -> R.State {
+        try MessagePackDecoder().decode(R.State.self, from: payload)
     }
 
     deinit {
@@ -72,11 +101,11 @@ public final class Observer<R: Reactor>: Sendable {
     /// - Throws: ``ZMQError`` when a socket cannot be created or an endpoint is invalid.
     public func start() throws(ZMQError) {
         guard !runtime.isStopping else { return }
-        let (configuration, logger, context, hub, counters) = (configuration, logger, context, hub, counters)
+        let (configuration, logger, context, hub, counters, follower) = (configuration, logger, context, hub, counters, follower)
         do throws(ZMQError) {
             _ = try runtime.start(mailboxFailure: { $0 }) { runtime, poller throws(ZMQError) in
                 try ObserverLoop(configuration: configuration, logger: logger, context: context, runtime: runtime, poller: poller,
-                                 hub: hub, counters: counters)
+                                 hub: hub, counters: counters, follower: follower, decodeState: Self.decodeState)
             } run: { $0.run() }
         } catch {
             hub.finish()

@@ -10,6 +10,7 @@ public struct ObserverConfiguration: Sendable {
     /// messages (and catches up by refetching) instead of making the authority buffer for it.
     public var receiveHighWaterMark: Int
     /// Whether to subscribe to `mutation` too; a gap in mutation versions then triggers a refetch.
+    /// (An observer created with the reactor always follows mutations, and applies them.)
     public var followMutations: Bool
     /// A feed without any message for this long means a dead or restarted authority: refetch.
     /// The authority publishes a heartbeat at least once a second, so the default is 3 s.
@@ -18,7 +19,9 @@ public struct ObserverConfiguration: Sendable {
     /// dropped (bounded-newest): every snapshot holds the whole state, so a slow consumer skips
     /// intermediate versions but never sees an old state after a newer one.
     public var streamBufferSize: Int
-    /// The largest message accepted on either socket. Default 1 MiB, as the authority.
+    /// The largest answer accepted on the actions socket; snapshots are fetched in chunks of at
+    /// most this size (and 1 MiB), so it does not bound the state. Feed messages are not limited.
+    /// Default 1 MiB.
     public var maxMessageBytes: Int
     /// CURVE keys for talking to an authority that has CURVE on; `nil` for plain text.
     public var security: ClientSecurity? = nil

@@ -1,133 +1,29 @@
 import ReactorCore
 import ReactorLog
 import ReactorWire
-import Synchronization
 import ZeroMQ
-
-/// A snapshot as the wire carries it.
-typealias RawSnapshot = (version: UInt64, actionSeq: UInt64, payload: [UInt8])
-
-/// The streams of an ``Observer`` and the snapshot they were last given.
-///
-/// The loop publishes under the lock only to swap in the new current snapshot and copy the
-/// subscriber lists; it yields outside the lock. A new subscriber gets the current snapshot
-/// under the lock, so it never sees a version twice or an older one after a newer one.
-final class SnapshotHub<State: Sendable>: Sendable {
-    private struct Current {
-        var version: UInt64
-        var actionSeq: UInt64
-        var payload: [UInt8]
-        var decoded: Snapshot<State>?
-    }
-
-    private struct Subscribers {
-        var typed: [Int: AsyncStream<Snapshot<State>>.Continuation] = [:]
-        var raw: [Int: AsyncStream<RawSnapshot>.Continuation] = [:]
-        var nextID = 0
-        var current: Current?
-        var finished = false
-    }
-
-    private let subscribers = Mutex(Subscribers())
-    private let bufferSize: Int
-    private let decode: @Sendable ([UInt8]) throws -> State
-    private let counters: NodeMetrics<ObserverMetrics>
-
-    init(bufferSize: Int, counters: NodeMetrics<ObserverMetrics>, decode: @escaping @Sendable ([UInt8]) throws -> State) {
-        self.bufferSize = max(1, bufferSize)
-        self.counters = counters
-        self.decode = decode
-    }
-
-    /// A new stream that starts with the current snapshot, if there is one.
-    func typedStream() -> AsyncStream<Snapshot<State>> {
-        let (stream, continuation) = AsyncStream.makeStream(of: Snapshot<State>.self, bufferingPolicy: .bufferingNewest(bufferSize))
-        let id = subscribers.withLock { state -> Int? in
-            guard !state.finished else { return nil }
-            let id = state.nextID
-            state.nextID += 1
-            state.typed[id] = continuation
-            if var current = state.current {
-                if current.decoded == nil {
-                    current.decoded = try? Snapshot(version: current.version, state: decode(current.payload))
-                    state.current = current
-                }
-                if let snapshot = current.decoded { continuation.yield(snapshot) }
-            }
-            return id
-        }
-        guard let id else {
-            continuation.finish()
-            return stream
-        }
-        continuation.onTermination = { [weak self] _ in
-            _ = self?.subscribers.withLock { $0.typed.removeValue(forKey: id) }
-        }
-        return stream
-    }
-
-    /// A new stream of raw snapshots that starts with the current one, if there is one.
-    func rawStream() -> AsyncStream<RawSnapshot> {
-        let (stream, continuation) = AsyncStream.makeStream(of: RawSnapshot.self, bufferingPolicy: .bufferingNewest(bufferSize))
-        let id = subscribers.withLock { state -> Int? in
-            guard !state.finished else { return nil }
-            let id = state.nextID
-            state.nextID += 1
-            state.raw[id] = continuation
-            if let current = state.current { continuation.yield((current.version, current.actionSeq, current.payload)) }
-            return id
-        }
-        guard let id else {
-            continuation.finish()
-            return stream
-        }
-        continuation.onTermination = { [weak self] _ in
-            _ = self?.subscribers.withLock { $0.raw.removeValue(forKey: id) }
-        }
-        return stream
-    }
-
-    /// Makes `snapshot` the current one and gives it to every stream.
-    func publish(_ snapshot: RawSnapshot) {
-        let (typed, raw) = subscribers.withLock { state in
-            state.current = Current(version: snapshot.version, actionSeq: snapshot.actionSeq, payload: snapshot.payload)
-            return (Array(state.typed.values), Array(state.raw.values))
-        }
-        for continuation in raw { continuation.yield(snapshot) }
-        guard !typed.isEmpty else { return }
-        let decoded: Snapshot<State>
-        do {
-            decoded = Snapshot(version: snapshot.version, state: try decode(snapshot.payload))
-        } catch {
-            counters.update { $0.malformed += 1 }
-            return
-        }
-        subscribers.withLock { state in
-            if state.current?.version == snapshot.version { state.current?.decoded = decoded }
-        }
-        for continuation in typed { continuation.yield(decoded) }
-    }
-
-    /// Ends every stream; later streams end at once.
-    func finish() {
-        let (typed, raw) = subscribers.withLock { state in
-            state.finished = true
-            defer { state.typed.removeAll(); state.raw.removeAll() }
-            return (Array(state.typed.values), Array(state.raw.values))
-        }
-        for continuation in typed { continuation.finish() }
-        for continuation in raw { continuation.finish() }
-    }
-}
 
 /// The thread body of an ``Observer``: the Clone pattern over a SUB and a DEALER.
 ///
-/// Subscribes first, then fetches a snapshot on the actions socket; afterwards applies only feed
-/// snapshots newer than the one held, and fetches again when heartbeats (or a mutation gap, or a
-/// silent feed) show that it missed something.
+/// Subscribes first, then fetches a snapshot on the actions socket, in chunks it asks for with
+/// credit (a few requests ahead, one more per chunk received, as in the ZeroMQ Guide's file
+/// transfer), so a state of any size arrives in messages of a bounded size. Then:
+///
+/// - with a ``MutationFollower`` it applies every feed mutation newer than the state it holds,
+///   with the reactor's `reduce`, and delivers the state after each batch of them; mutations
+///   that arrive while a fetch runs wait for it. A gap in versions fetches again;
+/// - without one it delivers only feed snapshots with a higher version than the one held.
+///
+/// Either way, heartbeats that show a version it does not hold, or a silent feed, fetch again.
 final class ObserverLoop<State: Sendable>: NodeLoop {
     /// Feed messages handled per turn at most, so timers and answers stay responsive.
     static var receiveBatch: Int { 4_096 }
+    /// Chunk requests outstanding at once while fetching a snapshot.
+    static var fetchCredit: Int { 4 }
+    /// The largest chunk asked for (a smaller ``ObserverConfiguration/maxMessageBytes`` asks less).
+    static var maxChunkBytes: Int { 1 << 20 }
+    /// Mutations kept while a fetch runs; past it they are dropped and the fetch starts again.
+    static var maxPendingMutations: Int { 1_000_000 }
 
     private let configuration: ObserverConfiguration
     private let logger: Logger
@@ -140,6 +36,9 @@ final class ObserverLoop<State: Sendable>: NodeLoop {
     private let writer = HeaderWriter()
     private let requestTimeout: UInt64
     private let silenceTimeout: UInt64
+    private let chunkBytes: UInt64
+    private let follower: MutationFollower<State>?
+    private let decodeState: @Sendable ([UInt8]) throws -> State
     /// The authority's `pong` showed a schema version this observer may read (with ``ObserverConfiguration/schema``).
     private var schemaVerified = false
     private var feedIndex = 0
@@ -147,10 +46,17 @@ final class ObserverLoop<State: Sendable>: NodeLoop {
 
     /// The version delivered last; nil until the first fetch is answered.
     private var held: UInt64?
+    /// With a follower: the state at ``held`` (nil while a fetch replaces it).
+    private var state: State?
+    private var stateActionSeq: UInt64 = 0
+    /// With a follower: mutations newer than the state, waiting for a fetch to end.
+    private var pending: [(version: UInt64, actionSeq: UInt64, payload: [UInt8])] = []
     /// The newest feed snapshot seen before the first fetch was answered.
     private var early: RawSnapshot?
-    /// The outstanding fetch: its request id and when it times out.
-    private var fetch: (id: UInt64, deadline: UInt64)?
+    /// The fetch in progress.
+    private var fetch: SnapshotFetch?
+    /// Whether the authority answers `snapshot_chunk` (false after an `unknown_kind` for it).
+    private var chunked = true
     private var nextRequestID: UInt64 = 1
     /// Consecutive heartbeats that showed a newer version than the one held.
     private var behindHeartbeats = 0
@@ -158,15 +64,19 @@ final class ObserverLoop<State: Sendable>: NodeLoop {
     private var lastMutation: UInt64?
 
     init(configuration: ObserverConfiguration, logger: Logger, context: ZMQContext, runtime: NodeRuntime, poller: NodePoller,
-         hub: SnapshotHub<State>, counters: NodeMetrics<ObserverMetrics>) throws(ZMQError) {
+         hub: SnapshotHub<State>, counters: NodeMetrics<ObserverMetrics>, follower: MutationFollower<State>?,
+         decodeState: @escaping @Sendable ([UInt8]) throws -> State) throws(ZMQError) {
         self.configuration = configuration
         self.logger = logger
         self.runtime = runtime
         self.poller = poller
         self.hub = hub
         self.counters = counters
+        self.follower = follower
+        self.decodeState = decodeState
         requestTimeout = max(1, configuration.requestTimeout.wholeMilliseconds)
         silenceTimeout = max(1, configuration.silenceTimeout.wholeMilliseconds)
+        chunkBytes = UInt64(max(1_024, min(configuration.maxMessageBytes, Self.maxChunkBytes)))
         lastFeedMessage = MonotonicClock.milliseconds()
         feed = try ZMQSocket(context: context, type: .sub)
         do {
@@ -178,12 +88,14 @@ final class ObserverLoop<State: Sendable>: NodeLoop {
         do {
             try feed.set(.linger, 0)
             try feed.set(.receiveHighWaterMark, min(max(1, configuration.receiveHighWaterMark), Int(Int32.max)))
-            try feed.set(.maxMessageSize, Int64(configuration.maxMessageBytes) + 4_096)
+            // Feed messages are not limited: the authority sends states of any size, and an
+            // observer that follows mutations does not subscribe to snapshots at all.
+            try feed.set(.maxMessageSize, Int64(-1))
             // Subscribe before anything else (Clone pattern): whatever is published after the
             // fetched snapshot reaches us.
-            try feed.set(.subscribe, FeedMessage.Topic.snapshot)
+            if follower == nil { try feed.set(.subscribe, FeedMessage.Topic.snapshot) }
             try feed.set(.subscribe, FeedMessage.Topic.heartbeat)
-            if configuration.followMutations { try feed.set(.subscribe, FeedMessage.Topic.mutation) }
+            if configuration.followMutations || follower != nil { try feed.set(.subscribe, FeedMessage.Topic.mutation) }
             try configuration.security?.apply(to: feed)
             try feed.connect(configuration.feedEndpoint)
             try actions.set(.linger, 0)
@@ -227,17 +139,36 @@ final class ObserverLoop<State: Sendable>: NodeLoop {
 
     // MARK: Fetching
 
+    /// Starts a fetch of the current state (dropping one in progress).
     private func requestSnapshot() throws(ZMQError) {
         if configuration.schema != nil, !schemaVerified {
             // Its pong leaves the authority before any later reply: checked before a snapshot.
-            _ = try actions.trySend(ClientMessage.ping(requestID: nextRequestID).frames(writer))
-            nextRequestID += 1
+            try send(.ping(requestID: takeRequestID()))
         }
-        let id = nextRequestID
-        nextRequestID += 1
-        fetch = (id, MonotonicClock.milliseconds() + requestTimeout)
-        if try !actions.trySend(ClientMessage.snapshot(requestID: id).frames(writer)) {
-            logger.debug("snapshot request \(id) could not be queued; it is asked again after the timeout")
+        fetch = SnapshotFetch(deadline: MonotonicClock.milliseconds() + requestTimeout)
+        if chunked {
+            try sendChunkRequest(version: nil, offset: 0)
+        } else {
+            let id = takeRequestID()
+            fetch?.wholeRequest = id
+            try send(.snapshot(requestID: id))
+        }
+    }
+
+    private func takeRequestID() -> UInt64 {
+        defer { nextRequestID += 1 }
+        return nextRequestID
+    }
+
+    private func sendChunkRequest(version: UInt64?, offset: UInt64) throws(ZMQError) {
+        let id = takeRequestID()
+        fetch?.outstanding[id] = offset
+        try send(.snapshotChunk(requestID: id, version: version, offset: offset, maxBytes: chunkBytes))
+    }
+
+    private func send(_ message: ClientMessage) throws(ZMQError) {
+        if try !actions.trySend(message.frames(writer)) {
+            logger.debug("a snapshot request could not be queued; it is asked again after the timeout")
         }
     }
 
@@ -289,24 +220,25 @@ final class ObserverLoop<State: Sendable>: NodeLoop {
                 }
                 schemaVerified = true
             case .snapshot(let id, let version, let actionSeq, let app, let payload):
-                if let expected = configuration.appName, app != expected {
-                    refuse("the authority at \(configuration.actionsEndpoint) serves app '\(app)', not '\(expected)'")
-                    return
-                }
+                guard checkApp(app) else { return }
                 // A reply overtaking its pong (it cannot, from this protocol's authority) waits for the next fetch.
-                guard configuration.schema == nil || schemaVerified else { break }
-                if fetch?.id == id { fetch = nil }
-                counters.update { $0.snapshotsReceived += 1 }
-                behindHeartbeats = 0
-                if held == nil {
-                    apply((version, actionSeq, payload))
-                    if let early {
-                        if early.version > version { apply(early) } else { counters.update { $0.staleIgnored += 1 } }
-                    }
-                    early = nil
-                } else {
-                    offer((version, actionSeq, payload))
+                guard fetch?.wholeRequest == id, schemaChecked else {
+                    counters.update { $0.staleIgnored += 1 }
+                    continue
                 }
+                fetched((version, actionSeq, payload))
+            case .snapshotChunk(let id, let version, let actionSeq, let app, let total, let offset, let payload):
+                guard checkApp(app) else { return }
+                guard schemaChecked else { continue }
+                try receiveChunk(id: id, version: version, actionSeq: actionSeq, total: total, offset: offset, payload: payload)
+            case .error(let ref, .unknownKind, _) where chunked && (fetch?.outstanding[ref] != nil || (ref == 0 && fetch?.version == nil && fetch?.wholeRequest == nil)):
+                // (ref 0: a peer that does not name the request; only the first chunk is outstanding.)
+                logger.info("the authority does not know snapshot_chunk (an older version): fetching whole snapshots")
+                chunked = false
+                try requestSnapshot()
+            case .error(let ref, .expired, let message) where fetch?.outstanding[ref] != nil:
+                logger.info("the authority dropped the version being fetched (\(message)); fetching the current one")
+                try requestSnapshot()
             case .error(let ref, let code, let message):
                 logger.warning("the authority refused snapshot request \(ref) (\(code.rawValue)): \(message); asking again after the timeout")
             case .ack, .stats:
@@ -315,11 +247,152 @@ final class ObserverLoop<State: Sendable>: NodeLoop {
         }
     }
 
+    /// Whether `app` is the one expected; else the observer stops with `wrong_app`.
+    private func checkApp(_ app: String) -> Bool {
+        guard let expected = configuration.appName, app != expected else { return true }
+        refuse("the authority at \(configuration.actionsEndpoint) serves app '\(app)', not '\(expected)'")
+        return false
+    }
+
+    /// Whether the authority's schema version is known to be one this observer reads (or none is configured).
+    private var schemaChecked: Bool { configuration.schema == nil || schemaVerified }
+
+    /// One chunk of the fetch in progress: appended in order, then more asked for with the
+    /// credit it frees; the last one ends the fetch.
+    private func receiveChunk(id: UInt64, version: UInt64, actionSeq: UInt64, total: UInt64, offset: UInt64, payload: [UInt8]) throws(ZMQError) {
+        guard var current = fetch, current.outstanding.removeValue(forKey: id) == offset else {
+            counters.update { $0.staleIgnored += 1 }
+            return
+        }
+        if current.version == nil {
+            current.version = version
+            current.actionSeq = actionSeq
+            current.total = total
+            current.assembled.reserveCapacity(Int(clamping: total))
+        }
+        guard current.version == version, current.total == total, offset == UInt64(current.assembled.count),
+              UInt64(current.assembled.count + payload.count) <= total, !payload.isEmpty || total == offset else {
+            counters.update { $0.malformed += 1 }
+            logger.warning("a snapshot chunk does not continue the state fetched so far; fetching again")
+            fetch = current
+            try requestSnapshot()
+            return
+        }
+        current.assembled += payload
+        current.deadline = MonotonicClock.milliseconds() + requestTimeout
+        fetch = current
+        if UInt64(current.assembled.count) == total {
+            fetched((version, actionSeq, current.assembled))
+            return
+        }
+        // Keep `fetchCredit` requests ahead of what has arrived.
+        while let next = fetch?.nextOffset(chunkBytes: chunkBytes), fetch?.outstanding.count ?? Self.fetchCredit < Self.fetchCredit {
+            try sendChunkRequest(version: version, offset: next)
+        }
+    }
+
+    /// A whole state arrived: deliver it (and what waited for it).
+    private func fetched(_ snapshot: RawSnapshot) {
+        fetch = nil
+        counters.update { $0.snapshotsReceived += 1 }
+        behindHeartbeats = 0
+        if let follower {
+            adopt(snapshot, follower)
+            return
+        }
+        if held == nil {
+            apply(snapshot)
+            if let early {
+                if early.version > snapshot.version { apply(early) } else { counters.update { $0.staleIgnored += 1 } }
+            }
+            early = nil
+        } else {
+            offer(snapshot)
+        }
+    }
+
+    // MARK: Following mutations
+
+    /// Takes a fetched state as the base, then applies the mutations that waited for it.
+    private func adopt(_ snapshot: RawSnapshot, _ follower: MutationFollower<State>) {
+        if let held, snapshot.version < held, state != nil {
+            counters.update { $0.staleIgnored += 1 }
+            return
+        }
+        do {
+            state = try decodeState(snapshot.payload)
+        } catch {
+            counters.update { $0.malformed += 1 }
+            logger.warning("the fetched state does not decode: \(error); fetching again after the timeout")
+            return
+        }
+        held = snapshot.version
+        stateActionSeq = snapshot.actionSeq
+        let waiting = pending
+        pending = []
+        var gap = false
+        for mutation in waiting where mutation.version > snapshot.version {
+            if gap || !applyMutation(mutation, follower) {
+                gap = true
+            }
+        }
+        deliverState()
+        if gap { try? refetch("mutation versions jump after the fetched version \(snapshot.version)") }
+    }
+
+    /// Applies one mutation on top of the held state; false on a version gap or a mutation that
+    /// does not decode (the caller fetches again).
+    private func applyMutation(_ mutation: (version: UInt64, actionSeq: UInt64, payload: [UInt8]), _ follower: MutationFollower<State>) -> Bool {
+        guard let version = held, state != nil, mutation.version == version + 1 else { return false }
+        do {
+            try follower.apply(&state!, mutation.payload)
+        } catch {
+            counters.update { $0.malformed += 1 }
+            logger.warning("mutation \(mutation.version) does not decode: \(error)")
+            state = nil
+            return false
+        }
+        held = mutation.version
+        stateActionSeq = mutation.actionSeq
+        return true
+    }
+
+    /// Gives the held state to the streams, if it is newer than what they have.
+    private var deliveredVersion: UInt64?
+    private func deliverState() {
+        guard let held, let state, deliveredVersion.map({ held > $0 }) ?? true else { return }
+        deliveredVersion = held
+        counters.update { $0.snapshotsDelivered += 1 }
+        hub.publish(Snapshot(version: held, state: state), actionSeq: stateActionSeq)
+    }
+
+    private func follow(_ mutation: (version: UInt64, actionSeq: UInt64, payload: [UInt8]), _ follower: MutationFollower<State>) throws(ZMQError) {
+        if fetch != nil || state == nil {
+            if pending.count >= Self.maxPendingMutations {
+                pending = []
+                fetch = nil
+                state = nil
+                try refetch("more than \(Self.maxPendingMutations) mutations arrived during a fetch")
+                return
+            }
+            pending.append(mutation)
+            return
+        }
+        guard let version = held, mutation.version > version else { return }
+        if !applyMutation(mutation, follower) {
+            pending = [mutation]
+            state = nil
+            try refetch("mutation versions jump from \(version) to \(mutation.version)")
+        }
+    }
+
     // MARK: Feed
 
     private func receiveFeed(_ batch: ReceiveBatch) throws(ZMQError) {
         var batch = batch
+        var received = false
         while let frames = try batch.next() {
+            received = true
             lastFeedMessage = MonotonicClock.milliseconds()
             let message: FeedMessage
             do {
@@ -331,6 +404,7 @@ final class ObserverLoop<State: Sendable>: NodeLoop {
             }
             try handle(message)
         }
+        if received, follower != nil, fetch == nil { deliverState() }
     }
 
     private func handle(_ message: FeedMessage) throws(ZMQError) {
@@ -358,8 +432,12 @@ final class ObserverLoop<State: Sendable>: NodeLoop {
             if behindHeartbeats > 1 {
                 try refetch("heartbeats show version \(version), newer than the \(held) held")
             }
-        case .mutation(let version, _, _, _):
+        case .mutation(let version, let actionSeq, _, let payload):
             counters.update { $0.mutations += 1 }
+            if let follower {
+                try follow((version, actionSeq, payload), follower)
+                return
+            }
             guard configuration.followMutations else { return }
             let previous = max(lastMutation ?? 0, held ?? 0)
             if version <= previous { return }
