@@ -42,8 +42,10 @@ enum JournalRecovery {
 
     /// Scans and repairs (or refuses to repair) the segments in `directory` (the `journal`
     /// subdirectory). Repairs are synced to disk whatever the fsync policy: they happen once, at
-    /// startup. A refusal happens before anything is written, renamed or cut.
-    static func run(directory: String, app: String, repair: JournalRepairPolicy) throws -> Outcome {
+    /// startup. A refusal happens before anything is written, renamed or cut. `readOnly` scans
+    /// and surveys only: any damage is reported, nothing refused or changed, and the segments
+    /// returned end where the damage starts.
+    static func run(directory: String, app: String, repair: JournalRepairPolicy, readOnly: Bool = false) throws -> Outcome {
         let found = try PosixFile.list(directory)
             .compactMap { name in JournalSegment.firstLSN(fromFileName: name).map { (lsn: $0, name: name) } }
             .sorted { $0.lsn < $1.lsn }
@@ -89,6 +91,10 @@ enum JournalRecovery {
             lastIntactLSN: spot.lastIntactLSN, recordsKeptInSegment: spot.segment?.scanned.recordCount ?? 0,
             isTornTail: isTornTail, intactRecordsAfter: survey.intact, intactRecordsAfterIsExact: survey.exact,
             lastLSNFound: survey.lastLSN, bytesCut: 0, preservedCopy: nil, movedAside: [])
+        if readOnly {
+            if let intact = spot.segment?.scanned, intact.recordCount > 0 { segments.append(intact) }
+            return Outcome(segments: segments, report: report(segments, damage: damage))
+        }
         guard isTornTail || repair == .truncate else {
             throw PersistenceError.journalDamaged(damage)
         }

@@ -54,12 +54,22 @@ package final class SnapshotStore {
 
     /// LSNs of the snapshot files present, oldest first (files moved aside are not listed).
     package func snapshotLSNs() throws -> [UInt64] {
-        try PosixFile.list(directory).compactMap(Self.lsn(fromFileName:)).sorted()
+        try Self.lsns(in: directory)
+    }
+
+    /// LSNs of the snapshot files in `directory`, oldest first.
+    static func lsns(in directory: String) throws -> [UInt64] {
+        try PosixFile.list(directory).compactMap(lsn(fromFileName:)).sorted()
+    }
+
+    /// `snapshot-<LSN, 20 digits>.snap`.
+    static func fileName(for lsn: UInt64) -> String {
+        prefix + JournalSegment.padded(lsn) + suffix
     }
 
     /// Path of the snapshot covering through `lsn`.
     package func path(for lsn: UInt64) -> String {
-        directory + "/" + Self.prefix + JournalSegment.padded(lsn) + Self.suffix
+        directory + "/" + Self.fileName(for: lsn)
     }
 
     /// Durably writes a snapshot covering journal records through `lsn`, then deletes all but
@@ -134,7 +144,7 @@ package final class SnapshotStore {
         return nil
     }
 
-    private static func lsn(fromFileName name: String) -> UInt64? {
+    static func lsn(fromFileName name: String) -> UInt64? {
         guard name.hasPrefix(prefix), name.hasSuffix(suffix) else { return nil }
         let digits = name.dropFirst(prefix.count).dropLast(suffix.count)
         guard digits.count == 20, digits.allSatisfy({ $0.isASCII && $0.isNumber }) else { return nil }

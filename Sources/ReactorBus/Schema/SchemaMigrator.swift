@@ -1,5 +1,6 @@
 import MessagePack
 import ReactorCore
+import ReactorStorage
 
 /// Reads what an older release of the app stored, for an authority of the current schema: the
 /// newest snapshot's checkpoint and the journal records after it, each converted through the
@@ -13,6 +14,24 @@ struct SchemaMigrator<R: Reactor> {
     init(schema: AppSchema, app: String) {
         self.schema = schema
         self.app = app
+    }
+
+    /// The checkpoint a snapshot `file` holds, as this build's types, and the schema version it
+    /// was written at.
+    ///
+    /// - Throws: ``PersistenceError/appMismatch(expected:found:file:)``, ``SchemaError``, or
+    ///   ``RecoveryError`` when it does not decode with this build's types.
+    func load(_ payload: [UInt8], file: String) throws -> (checkpoint: AuthorityCheckpoint<R>, stored: UInt32) {
+        do {
+            let header = try decoder.decode(CheckpointHeader.self, from: payload)
+            guard header.app == app else {
+                throw PersistenceError.appMismatch(expected: app, found: header.app, file: file)
+            }
+            let stored = header.schema ?? 1
+            return (try checkpoint(payload, stored: stored, source: "snapshot \(file)"), stored)
+        } catch let error as DecodingError {
+            throw RecoveryError.snapshot(file, error, type: R.State.self)
+        }
     }
 
     /// The checkpoint in `payload`, written at schema `stored`, as this build's types.

@@ -109,27 +109,16 @@ final class AuthorityDurability<R: Reactor> {
     func recover(into engine: AuthorityEngine<R>, schema: AppSchema = AppSchema()) throws {
         let migrator = SchemaMigrator<R>(schema: schema, app: app)
         var after: UInt64 = 0
-        /// The schema version of the records being read: the snapshot's, then each marker's.
-        var stored: UInt32 = 1
-        var migrated: (records: Int, from: Set<UInt32>) = (0, [])
+        /// The schema version of the snapshot (1 without one).
+        var snapshotSchema: UInt32 = 1
         do {
             if let snapshot = try snapshots.loadNewest() {
                 for rejection in snapshot.rejected { logger.warning("snapshot rejected: \(rejection)") }
-                let checkpoint: AuthorityCheckpoint<R>
-                do {
-                    let header = try decoder.decode(CheckpointHeader.self, from: snapshot.payload)
-                    guard header.app == app else {
-                        throw PersistenceError.appMismatch(expected: app, found: header.app, file: snapshot.file)
-                    }
-                    stored = header.schema ?? 1
-                    checkpoint = try migrator.checkpoint(snapshot.payload, stored: stored, source: "snapshot \(snapshot.file)")
-                } catch let error as DecodingError {
-                    throw RecoveryError.snapshot(snapshot.file, error, type: R.State.self)
-                }
+                let (checkpoint, stored) = try migrator.load(snapshot.payload, file: snapshot.file)
                 if stored != schema.version {
                     logger.notice("migrated snapshot \(snapshot.file) from schema version \(stored) to \(schema.version)")
-                    migrated.from.insert(stored)
                 }
+                snapshotSchema = stored
                 engine.restore(checkpoint)
                 after = snapshot.lsn
                 logger.info("restored snapshot at journal record \(snapshot.lsn): version \(checkpoint.sequencer.version)")
@@ -149,35 +138,17 @@ final class AuthorityDurability<R: Reactor> {
             logger.warning("journal ends at LSN \(journalEnd), before the newest snapshot (LSN \(after)): under the truncate repair policy the journal continues after the snapshot; moved aside \(moved.joined(separator: ", "))")
         }
         var reader = try journal.reader(after: after)
+        var replayer = RecordReplayer<R>(schema: schema, app: app, stored: snapshotSchema)
         var replayed = 0
         while let record = try reader.next() {
-            do {
-                let decoded = try decoder.decode(AuthorityRecord.self, from: record.payload)
-                let source = "journal record \(record.lsn)"
-                switch decoded {
-                case .schema(let version):
-                    _ = try schema.path(from: version, app: app, source: source)
-                    stored = version
-                case .accepted(_, _, let bytes) where stored != schema.version:
-                    try engine.replay(decoded, migrated: try migrator.payload(bytes, isAction: true, stored: stored, source: source))
-                    migrated.records += 1
-                    migrated.from.insert(stored)
-                case .emitted(_, _, let bytes) where stored != schema.version:
-                    try engine.replay(decoded, migrated: try migrator.payload(bytes, isAction: false, stored: stored, source: source))
-                    migrated.records += 1
-                    migrated.from.insert(stored)
-                default:
-                    try engine.replay(decoded)
-                }
-            } catch let error as DecodingError {
-                // The action or mutation inside the record: its own bytes are not at hand here.
-                throw RecoveryError.record(record.lsn, error, type: R.self)
-            }
+            _ = try replayer.replay(record, into: engine)
             replayed += 1
         }
+        let migrated = replayer.migrated
         if migrated.records > 0 {
             logger.notice("migrated \(migrated.records) journal record(s) from schema version(s) \(migrated.from.sorted().map(String.init).joined(separator: ", ")) to \(schema.version)")
         }
+        let stored = replayer.stored
         if stored != schema.version {
             // Records from here on are of this build's version; say so for the next reader.
             try journal.append(try encoder.encode(AuthorityRecord.schema(version: schema.version)))

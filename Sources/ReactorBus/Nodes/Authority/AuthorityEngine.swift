@@ -413,7 +413,9 @@ package final class AuthorityEngine<R: Reactor> {
     /// Re-applies one journal record (no replies, no dispatch). `migrated` replaces the record's
     /// action or mutation bytes for decoding when they were stored at an older schema version
     /// (the client ledger keeps the bytes the client sent).
-    package func replay(_ record: AuthorityRecord, migrated: [UInt8]? = nil) throws {
+    /// Returns the mutations it applied, in order (for tools that show or rebuild each version).
+    @discardableResult
+    package func replay(_ record: AuthorityRecord, migrated: [UInt8]? = nil) throws -> [AppliedMutation<R.Mutation>] {
         switch record {
         case .accepted(let client, let seq, let payload):
             let action = try decoder.decode(R.Action.self, from: migrated ?? payload)
@@ -428,7 +430,8 @@ package final class AuthorityEngine<R: Reactor> {
         case .schema:
             break
         }
-        outbox = Outbox()
+        defer { outbox = Outbox() }
+        return outbox.applied.map(\.mutation)
     }
 
     /// The durable snapshot of everything this engine knows.
