@@ -71,3 +71,12 @@ extension Histogram: Equatable {
         return (0...lhs.bounds.count).allSatisfy { lhs.counts[$0] == rhs.counts[$0] }
     }
 }
+
+extension Histogram: Hashable {
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(bounds)
+        hasher.combine(count)
+        hasher.combine(sum)
+        for bucket in 0...bounds.count { hasher.combine(counts[bucket]) }
+    }
+}

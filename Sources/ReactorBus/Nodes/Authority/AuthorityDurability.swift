@@ -132,7 +132,7 @@ final class AuthorityDurability<R: Reactor> {
     func append(_ records: [AuthorityRecord]) throws {
         do {
             for record in records { try journal.append(try encoder.encode(record)) }
-            try journal.commit()
+            try commit()
         } catch {
             failure = error
             throw error
@@ -204,10 +204,22 @@ final class AuthorityDurability<R: Reactor> {
         min(1_000 << UInt64(min(max(failures - 1, 0), 6)), 60_000)
     }
 
+    /// Commits the journal, reporting the bytes it wrote and the time it spent syncing them.
+    private func commit() throws {
+        let before = journal.metrics
+        try journal.commit()
+        let after = journal.metrics
+        report.journalBytes += after.bytesWritten - before.bytesWritten
+        if after.fsyncs > before.fsyncs {
+            report.journalFsyncs += after.fsyncs - before.fsyncs
+            report.journalFsyncLatency.observe(after.fsyncTime - before.fsyncTime)
+        }
+    }
+
     /// Commits the journal and hands the checkpoint and the LSN it covers to the writer thread.
     private func startSnapshot(_ checkpoint: AuthorityCheckpoint<R>, now: UInt64) {
         do {
-            try journal.commit()
+            try commit()
         } catch {
             failed(error, lsn: journal.lastLSN, records: 0, startedAt: now)
             return
@@ -240,6 +252,9 @@ final class AuthorityDurability<R: Reactor> {
             failedAttempts = 0
             retryAt = nil
             report.snapshotsWritten += 1
+            report.snapshotBytesWritten += UInt64(outcome.bytes)
+            report.lastSnapshotBytes = UInt64(outcome.bytes)
+            report.snapshotWriteDuration.observe(outcome.elapsed)
             do {
                 let removed = try journal.compact(through: result.compactableThrough)
                 logger.debug("snapshot at journal record \(outcome.lsn), version \(outcome.version), written in \(outcome.elapsed) off the loop; \(removed.count) segment(s) compacted")

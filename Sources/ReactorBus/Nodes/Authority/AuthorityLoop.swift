@@ -40,6 +40,8 @@ final class AuthorityLoop<R: Reactor>: NodeLoop {
     private var lastRefusalWarning: UInt64?
     /// What this loop saw since the last flush, for the engine to count.
     private var report = AuthorityLoopReport()
+    /// TCP and IPC peers connected to the feed now (from its monitor).
+    private var feedConnections: UInt64 = 0
 
     /// The endpoints as bound (with real ports where `*` or `0` was asked for).
     let endpoints: AuthorityNode<R>.Endpoints
@@ -77,11 +79,16 @@ final class AuthorityLoop<R: Reactor>: NodeLoop {
                 logger.info("CURVE on; any client that knows the server key is admitted (no --allow-keys)")
             }
             for (domain, socket) in sockets { try security.apply(to: socket, domain: domain) }
-            let tag = UInt64.random(in: 0...UInt64.max)
-            monitors = try sockets.map { domain, socket in (domain, try socket.monitor(.handshakeFailures, name: "authority-\(domain)-\(tag)")) }
         } else {
             zap = nil
-            monitors = []
+        }
+        // One monitor per socket (libzmq allows no more): handshake failures with CURVE, and
+        // the feed's connections and disconnections always (the observers gauge).
+        let tag = UInt64.random(in: 0...UInt64.max)
+        monitors = try sockets.compactMap { domain, socket throws(ZMQError) in
+            var events: ZMQMonitorEvents = configuration.security == nil ? [] : .handshakeFailures
+            if domain == "feed" { events.formUnion([.accepted, .disconnected]) }
+            return events.isEmpty ? nil : (domain, try socket.monitor(events, name: "authority-\(domain)-\(tag)"))
         }
         for socket in [actions, workers] {
             try socket.set(.maxMessageSize, configuration.maxMessageBytes)
@@ -147,6 +154,14 @@ final class AuthorityLoop<R: Reactor>: NodeLoop {
 
     private func readMonitor(_ monitor: (domain: String, socket: ZMQSocket)) throws(ZMQError) {
         while let event = try monitor.socket.readMonitorEvent() {
+            if event.event == .accepted {
+                feedConnections += 1
+                continue
+            }
+            if event.event == .disconnected {
+                feedConnections = feedConnections > 0 ? feedConnections - 1 : 0
+                continue
+            }
             report.handshakesRefused += 1
             let why = event.event == .handshakeFailedAuth ? "not admitted by the allowlist"
                 : event.event == .handshakeFailedProtocol ? "no CURVE or a broken handshake" : "wrong keys (handshake did not decrypt)"
@@ -157,17 +172,22 @@ final class AuthorityLoop<R: Reactor>: NodeLoop {
     /// One turn over what the poller found: `actions` and `workers` are this turn's batches
     /// (`nil` for the last turn, after a stop).
     private func turn(actions: ReceiveBatch?, workers: ReceiveBatch?, feedReady: Bool) throws {
+        let started = MonotonicClock.nanoseconds()
         let now = MonotonicClock.milliseconds()
         if feedReady { try feed.readSubscriptions() }
         if var batch = actions {
             let flushEach = durability?.flushesEachAction == true
             while let frames = try batch.next() {
+                report.actionsBytesReceived += Self.bytes(of: frames)
                 engine.handleClient(frames, now: now)
-                if flushEach { try flush(now: now) }
+                if flushEach { try flush(now: now, started: started) }
             }
         }
         if var batch = workers {
-            while let frames = try batch.next() { engine.handleWorker(frames, now: now) }
+            while let frames = try batch.next() {
+                report.workersBytesReceived += Self.bytes(of: frames)
+                engine.handleWorker(frames, now: now)
+            }
         }
         if now >= nextTick {
             let heartbeat = now >= nextHeartbeat
@@ -177,12 +197,18 @@ final class AuthorityLoop<R: Reactor>: NodeLoop {
             trimmer.trimIfDue(now: now, largestMessage: feed.largestMessage)
             replyBudget.prune()
         }
-        try flush(now: now)
+        try flush(now: now, started: started)
         metrics.publish(engine.currentMetrics())
     }
 
-    /// Journal first, then everything that may only leave once the journal has it.
-    private func flush(now: UInt64) throws {
+    /// The bytes of a message's frames.
+    private static func bytes(of frames: [[UInt8]]) -> UInt64 {
+        UInt64(frames.reduce(0) { $0 + $1.count })
+    }
+
+    /// Journal first, then everything that may only leave once the journal has it. `started`:
+    /// when the turn began (monotonic nanoseconds), from which the acks' wait is measured.
+    private func flush(now: UInt64, started: UInt64) throws {
         let demand = AuthorityEngine<R>.Outbox.Demand(
             mutations: feed.wantsMutations,
             snapshot: feed.wantsSnapshots,
@@ -200,7 +226,13 @@ final class AuthorityLoop<R: Reactor>: NodeLoop {
             }
         }
         try sendReplies(outbox, now: now)
-        for frames in outbox.toWorkers { _ = try workers.trySend(frames) }
+        if outbox.acks > 0 {
+            report.acks += UInt64(outbox.acks)
+            report.ackLatency.observe(Double(MonotonicClock.nanoseconds() &- started) / 1e9, times: UInt64(outbox.acks))
+        }
+        for frames in outbox.toWorkers {
+            if try workers.trySend(frames) { report.workersBytesSent += Self.bytes(of: frames) }
+        }
         try publish(outbox, mutations: demand.mutations, now: now)
         if let durability {
             durability.snapshot(outbox.checkpoint, now: now)
@@ -216,14 +248,15 @@ final class AuthorityLoop<R: Reactor>: NodeLoop {
     private func sendReplies(_ outbox: AuthorityEngine<R>.Outbox, now: UInt64) throws(ZMQError) {
         for (index, frames) in outbox.replies.enumerated() {
             guard let request = outbox.requestReplies[index], let client = frames.first else {
-                _ = try actions.trySend(frames)
+                if try actions.trySend(frames) { report.actionsBytesSent += Self.bytes(of: frames) }
                 continue
             }
             let cost = ReplyBudget.cost(of: frames)
             if let account = replyBudget.charge(client: client, bytes: cost) {
-                _ = try actions.trySend(frames) { account.release(cost) }
+                if try actions.trySend(frames, onRelease: { account.release(cost) }) { report.actionsBytesSent += Self.bytes(of: frames) }
             } else {
-                _ = try actions.trySend(refusal(of: request, frames: frames, cost: cost, now: now))
+                let refusal = refusal(of: request, frames: frames, cost: cost, now: now)
+                if try actions.trySend(refusal) { report.actionsBytesSent += Self.bytes(of: refusal) }
             }
         }
     }
@@ -264,15 +297,16 @@ final class AuthorityLoop<R: Reactor>: NodeLoop {
             for (mutation, payload) in outbox.applied {
                 // No payload: the app's mutation type did not encode (the engine logged it).
                 guard let payload else { continue }
-                try feed.publish(.mutation(version: mutation.version, actionSeq: mutation.actionSeq, origin: mutation.origin, payload: payload), now: now)
+                report.feedBytesSent += UInt64(try feed.publish(.mutation(version: mutation.version, actionSeq: mutation.actionSeq, origin: mutation.origin, payload: payload), now: now))
             }
         }
         if let state = outbox.state {
             report.snapshotsPublished += 1
-            try feed.publish(.snapshot(version: outbox.version, actionSeq: outbox.actionSeq, payload: state), now: now)
+            report.feedBytesSent += UInt64(try feed.publish(.snapshot(version: outbox.version, actionSeq: outbox.actionSeq, payload: state), now: now))
         } else if now >= feed.lastPublished + idleFeedMilliseconds {
-            try feed.publish(.heartbeat(version: outbox.version, actionSeq: outbox.actionSeq), now: now)
+            report.feedBytesSent += UInt64(try feed.publish(.heartbeat(version: outbox.version, actionSeq: outbox.actionSeq), now: now))
         }
         report.feedHighWaterMark = UInt64(feed.highWaterMark)
+        report.observers = feedConnections
     }
 }

@@ -33,6 +33,8 @@ extension AuthorityEngine {
 
         /// Frames for the actions socket, routing envelope first.
         package var replies: [[[UInt8]]] = []
+        /// How many of ``replies`` are acks.
+        package var acks = 0
         /// Frames for the workers socket, routing id first.
         package var toWorkers: [[[UInt8]]] = []
         /// Applied mutations, with their payload bytes when they arrived encoded (from a worker)
