@@ -112,7 +112,8 @@ let package = Package(
         .executableTarget(name: "reactor-node", dependencies: ["ReactorNodeKit", "ReactorApps"]),
 
         // The one process harness of the package (children with line-collected stdout, stderr
-        // files, bounded waits, reaped on drop), for the multi-process tests and reactor-bench.
+        // files, bounded waits, reaped on drop), for the multi-process tests and reactor-bench;
+        // and a raw HTTP client for the metrics endpoint's tests.
         // A plain target rather than a test target so that the benchmark can use it too; not a product.
         .target(name: "TestSupport", dependencies: ["SystemCalls"]),
 
@@ -156,7 +157,7 @@ let package = Package(
         .testTarget(name: "ReactorBusTests", dependencies: ["ReactorBus", "ZeroMQ", "ReactorWire", "ReactorStorage", "ReactorApps", "MessagePack", "ReactorMetrics", "TestSupport"]),
         .testTarget(name: "ArgumentParsingTests", dependencies: ["ArgumentParsing"]),
         .testTarget(name: "ReactorMetricsTests", dependencies: ["ReactorMetrics"]),
-        .testTarget(name: "MetricsHTTPTests", dependencies: ["MetricsHTTP", "ReactorMetrics"]),
+        .testTarget(name: "MetricsHTTPTests", dependencies: ["MetricsHTTP", "ReactorMetrics", "TestSupport"]),
         // Multi-process tests: spawn the real reactor-node (and reactor-bench) binaries on loopback.
         .testTarget(name: "ReactorNodeTests",
                     dependencies: ["ReactorBus", "ZeroMQ", "ReactorWire", "ReactorApps", "MessagePack", "TestSupport", "ReactorNodeKit", "ReactorCore", "ArgumentParsing", "reactor-node", "reactor-bench"]),

@@ -1,4 +1,5 @@
 import Glibc
+import TestSupport
 import MetricsHTTP
 import ReactorMetrics
 import Synchronization

@@ -3,11 +3,11 @@ import Glibc
 
 /// A TCP client that sends raw bytes and reads what comes back, with deadlines: for requests no
 /// HTTP library would send, and for clients that send nothing at all.
-final class RawHTTPClient {
+package final class RawHTTPClient {
     let descriptor: Int32
 
     /// Connects to 127.0.0.1:`port`; `nil` if the connection is refused.
-    init?(port: UInt16) {
+    package init?(port: UInt16) {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard descriptor >= 0 else { return nil }
         var address = sockaddr_in()
@@ -26,14 +26,15 @@ final class RawHTTPClient {
 
     deinit { close(descriptor) }
 
-    func send(_ text: String) {
+    /// Sends `text` as it is (no framing, no line endings added).
+    package func send(_ text: String) {
         var bytes = Array(text.utf8)
         _ = bytes.withUnsafeMutableBytes { Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
     }
 
     /// Everything read until the server closes the connection, or `nil` if it is still open
     /// after `timeoutMilliseconds`.
-    func readUntilClosed(timeoutMilliseconds: Int32 = 5_000) -> String? {
+    package func readUntilClosed(timeoutMilliseconds: Int32 = 5_000) -> String? {
         var received: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 4_096)
         let deadline = Self.now() + Int64(timeoutMilliseconds)
@@ -54,13 +55,14 @@ final class RawHTTPClient {
     }
 
     /// Sends a whole request and returns the whole answer (the request asks the server to close).
-    static func exchange(port: UInt16, _ request: String, timeoutMilliseconds: Int32 = 5_000) -> HTTPAnswer? {
+    package static func exchange(port: UInt16, _ request: String, timeoutMilliseconds: Int32 = 5_000) -> HTTPAnswer? {
         guard let client = RawHTTPClient(port: port) else { return nil }
         client.send(request)
         return client.readUntilClosed(timeoutMilliseconds: timeoutMilliseconds).map(HTTPAnswer.init)
     }
 
-    static func now() -> Int64 {
+    /// Monotonic milliseconds, for deadlines.
+    package static func now() -> Int64 {
         var now = timespec()
         clock_gettime(CLOCK_MONOTONIC, &now)
         return Int64(now.tv_sec) * 1_000 + Int64(now.tv_nsec) / 1_000_000
@@ -68,13 +70,13 @@ final class RawHTTPClient {
 }
 
 /// A response as read off the socket: status, headers (names lower-cased), body.
-struct HTTPAnswer {
-    let raw: String
-    var status: Int?
-    var headers: [String: String] = [:]
-    var body = ""
+package struct HTTPAnswer: Sendable {
+    package let raw: String
+    package var status: Int?
+    package var headers: [String: String] = [:]
+    package var body = ""
 
-    init(_ raw: String) {
+    package init(_ raw: String) {
         self.raw = raw
         guard let split = raw.range(of: "\r\n\r\n") else { return }
         let head = raw[..<split.lowerBound].components(separatedBy: "\r\n")
