@@ -10,7 +10,8 @@ enum ListeningSocket {
         guard let host = MetricsAddress.ipv4(address.host) else {
             throw .badAddress(address.description, "'\(address.host)' is not an IPv4 address")
         }
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        // Non-blocking: the server's one thread must never wait in accept for a peer that left.
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
         guard descriptor >= 0 else { throw .cannotListen(address, call: "socket", code: errno) }
         func fail(_ call: String) -> MetricsHTTPError {
             let code = errno

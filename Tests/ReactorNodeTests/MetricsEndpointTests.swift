@@ -137,6 +137,16 @@ import TestSupport
         }
         #expect(worked.types["reactorbus_worker_effect_duration_seconds"] == "histogram")
 
+        // Every metric the shipped Grafana dashboard queries is one the nodes serve.
+        let dashboard = try String(contentsOfFile: ChildProcess.packageRoot + "/deploy/grafana/reactorbus-dashboard.json", encoding: .utf8)
+        let served = Set(authority.types.keys).union(worked.types.keys)
+        let queried = Set(dashboard.matches(of: /reactorbus_[a-z_]+/).map { String($0.output) })
+        #expect(queried.count > 30)
+        let unserved = queried.filter { name in
+            !served.contains(["_bucket", "_sum", "_count", "_total"].reduce(name) { $0.hasSuffix($1) ? String($0.dropLast($1.count)) : $0 })
+        }
+        #expect(unserved.isEmpty, "the dashboard queries metrics no node serves: \(unserved.sorted())")
+
         // The observer leaves: the feed's connection count goes back down.
         observer.signal(SIGTERM)
         #expect(await observer.waitForExit() == 0)
