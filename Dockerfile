@@ -1,13 +1,15 @@
 # Runtime image for reactor-node.
 #
 # The base is built locally by scripts/docker/build-base-image.sh (Debian
-# bookworm minbase + libzmq5 + libmsgpackc2, imported with `docker import`):
+# bookworm minbase + libzmq5 + libmsgpackc2 + libmicrohttpd12, imported with
+# `docker import`):
 # no registry is involved, and the classic builder does not pull a FROM image
 # that exists locally. With a registry, see docs/DEPLOYMENT.md for the
 # equivalent `FROM debian:bookworm-slim` variant.
 #
 # The binary is built outside (swift build -c release --static-swift-stdlib,
-# so it needs only libc, libstdc++, libzmq5 and libmsgpackc2 at run time) and
+# so it needs only libc, libstdc++, libzmq5, libmsgpackc2 and libmicrohttpd12
+# at run time) and
 # copied in; scripts/docker/build-images.sh does both steps.
 ARG BASE_IMAGE=reactorbus-base:bookworm
 FROM ${BASE_IMAGE}
@@ -29,6 +31,6 @@ COPY ${REACTOR_NODE_BINARY} /usr/local/bin/reactor-node
 
 USER reactor:reactor
 WORKDIR /data
-# 7001 actions, 7002 workers, 7003 feed (authority).
-EXPOSE 7001 7002 7003
+# 7001 actions, 7002 workers, 7003 feed (authority); 9464 metrics (with --metrics).
+EXPOSE 7001 7002 7003 9464
 ENTRYPOINT ["reactor-node"]

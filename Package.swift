@@ -29,6 +29,9 @@ let package = Package(
         // The reactor-node command line as a library: a user's own node program registers its apps
         // and gets every command (README, "Your own node").
         .library(name: "ReactorNodeKit", targets: ["ReactorNodeKit"]),
+        // Metrics as values (Histogram, MetricFamily) and their Prometheus text: the nodes'
+        // metrics hand out its types. The HTTP server for them (MetricsHTTP) is the CLI's.
+        .library(name: "ReactorMetrics", targets: ["ReactorMetrics"]),
         .executable(name: "reactor-node", targets: ["reactor-node"]),
         .executable(name: "reactor-bench", targets: ["reactor-bench"]),
     ],
@@ -43,6 +46,11 @@ let package = Package(
             name: "CMsgPack",
             pkgConfig: "msgpack",
             providers: [.apt(["libmsgpack-dev"])]
+        ),
+        .systemLibrary(
+            name: "CMicroHTTPD",
+            pkgConfig: "libmicrohttpd",
+            providers: [.apt(["libmicrohttpd-dev"])]
         ),
 
         // Pure reactor semantics: no I/O, no threads, no ZeroMQ.
@@ -67,6 +75,12 @@ let package = Package(
         // The ZeroMQ wrapper: the only Swift module that imports CZMQ.
         .target(name: "ZeroMQ", dependencies: ["CZMQ", "SystemCalls"], swiftSettings: cmo),
 
+        // Metrics as values and the Prometheus text exposition format: pure, no I/O.
+        .target(name: "ReactorMetrics"),
+
+        // The /metrics HTTP endpoint over libmicrohttpd: the only Swift module that imports CMicroHTTPD.
+        .target(name: "MetricsHTTP", dependencies: ["CMicroHTTPD", "ReactorMetrics"]),
+
         // The wire protocol: message types, headers and their MessagePack codecs.
         .target(name: "ReactorWire", dependencies: ["ReactorCore", "MessagePack"], swiftSettings: cmo),
 
@@ -77,7 +91,7 @@ let package = Package(
         // errors, and the authority's internals (dispatcher, client ledger, job queues).
         .target(
             name: "ReactorBus",
-            dependencies: ["ZeroMQ", "ReactorWire", "ReactorStorage", "ReactorCore", "MessagePack", "ReactorLog", "SystemCalls"],
+            dependencies: ["ZeroMQ", "ReactorWire", "ReactorStorage", "ReactorCore", "MessagePack", "ReactorLog", "ReactorMetrics", "SystemCalls"],
             swiftSettings: cmo
         ),
 
@@ -92,13 +106,14 @@ let package = Package(
         .target(
             name: "ReactorNodeKit",
             dependencies: ["ReactorBus", "ZeroMQ", "ReactorWire", "ReactorStorage", "ReactorCore", "ReactorApps", "MessagePack", "ReactorLog",
-                           "ArgumentParsing", "SystemCalls"]
+                           "ReactorMetrics", "MetricsHTTP", "ArgumentParsing", "SystemCalls"]
         ),
         // The shipped node: the kit with the example apps.
         .executableTarget(name: "reactor-node", dependencies: ["ReactorNodeKit", "ReactorApps"]),
 
         // The one process harness of the package (children with line-collected stdout, stderr
-        // files, bounded waits, reaped on drop), for the multi-process tests and reactor-bench.
+        // files, bounded waits, reaped on drop), for the multi-process tests and reactor-bench;
+        // and a raw HTTP client for the metrics endpoint's tests.
         // A plain target rather than a test target so that the benchmark can use it too; not a product.
         .target(name: "TestSupport", dependencies: ["SystemCalls"]),
 
@@ -144,8 +159,10 @@ let package = Package(
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ", "SystemCalls", "TestSupport"]),
         .testTarget(name: "ReactorWireTests", dependencies: ["ReactorWire", "ReactorCore", "MessagePack"]),
         .testTarget(name: "ReactorStorageTests", dependencies: ["ReactorStorage"]),
-        .testTarget(name: "ReactorBusTests", dependencies: ["ReactorBus", "ZeroMQ", "ReactorWire", "ReactorStorage", "ReactorApps", "MessagePack", "TestSupport", "SchemaFixtures"]),
+        .testTarget(name: "ReactorBusTests", dependencies: ["ReactorBus", "ZeroMQ", "ReactorWire", "ReactorStorage", "ReactorApps", "MessagePack", "ReactorMetrics", "TestSupport", "SchemaFixtures"]),
         .testTarget(name: "ArgumentParsingTests", dependencies: ["ArgumentParsing"]),
+        .testTarget(name: "ReactorMetricsTests", dependencies: ["ReactorMetrics"]),
+        .testTarget(name: "MetricsHTTPTests", dependencies: ["MetricsHTTP", "ReactorMetrics", "TestSupport"]),
         // Multi-process tests: spawn the real reactor-node (and reactor-bench) binaries on loopback.
         .testTarget(name: "ReactorNodeTests",
                     dependencies: ["ReactorBus", "ZeroMQ", "ReactorWire", "ReactorApps", "MessagePack", "TestSupport", "ReactorNodeKit", "ReactorCore", "ArgumentParsing", "reactor-node", "reactor-bench",

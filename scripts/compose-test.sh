@@ -3,21 +3,26 @@
 #
 # It makes sure a Docker engine runs (starting one if needed), builds the
 # images, and in a compose project of its own (reactorbus-it-<pid>) brings up
-# an authority, 2 workers and an observer, then checks:
+# an authority, 2 workers, an observer and Prometheus, then checks:
 #   1. batch: 10,000 mixed counter actions (half countUp, half countUpAsync)
 #      sent from a client container end in exactly {"count":10000}, seen by a
 #      fresh `observe --once --json` and on the long-running observer's last line;
-#   2. worker-kill: a second, larger batch (100,000, so that it runs for
+#   2. metrics: Prometheus, asked through its HTTP API (promtool in its
+#      container: the test network has no route to the host), has scraped
+#      reactorbus_actions_applied_total = 10,000 from the authority, both
+#      workers, and their reactorbus_worker_jobs_done_total adding up to the
+#      5,000 async actions;
+#   3. worker-kill: a second, larger batch (100,000, so that it runs for
 #      seconds) with one worker killed (docker kill) while it runs ends in
 #      exactly {"count":110000};
-#   3. restart: the authority's state (count and version) survives a
+#   4. restart: the authority's state (count and version) survives a
 #      `docker-compose restart authority`, and a re-created authority
 #      container, which only has the named volume to recover from.
 # Every container, network and volume of the project is removed at the end,
 # on failure too, and a dockerd started by this run is stopped.
 #
 # The last line is `compose: N passed, M failed`; the exit status is non-zero
-# unless all 3 passed.
+# unless all 4 passed.
 #
 # Usage: scripts/compose-test.sh
 # Env:   REACTORBUS_IT_SKIP_BUILD=1    use the images as they are
@@ -42,7 +47,7 @@ SEND_TIMEOUT="${REACTORBUS_IT_SEND_TIMEOUT:-300}"
 COMPOSE=(docker-compose --ansi never -p "$PROJECT"
     -f "$REPO_ROOT/docker-compose.yml" -f "$DOCKER_SCRIPTS/compose.test.yml")
 ACTIONS=('{"countUp":{}}' '{"countUpAsync":{}}')
-TESTS=(batch worker-kill restart)
+TESTS=(batch metrics worker-kill restart)
 
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/reactorbus-it.XXXXXX")"
 passed=0
@@ -54,6 +59,7 @@ send_pid=""
 export COMPOSE_HTTP_TIMEOUT=120
 # Quiet compose's "variable is not set" noise for values we default anyway.
 export REACTORBUS_IMAGE="$NODE_IMAGE"
+export REACTORBUS_PROMETHEUS_IMAGE="$PROMETHEUS_IMAGE"
 
 pass() { passed=$((passed + 1)); log "PASS $1"; }
 fail() { failed=$((failed + 1)); log "FAIL $1: $2"; }
@@ -193,6 +199,43 @@ wait_for_count() {
     return 1
 }
 
+# The value of a PromQL expression that yields one series, as Prometheus's
+# HTTP API answers it (/api/v1/query through promtool, run in the Prometheus
+# container); prints nothing when there is no such series yet.
+prom_value() {
+    local cid out
+    cid="$(container_of prometheus)"
+    [[ -n "$cid" ]] || return 1
+    out="$(timeout 30 docker exec "$cid" promtool query instant -o json http://localhost:9090 "$1" 2>/dev/null)" || return 1
+    python3 -c '
+import json, sys
+result = json.loads(sys.stdin.read() or "[]")
+if len(result) == 1:
+    print(result[0]["value"][1])
+' <<<"$out"
+}
+
+# Polls prom_value EXPR until it is exactly WANT, for at most SECONDS; fails
+# early if a counter overshoots.
+wait_for_prom() {
+    local expr="$1" want="$2" limit="$3" got="" deadline=$((SECONDS + $3)) last_log=$SECONDS
+    while ((SECONDS < deadline)); do
+        got="$(prom_value "$expr" || true)"
+        [[ "$got" == "$want" ]] && return 0
+        if [[ "$got" =~ ^[0-9]+$ ]] && ((got > want)); then
+            log "$expr = $got overshoots $want"
+            return 1
+        fi
+        if ((SECONDS - last_log >= 10)); then
+            log "  waiting for $expr = $want (now: ${got:-no series})"
+            last_log=$SECONDS
+        fi
+        sleep 1
+    done
+    log "$expr is not $want within ${limit}s (last: ${got:-no series})"
+    return 1
+}
+
 wait_healthy() {
     local svc="$1" limit="$2" cid status="" deadline=$((SECONDS + $2))
     while ((SECONDS < deadline)); do
@@ -243,15 +286,18 @@ setup() {
         "$DOCKER_SCRIPTS/build-images.sh" || return 1
     fi
     # compose would try to pull a missing image, and there is no registry.
-    docker image inspect "$NODE_IMAGE" >/dev/null 2>&1 || {
-        log "image $NODE_IMAGE is missing (run scripts/docker/build-images.sh)"
-        return 1
-    }
+    local image
+    for image in "$NODE_IMAGE" "$PROMETHEUS_IMAGE"; do
+        docker image inspect "$image" >/dev/null 2>&1 || {
+            log "image $image is missing (run scripts/docker/build-images.sh)"
+            return 1
+        }
+    done
     dc 60 config -q || return 1
 
-    log "project $PROJECT: up authority + 2 workers + observer"
+    log "project $PROJECT: up authority + 2 workers + observer + prometheus"
     project_started=1
-    dc 300 up -d --no-build --scale worker=2 authority worker observer || return 1
+    dc 300 up -d --no-build --scale worker=2 authority worker observer prometheus || return 1
     wait_healthy authority 120 || return 1
     log "running: authority=$(running_count authority) worker=$(running_count worker) observer=$(running_count observer)"
     [[ "$(running_count worker)" == 2 && "$(running_count observer)" == 1 ]] || {
@@ -282,6 +328,18 @@ test_batch() {
     snap="$(wait_for_count observer_last "$PER_BATCH" 60)" || { fail batch "observer's last line is not $(state_json "$PER_BATCH")"; return 1; }
     log "observer's last line: $snap"
     pass "batch ($PER_BATCH actions -> $(state_json "$PER_BATCH"), $((SECONDS - t0))s)"
+}
+
+test_metrics() {
+    local want="$1" t0=$SECONDS
+    log "metrics: waiting for Prometheus to scrape reactorbus_actions_applied_total = $want"
+    wait_for_prom 'sum(reactorbus_actions_applied_total{job="reactorbus-authority"})' "$want" 90 \
+        || { fail metrics "Prometheus's reactorbus_actions_applied_total is not $want"; return 1; }
+    wait_for_prom 'count(up{job="reactorbus-workers"} == 1)' 2 60 \
+        || { fail metrics "Prometheus does not scrape both workers"; return 1; }
+    wait_for_prom 'sum(reactorbus_worker_jobs_done_total{job="reactorbus-workers"})' "$REPEAT" 60 \
+        || { fail metrics "the workers' reactorbus_worker_jobs_done_total do not add up to $REPEAT"; return 1; }
+    pass "metrics (Prometheus: actions applied $want, 2 workers scraped, $REPEAT jobs done, $((SECONDS - t0))s)"
 }
 
 test_worker_kill() {
@@ -364,6 +422,7 @@ if ! setup; then
     exit 1
 fi
 if test_batch; then
+    test_metrics "$PER_BATCH" || true
     if test_worker_kill "$PER_BATCH"; then
         test_restart $((PER_BATCH + KILL_BATCH)) || true
     fi

@@ -40,6 +40,8 @@ package final class SnapshotWriter: Sendable {
         package var result: Result<SnapshotWriteResult, any Error>
         /// Encode plus write, on the writer thread.
         package var elapsed: Duration
+        /// The encoded snapshot's size (0 when encoding failed).
+        package var bytes: Int = 0
     }
 
     private struct State {
@@ -62,13 +64,15 @@ package final class SnapshotWriter: Sendable {
             var destination: (any SnapshotDestination)?
             while let request = nextRequest() {
                 let start = ContinuousClock.now
+                var bytes = 0
                 let result = Result { () throws -> SnapshotWriteResult in
                     let payload = try request.encode()
+                    bytes = payload.count
                     if destination == nil { destination = try makeDestination() }
                     guard let destination else { throw PersistenceError.invalidConfiguration("no snapshot destination") }
                     return try destination.write(payload, coveringThrough: request.lsn)
                 }
-                let outcome = Outcome(lsn: request.lsn, version: request.version, result: result, elapsed: ContinuousClock.now - start)
+                let outcome = Outcome(lsn: request.lsn, version: request.version, result: result, elapsed: ContinuousClock.now - start, bytes: bytes)
                 locked { $0.outcome = outcome }
             }
             locked { $0.finished = true }

@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
 # Builds what the compose deployment runs:
 #   1. the base image, when missing (build-base-image.sh: debootstrap+import);
-#   2. reactor-node, release, with the Swift runtime linked statically;
-#   3. the runtime image $NODE_IMAGE (reactorbus/reactor-node:latest) from
+#   2. the Prometheus image $PROMETHEUS_IMAGE, when missing
+#      (build-prometheus-image.sh: debootstrap of Debian's prometheus+import);
+#   3. reactor-node, release, with the Swift runtime linked statically;
+#   4. the runtime image $NODE_IMAGE (reactorbus/reactor-node:latest) from
 #      the Dockerfile at the repository root, with a build context holding
 #      only the binary.
 # Then it checks that the binary starts inside the image.
 #
 # Usage: scripts/docker/build-images.sh
-# Env:   SWIFT (default swift), REACTORBUS_IMAGE, REACTORBUS_BASE_IMAGE
+# Env:   SWIFT (default swift), REACTORBUS_IMAGE, REACTORBUS_BASE_IMAGE,
+#        REACTORBUS_PROMETHEUS_IMAGE
 set -euo pipefail
 LOG_TAG=images
 # shellcheck source=scripts/docker/lib.sh
@@ -19,6 +22,7 @@ start=$SECONDS
 
 engine_up || "$DOCKER_SCRIPTS/ensure-engine.sh"
 "$DOCKER_SCRIPTS/build-base-image.sh"
+"$DOCKER_SCRIPTS/build-prometheus-image.sh"
 
 cd "$REPO_ROOT"
 "$REPO_ROOT/scripts/ensure-deps.sh"
@@ -32,7 +36,7 @@ binary="$bin_dir/reactor-node"
 log "built $binary ($(du -h "$binary" | cut -f1)) in $((SECONDS - t0))s"
 
 # The image has only what the base image has: refuse a binary that needs a
-# shared library beyond libc/libstdc++/libzmq/libmsgpackc and their deps
+# shared library beyond libc/libstdc++/libzmq/libmsgpackc/libmicrohttpd and their deps
 # (for instance a dynamically linked Swift runtime).
 if ldd "$binary" | grep -E 'libswift|libFoundation|libdispatch|libBlocksRuntime|not found' >&2; then
     die "the binary needs shared libraries the runtime image does not have (see above)"

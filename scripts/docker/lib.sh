@@ -8,6 +8,7 @@ DOCKER_SCRIPTS="$REPO_ROOT/scripts/docker"
 # Image names, overridable so a user with a registry can tag for it.
 BASE_IMAGE="${REACTORBUS_BASE_IMAGE:-reactorbus-base:bookworm}"
 NODE_IMAGE="${REACTORBUS_IMAGE:-reactorbus/reactor-node:latest}"
+PROMETHEUS_IMAGE="${REACTORBUS_PROMETHEUS_IMAGE:-reactorbus/prometheus:latest}"
 
 # Where ensure-engine.sh records a dockerd it started (pid file, flags, log),
 # so that stop-engine.sh stops only that one.

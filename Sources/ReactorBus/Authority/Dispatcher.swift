@@ -28,6 +28,8 @@ struct Dispatcher: Sendable {
         var deadWorkerNames: [PeerID: String] = [:]
         /// Jobs taken back from dead or slow workers and queued again.
         var requeued: [JobID] = []
+        /// How many of them ran longer than the job timeout.
+        var timedOut = 0
         /// New assignments that the requeued jobs got at once.
         var assignments: [Assignment] = []
         /// Workers quarantined by this tick (their jobs are among `requeued`).
@@ -202,6 +204,7 @@ struct Dispatcher: Sendable {
         for (job, owner) in overdue where owners[job]?.worker == owner.worker {
             owners[job] = nil
             expiry.requeued.append(job)
+            expiry.timedOut += 1
             queue.append(Pending(job: job, kind: kind(of: job), avoid: owner.worker))
             if workers[owner.worker]?.health.timedOut(now: now, quarantineAfter: quarantineAfter, coolOff: coolOff) == true {
                 expiry.quarantined.append(owner.worker)

@@ -1,4 +1,5 @@
 import ArgumentParsing
+import MetricsHTTP
 import ReactorBus
 import ReactorCore
 import ReactorLog
@@ -30,11 +31,13 @@ enum AuthorityCommand {
                 .value("feed-snapshot-interval", "SECONDS", help: "publish feed snapshots at most this often, 'auto' (encoding them takes at most 5% of the loop's time) or 'off'", default: "auto"),
                 .value("client-queue-bytes", "N", help: "bytes of snapshot/stats replies queued per client that does not read them, before its requests get 'busy'", default: "\(OptionDefaults.authority.clientQueueBytes)"),
                 CommonOptions.maxMessageBytes(default: OptionDefaults.authority.maxMessageBytes),
+                MetricsEndpoint.option,
                 CommonOptions.logLevel,
             ] + SecurityOptions.authority,
             discussion: """
             Once bound, prints one JSON line to stdout with the real endpoints, e.g.
               {"actions":"tcp://0.0.0.0:7001","workers":"tcp://0.0.0.0:7002","feed":"tcp://0.0.0.0:7003"}
+            (with "metrics":"HOST:PORT" added when --metrics is given).
             SIGINT/SIGTERM: finish the batch in hand, write a snapshot, exit 0; a second signal exits at once.
             """,
             program: node.name
@@ -62,7 +65,8 @@ enum AuthorityCommand {
         configuration.persistence = try persistence(arguments)
         configuration.security = try SecurityOptions.authority(arguments)
         let logger = try CommonOptions.logger("authority", arguments)
-        return try await node.apps.visit(arguments, Runner(configuration: configuration, logger: logger))
+        let metrics = try MetricsEndpoint.address(arguments)
+        return try await node.apps.visit(arguments, Runner(configuration: configuration, metrics: metrics, logger: logger))
     }
 
     /// The feed's snapshot schedule from `--feed-snapshot-every` and `--feed-snapshot-interval`.
@@ -115,11 +119,15 @@ enum AuthorityCommand {
 
     struct Runner: AppVisitor {
         let configuration: AuthorityConfiguration
+        let metrics: MetricsAddress?
         let logger: Logger
 
         func visit<R: Reactor, H: EffectHandler>(reactor: R, effects: H) async throws -> Int32 where H.Effect == R.Effect, H.Mutation == R.Mutation {
             let context = try ZMQContext()
             let node = try AuthorityNode(reactor: reactor, configuration: configuration, logger: logger, context: context)
+            let labels = MetricsEndpoint.labels(app: configuration.appName, node: "authority")
+            let server = try MetricsEndpoint.start(metrics, command: "authority", logger: logger) { node.metrics.metricFamilies(labels: labels) }
+            defer { server?.stop() }
             let trap = SignalTrap { signal in
                 logger.info("signal \(signal): stopping gracefully (send it again to stop at once)")
                 node.stop()
@@ -132,7 +140,7 @@ enum AuthorityCommand {
             } catch {
                 throw CLIError("authority: cannot start", error)
             }
-            Output.endpoints(endpoints)
+            Output.endpoints(endpoints, metrics: server?.address)
             await node.wait()
             _ = trap
             context.terminate(timeout: .seconds(2))

@@ -1,4 +1,5 @@
 import ArgumentParsing
+import MetricsHTTP
 import ReactorBus
 import ReactorCore
 import ReactorLog
@@ -20,11 +21,13 @@ enum RunCommand {
                 .value("feed", "EP", help: "where snapshots are published (bind)", default: "tcp://127.0.0.1:*"),
             ] + AuthorityCommand.persistenceOptions + node.apps.effectOptions + [
                 .flag("json", help: #"one JSON line per snapshot: {"version":V,"state":{...}}"#),
+                MetricsEndpoint.option,
                 CommonOptions.logLevel,
             ],
             discussion: """
             Once bound, prints one JSON line to stdout with the real endpoints (as 'authority' does), e.g.
               {"actions":"tcp://127.0.0.1:40001","workers":"tcp://127.0.0.1:40002","feed":"tcp://127.0.0.1:40003"}
+            (with "metrics":"HOST:PORT" when --metrics is given: the authority's and every worker's, by node label),
             then one line per snapshot (as 'observe' does). Send actions with '\(node.name) send --actions EP'.
             SIGINT/SIGTERM: stop the observer, let the workers finish running effects, stop the
             authority (which writes a snapshot with --data), exit 0; a second signal exits at once.
@@ -42,6 +45,7 @@ enum RunCommand {
             workerCount: try CommonOptions.int(arguments, "workers", in: 0...256),
             concurrency: try CommonOptions.int(arguments, "concurrency", in: 1...10_000),
             json: arguments.flag("json"),
+            metrics: try MetricsEndpoint.address(arguments),
             logger: try CommonOptions.logger("run", arguments)
         )
         return try await node.apps.visit(arguments, runner)
@@ -52,6 +56,7 @@ enum RunCommand {
         let workerCount: Int
         let concurrency: Int
         let json: Bool
+        let metrics: MetricsAddress?
         let logger: Logger
 
         func visit<R: Reactor, H: EffectHandler>(reactor: R, effects: H) async throws -> Int32 where H.Effect == R.Effect, H.Mutation == R.Mutation {
@@ -70,8 +75,20 @@ enum RunCommand {
             } catch {
                 throw CLIError("run: cannot start", error)
             }
+            let server: MetricsHTTPServer?
+            do {
+                server = try MetricsEndpoint.start(metrics, command: "run", logger: logger) { [cluster] in
+                    let app = configuration.appName
+                    return cluster.authority.metrics.metricFamilies(labels: MetricsEndpoint.labels(app: app, node: "authority"))
+                        + cluster.workers.flatMap { $0.metrics.metricFamilies(labels: MetricsEndpoint.labels(app: app, node: $0.configuration.name)) }
+                }
+            } catch {
+                await cluster.shutdown()
+                throw error
+            }
+            defer { server?.stop() }
             let endpoints = cluster.endpoints
-            Output.endpoints(endpoints)
+            Output.endpoints(endpoints, metrics: server?.address)
             let stream = cluster.observer.rawSnapshots()
             let json = self.json
             let printer = Task {

@@ -1,4 +1,5 @@
 import ArgumentParsing
+import MetricsHTTP
 import ReactorBus
 import ReactorCore
 import ReactorLog
@@ -22,9 +23,13 @@ enum WorkerCommand {
                 .value("heartbeat", "SECONDS", help: "heartbeat interval; \(OptionDefaults.worker.missedHeartbeats) missed = authority lost, reconnect", default: OptionDefaults.seconds(OptionDefaults.worker.heartbeatInterval)),
             ] + node.apps.effectOptions + [
                 CommonOptions.maxMessageBytes(default: OptionDefaults.worker.maxMessageBytes),
+                MetricsEndpoint.option,
                 CommonOptions.logLevel,
             ] + SecurityOptions.peer,
-            discussion: "SIGINT/SIGTERM: take no new jobs, finish running ones (up to 5 s), say bye, exit 0; a second signal exits at once.",
+            discussion: """
+            With --metrics, prints one JSON line to stdout once it serves them: {"metrics":"HOST:PORT"}.
+            SIGINT/SIGTERM: take no new jobs, finish running ones (up to 5 s), say bye, exit 0; a second signal exits at once.
+            """,
             program: node.name
         )
     }
@@ -45,16 +50,22 @@ enum WorkerCommand {
         configuration.schemaVersion = app.schema.version
         configuration.security = try SecurityOptions.peer(arguments)
         let logger = try CommonOptions.logger("worker \(configuration.name)", arguments)
-        return try await node.apps.visit(arguments, Runner(configuration: configuration, logger: logger))
+        let metrics = try MetricsEndpoint.address(arguments)
+        return try await node.apps.visit(arguments, Runner(configuration: configuration, metrics: metrics, logger: logger))
     }
 
     struct Runner: AppVisitor {
         let configuration: WorkerConfiguration
+        let metrics: MetricsAddress?
         let logger: Logger
 
         func visit<R: Reactor, H: EffectHandler>(reactor: R, effects: H) async throws -> Int32 where H.Effect == R.Effect, H.Mutation == R.Mutation {
             let context = try ZMQContext()
             let node = WorkerNode(reactor: reactor, effects: effects, configuration: configuration, logger: logger, context: context)
+            let labels = MetricsEndpoint.labels(app: configuration.appName, node: configuration.name)
+            let server = try MetricsEndpoint.start(metrics, command: "worker", logger: logger) { node.metrics.metricFamilies(labels: labels) }
+            defer { server?.stop() }
+            if let server { Output.line(#"{"metrics":"\#(server.address)"}"#) }
             let trap = SignalTrap { signal in
                 logger.info("signal \(signal): finishing running effects (send it again to stop at once)")
                 node.stop()

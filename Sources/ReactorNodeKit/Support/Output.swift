@@ -1,3 +1,4 @@
+import MetricsHTTP
 import ReactorBus
 import ReactorLog
 
@@ -7,9 +8,11 @@ enum Output {
     /// Writes one line of data to stdout.
     static func line(_ text: String) { StandardStream.write(text + "\n", to: 1) }
 
-    /// The line an authority prints once bound: its real endpoints as one JSON object.
-    static func endpoints<R>(_ endpoints: AuthorityNode<R>.Endpoints) {
-        line(#"{"actions":"\#(endpoints.actions)","workers":"\#(endpoints.workers)","feed":"\#(endpoints.feed)"}"#)
+    /// The line an authority prints once bound: its real endpoints as one JSON object, with
+    /// its metrics address (`HOST:PORT`) when it serves one.
+    static func endpoints<R>(_ endpoints: AuthorityNode<R>.Endpoints, metrics: MetricsAddress? = nil) {
+        let served = metrics.map { #","metrics":"\#($0)""# } ?? ""
+        line(#"{"actions":"\#(endpoints.actions)","workers":"\#(endpoints.workers)","feed":"\#(endpoints.feed)"\#(served)}"#)
     }
 
     /// Writes one line to stderr (usage and fatal errors; events go through the logger).

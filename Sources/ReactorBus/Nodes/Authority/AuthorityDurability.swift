@@ -174,12 +174,14 @@ final class AuthorityDurability<R: Reactor> {
     ///   the batch leaves.
     func append(_ records: [AuthorityRecord]) throws -> UInt64 {
         do {
-            for record in records { try journal.append(try encoder.encode(record)) }
-            if configuration.fsync == .batch {
-                if let request = try journal.write() { startedSyncer().submit(request) }
-            } else {
+            // Appending may rotate to a new segment, which writes and syncs the finished one.
+            let request = try measured { () throws -> Journal.SyncRequest? in
+                for record in records { try journal.append(try encoder.encode(record)) }
+                if configuration.fsync == .batch { return try journal.write() }
                 try journal.commit()
+                return nil
             }
+            if let request { startedSyncer().submit(request) }
         } catch {
             failure = error
             throw error
@@ -203,7 +205,7 @@ final class AuthorityDurability<R: Reactor> {
                 }
             }
             do {
-                try journal.confirm(outcome)
+                try measured { try journal.confirm(outcome) }
             } catch {
                 failure = error
                 throw error
@@ -216,7 +218,7 @@ final class AuthorityDurability<R: Reactor> {
     /// that every held reply can leave).
     func commitNow() throws {
         do {
-            try journal.commit()
+            try measured { try journal.commit() }
         } catch {
             failure = error
             throw error
@@ -306,6 +308,21 @@ final class AuthorityDurability<R: Reactor> {
         min(1_000 << UInt64(min(max(failures - 1, 0), 6)), 60_000)
     }
 
+    /// Runs `body` on the journal, reporting the bytes it wrote and the fsyncs it made (with
+    /// their time) for the engine to count.
+    private func measured<T>(_ body: () throws -> T) rethrows -> T {
+        let before = journal.metrics
+        defer {
+            let after = journal.metrics
+            report.journalBytes += after.bytesWritten - before.bytesWritten
+            if after.fsyncs > before.fsyncs {
+                report.journalFsyncs += after.fsyncs - before.fsyncs
+                report.journalFsyncLatency.observe(after.fsyncTime - before.fsyncTime)
+            }
+        }
+        return try body()
+    }
+
     /// Starts writing the checkpoint that waited for its LSN, once that LSN is durable.
     private func startDurableCheckpoint(now: UInt64) {
         guard let waiting = awaitingDurable, waiting.lsn <= journal.committedLSN, inProgress == nil else { return }
@@ -345,6 +362,9 @@ final class AuthorityDurability<R: Reactor> {
             failedAttempts = 0
             retryAt = nil
             report.snapshotsWritten += 1
+            report.snapshotBytesWritten += UInt64(outcome.bytes)
+            report.lastSnapshotBytes = UInt64(outcome.bytes)
+            report.snapshotWriteDuration.observe(outcome.elapsed)
             do {
                 // With a disk thread (group commit) the files are deleted there, off the loop.
                 let removed: [String]

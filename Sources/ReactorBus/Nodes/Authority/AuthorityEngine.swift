@@ -159,12 +159,12 @@ package final class AuthorityEngine<R: Reactor> {
         switch clients.verdict(client: client, seq: seq, payload: payload) {
         case .duplicate(let ack):
             metrics[.actionsDuplicate] += 1
-            reply(envelope, .ack(clientSeq: seq, actionSeq: ack.actionSeq, version: ack.version))
+            sendAck(envelope, .ack(clientSeq: seq, actionSeq: ack.actionSeq, version: ack.version))
             return
         case .appliedEarlier:
             // Applied once already; its ack is no longer kept. The current version includes it.
             metrics[.actionsDuplicate] += 1
-            reply(envelope, .ack(clientSeq: seq, actionSeq: 0, version: sequencer.version))
+            sendAck(envelope, .ack(clientSeq: seq, actionSeq: 0, version: sequencer.version))
             return
         case .conflict(let ack):
             metrics[.actionsConflict] += 1
@@ -195,7 +195,7 @@ package final class AuthorityEngine<R: Reactor> {
             return
         }
         let ack = accept(action, client: client, seq: seq, payload: payload, now: now, dispatch: true)
-        reply(envelope, .ack(clientSeq: seq, actionSeq: ack.actionSeq, version: ack.version))
+        sendAck(envelope, .ack(clientSeq: seq, actionSeq: ack.actionSeq, version: ack.version))
     }
 
     /// Accepts a decoded action: sequencer, client ledger, in-flight bookkeeping, jobs.
@@ -206,9 +206,12 @@ package final class AuthorityEngine<R: Reactor> {
         clients.record(client: client, seq: seq, payload: payload, ack: ack)
         metrics[.actionsAccepted] += 1
         metrics[.mutationsApplied] += UInt64(acceptance.applied.count)
+        metrics[.mutationsSync] += UInt64(acceptance.applied.count)
         for applied in acceptance.applied { outbox.applied.append((applied, nil)) }
         if isJournaling { outbox.records.append(.accepted(client: client, clientSeq: seq, action: payload)) }
-        if !acceptance.jobs.isEmpty {
+        if acceptance.jobs.isEmpty {
+            metrics[.actionsApplied] += 1
+        } else {
             actionClients[acceptance.actionSeq] = client
             inFlight[client, default: 0] += 1
             if dispatch {
@@ -365,6 +368,11 @@ package final class AuthorityEngine<R: Reactor> {
     private func absorb(_ progress: Progress<R.Mutation>, firstPayload: [UInt8]?) {
         metrics[.mutationsApplied] += UInt64(progress.applied.count)
         for (offset, applied) in progress.applied.enumerated() {
+            switch applied.origin {
+            case .sync: metrics[.mutationsSync] += 1
+            case .async: metrics[.mutationsAsync] += 1
+            case .failure: metrics[.mutationsFailure] += 1
+            }
             // Only the event's own mutation arrived encoded; released buffered ones are re-encoded.
             let isOwn = offset == 0 && progress.applied.count == 1
             outbox.applied.append((applied, isOwn ? firstPayload : nil))
@@ -375,6 +383,7 @@ package final class AuthorityEngine<R: Reactor> {
     private func finishAction(of job: JobID) {
         guard let client = actionClients[job.actionSeq], !sequencer.hasOpenJobs(actionSeq: job.actionSeq) else { return }
         actionClients[job.actionSeq] = nil
+        metrics[.actionsApplied] += 1
         let remaining = (inFlight[client] ?? 1) - 1
         inFlight[client] = remaining > 0 ? remaining : nil
     }
@@ -398,6 +407,7 @@ package final class AuthorityEngine<R: Reactor> {
         for peer in expiry.onProbation {
             logger.notice("worker \(workerLabel(peer)) on probation: one job at a time until one ends in time")
         }
+        if expiry.timedOut > 0 { metrics[.jobsTimedOut] += UInt64(expiry.timedOut) }
         if !expiry.requeued.isEmpty {
             metrics[.jobsRedispatched] += UInt64(expiry.requeued.count)
             logger.info("re-dispatching \(expiry.requeued.count) job(s)")
@@ -509,7 +519,21 @@ package final class AuthorityEngine<R: Reactor> {
         count(.snapshotsPublished, report.snapshotsPublished)
         count(.handshakesRefused, report.handshakesRefused)
         count(.repliesRefusedBytes, report.repliesRefusedBytes)
+        count(.acks, report.acks)
+        count(.actionsBytesReceived, report.actionsBytesReceived)
+        count(.actionsBytesSent, report.actionsBytesSent)
+        count(.workersBytesReceived, report.workersBytesReceived)
+        count(.workersBytesSent, report.workersBytesSent)
+        count(.feedBytesSent, report.feedBytesSent)
+        count(.journalBytes, report.journalBytes)
+        count(.journalFsyncs, report.journalFsyncs)
+        count(.snapshotBytesWritten, report.snapshotBytesWritten)
         if let mark = report.feedHighWaterMark { metrics.feedHighWaterMark = mark }
+        if let observers = report.observers { metrics.observers = observers }
+        if let bytes = report.lastSnapshotBytes { metrics.snapshotBytes = bytes }
+        if report.ackLatency.count > 0 { metrics.ackLatency.merge(report.ackLatency) }
+        if report.journalFsyncLatency.count > 0 { metrics.journalFsyncLatency.merge(report.journalFsyncLatency) }
+        if report.snapshotWriteDuration.count > 0 { metrics.snapshotWriteDuration.merge(report.snapshotWriteDuration) }
     }
 
     private func count(_ counter: AuthorityCounter, _ amount: UInt64) {
@@ -540,6 +564,12 @@ package final class AuthorityEngine<R: Reactor> {
         let kind = dispatcher.queuedKind(of: assignment.job) ?? sequencer.reactor.kind(of: effect)
         metrics[.jobsDispatched] += 1
         toWorker(assignment.worker, .job(assignment.job, kind: kind, payload: payload))
+    }
+
+    /// Queues an ack (counted in the outbox: the loop reports how long acks waited).
+    private func sendAck(_ envelope: [[UInt8]], _ message: AuthorityReply) {
+        outbox.acks += 1
+        reply(envelope, message)
     }
 
     /// Queues a reply; `request` marks one that answers a request and may be refused for size.

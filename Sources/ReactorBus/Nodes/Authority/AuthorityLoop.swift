@@ -52,7 +52,11 @@ final class AuthorityLoop<R: Reactor>: NodeLoop {
     private struct HeldTurn {
         var outbox: AuthorityEngine<R>.Outbox
         var mutations: Bool
+        /// When its turn began (monotonic nanoseconds), from which its acks' wait is measured.
+        var started: UInt64
     }
+    /// TCP and IPC peers connected to the feed now (from its monitor).
+    private var feedConnections: UInt64 = 0
 
     /// The endpoints as bound (with real ports where `*` or `0` was asked for).
     let endpoints: AuthorityNode<R>.Endpoints
@@ -91,11 +95,16 @@ final class AuthorityLoop<R: Reactor>: NodeLoop {
                 logger.info("CURVE on; any client that knows the server key is admitted (no --allow-keys)")
             }
             for (domain, socket) in sockets { try security.apply(to: socket, domain: domain) }
-            let tag = UInt64.random(in: 0...UInt64.max)
-            monitors = try sockets.map { domain, socket in (domain, try socket.monitor(.handshakeFailures, name: "authority-\(domain)-\(tag)")) }
         } else {
             zap = nil
-            monitors = []
+        }
+        // One monitor per socket (libzmq allows no more): handshake failures with CURVE, and
+        // the feed's connections and disconnections always (the observers gauge).
+        let tag = UInt64.random(in: 0...UInt64.max)
+        monitors = try sockets.compactMap { domain, socket throws(ZMQError) in
+            var events: ZMQMonitorEvents = configuration.security == nil ? [] : .handshakeFailures
+            if domain == "feed" { events.formUnion([.accepted, .disconnected]) }
+            return events.isEmpty ? nil : (domain, try socket.monitor(events, name: "authority-\(domain)-\(tag)"))
         }
         for socket in [actions, workers] {
             // The engine refuses messages over --max-message-bytes with `too_large`, so that the
@@ -177,6 +186,14 @@ final class AuthorityLoop<R: Reactor>: NodeLoop {
 
     private func readMonitor(_ monitor: (domain: String, socket: ZMQSocket)) throws(ZMQError) {
         while let event = try monitor.socket.readMonitorEvent() {
+            if event.event == .accepted {
+                feedConnections += 1
+                continue
+            }
+            if event.event == .disconnected {
+                feedConnections = feedConnections > 0 ? feedConnections - 1 : 0
+                continue
+            }
             report.handshakesRefused += 1
             let why = event.event == .handshakeFailedAuth ? "not admitted by the allowlist"
                 : event.event == .handshakeFailedProtocol ? "no CURVE or a broken handshake" : "wrong keys (handshake did not decrypt)"
@@ -187,17 +204,22 @@ final class AuthorityLoop<R: Reactor>: NodeLoop {
     /// One turn over what the poller found: `actions` and `workers` are this turn's batches
     /// (`nil` for the last turn, after a stop).
     private func turn(actions: ReceiveBatch?, workers: ReceiveBatch?, feedReady: Bool) throws {
+        let started = MonotonicClock.nanoseconds()
         let now = MonotonicClock.milliseconds()
         if feedReady { try feed.readSubscriptions() }
         if var batch = actions {
             let flushEach = durability?.flushesEachAction == true
             while let frames = try batch.next() {
+                report.actionsBytesReceived += Self.bytes(of: frames)
                 engine.handleClient(frames, now: now)
-                if flushEach { try flush(now: now) }
+                if flushEach { try flush(now: now, started: started) }
             }
         }
         if var batch = workers {
-            while let frames = try batch.next() { engine.handleWorker(frames, now: now) }
+            while let frames = try batch.next() {
+                report.workersBytesReceived += Self.bytes(of: frames)
+                engine.handleWorker(frames, now: now)
+            }
         }
         if now >= nextTick {
             let heartbeat = now >= nextHeartbeat
@@ -207,13 +229,19 @@ final class AuthorityLoop<R: Reactor>: NodeLoop {
             trimmer.trimIfDue(now: now, largestMessage: feed.largestMessage)
             replyBudget.prune()
         }
-        try flush(now: now)
+        try flush(now: now, started: started)
         metrics.publish(engine.currentMetrics())
     }
 
+    /// The bytes of a message's frames.
+    private static func bytes(of frames: [[UInt8]]) -> UInt64 {
+        UInt64(frames.reduce(0) { $0 + $1.count })
+    }
+
     /// Journal first, then everything that may only leave once the journal has it (pongs and
-    /// heartbeats leave at once).
-    private func flush(now: UInt64) throws {
+    /// heartbeats leave at once). `started`: when the turn began (monotonic nanoseconds), from
+    /// which the acks' wait is measured.
+    private func flush(now: UInt64, started: UInt64) throws {
         let demand = AuthorityEngine<R>.Outbox.Demand(
             mutations: feed.wantsMutations,
             snapshot: feed.wantsSnapshots && snapshotSchedule.timeAllows(now: now),
@@ -224,9 +252,13 @@ final class AuthorityLoop<R: Reactor>: NodeLoop {
         if outbox.state != nil {
             snapshotSchedule.took(version: outbox.version, costNanoseconds: outbox.stateEncodeNanoseconds, now: now)
         }
-        for frames in outbox.promptReplies { _ = try actions.trySend(frames) }
-        for frames in outbox.promptToWorkers { _ = try workers.trySend(frames) }
-        let turn = HeldTurn(outbox: outbox, mutations: demand.mutations)
+        for frames in outbox.promptReplies {
+            if try actions.trySend(frames) { report.actionsBytesSent += Self.bytes(of: frames) }
+        }
+        for frames in outbox.promptToWorkers {
+            if try workers.trySend(frames) { report.workersBytesSent += Self.bytes(of: frames) }
+        }
+        let turn = HeldTurn(outbox: outbox, mutations: demand.mutations, started: started)
         if let durability {
             var lsn = durability.lastLSN
             if !outbox.records.isEmpty {
@@ -264,7 +296,13 @@ final class AuthorityLoop<R: Reactor>: NodeLoop {
     /// Acks, jobs and feed messages of one turn whose records are durable.
     private func carryOut(_ turn: HeldTurn, publishingState: Bool, now: UInt64) throws {
         try sendReplies(turn.outbox, now: now)
-        for frames in turn.outbox.toWorkers { _ = try workers.trySend(frames) }
+        if turn.outbox.acks > 0 {
+            report.acks += UInt64(turn.outbox.acks)
+            report.ackLatency.observe(Double(MonotonicClock.nanoseconds() &- turn.started) / 1e9, times: UInt64(turn.outbox.acks))
+        }
+        for frames in turn.outbox.toWorkers {
+            if try workers.trySend(frames) { report.workersBytesSent += Self.bytes(of: frames) }
+        }
         try publish(turn.outbox, mutations: turn.mutations, state: publishingState, now: now)
     }
 
@@ -294,14 +332,15 @@ final class AuthorityLoop<R: Reactor>: NodeLoop {
     private func sendReplies(_ outbox: AuthorityEngine<R>.Outbox, now: UInt64) throws(ZMQError) {
         for (index, frames) in outbox.replies.enumerated() {
             guard let request = outbox.requestReplies[index], let client = frames.first else {
-                _ = try actions.trySend(frames)
+                if try actions.trySend(frames) { report.actionsBytesSent += Self.bytes(of: frames) }
                 continue
             }
             let cost = ReplyBudget.cost(of: frames)
             if let account = replyBudget.charge(client: client, bytes: cost) {
-                _ = try actions.trySend(frames) { account.release(cost) }
+                if try actions.trySend(frames, onRelease: { account.release(cost) }) { report.actionsBytesSent += Self.bytes(of: frames) }
             } else {
-                _ = try actions.trySend(refusal(of: request, frames: frames, cost: cost, now: now))
+                let refusal = refusal(of: request, frames: frames, cost: cost, now: now)
+                if try actions.trySend(refusal) { report.actionsBytesSent += Self.bytes(of: refusal) }
             }
         }
     }
@@ -342,15 +381,16 @@ final class AuthorityLoop<R: Reactor>: NodeLoop {
             for (mutation, payload) in outbox.applied {
                 // No payload: the app's mutation type did not encode (the engine logged it).
                 guard let payload else { continue }
-                try feed.publish(.mutation(version: mutation.version, actionSeq: mutation.actionSeq, origin: mutation.origin, payload: payload), now: now)
+                report.feedBytesSent += UInt64(try feed.publish(.mutation(version: mutation.version, actionSeq: mutation.actionSeq, origin: mutation.origin, payload: payload), now: now))
             }
         }
         if publishingState, let state = outbox.state {
             report.snapshotsPublished += 1
-            try feed.publish(.snapshot(version: outbox.version, actionSeq: outbox.actionSeq, payload: state), now: now)
+            report.feedBytesSent += UInt64(try feed.publish(.snapshot(version: outbox.version, actionSeq: outbox.actionSeq, payload: state), now: now))
         } else if now >= feed.lastPublished + idleFeedMilliseconds {
-            try feed.publish(.heartbeat(version: outbox.version, actionSeq: outbox.actionSeq), now: now)
+            report.feedBytesSent += UInt64(try feed.publish(.heartbeat(version: outbox.version, actionSeq: outbox.actionSeq), now: now))
         }
         report.feedHighWaterMark = UInt64(feed.highWaterMark)
+        report.observers = feedConnections
     }
 }

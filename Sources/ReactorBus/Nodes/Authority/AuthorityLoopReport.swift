@@ -1,3 +1,5 @@
+import ReactorMetrics
+
 /// What the authority's loop saw while carrying out outboxes, handed back to the engine as input.
 ///
 /// The engine is the one writer of ``AuthorityMetrics``: the loop and the durability never
@@ -18,6 +20,25 @@ package struct AuthorityLoopReport: Equatable, Sendable {
     package var repliesRefusedBytes: UInt64 = 0
     /// The feed's high-water mark now, if the loop measured it.
     package var feedHighWaterMark: UInt64?
+    /// Connections to the feed socket now, if the loop counted them.
+    package var observers: UInt64?
+    /// Acks handed to ZeroMQ, and how long each waited since its turn began.
+    package var acks: UInt64 = 0
+    package var ackLatency = Histogram(bounds: Histogram.Bounds.latency)
+    /// Bytes read from and sent on each socket.
+    package var actionsBytesReceived: UInt64 = 0
+    package var actionsBytesSent: UInt64 = 0
+    package var workersBytesReceived: UInt64 = 0
+    package var workersBytesSent: UInt64 = 0
+    package var feedBytesSent: UInt64 = 0
+    /// Journal bytes written and fsyncs made, and each syncing commit's time in them.
+    package var journalBytes: UInt64 = 0
+    package var journalFsyncs: UInt64 = 0
+    package var journalFsyncLatency = Histogram(bounds: Histogram.Bounds.latency)
+    /// Bytes of the snapshots written, the newest one's size, and how long each took.
+    package var snapshotBytesWritten: UInt64 = 0
+    package var lastSnapshotBytes: UInt64?
+    package var snapshotWriteDuration = Histogram(bounds: Histogram.Bounds.duration)
 
     /// Nothing seen yet.
     package init() {}
@@ -25,7 +46,8 @@ package struct AuthorityLoopReport: Equatable, Sendable {
     /// Whether there is nothing to count.
     package var isEmpty: Bool { self == AuthorityLoopReport() }
 
-    /// Adds `other`'s counts to these; its high-water mark, if any, replaces this one.
+    /// Adds `other`'s counts and observations to these; its measurements of the moment (the
+    /// feed's high-water mark, its connections, the newest snapshot's size), if any, replace these.
     package mutating func merge(_ other: AuthorityLoopReport) {
         journalRecords += other.journalRecords
         journalCommits += other.journalCommits
@@ -34,5 +56,19 @@ package struct AuthorityLoopReport: Equatable, Sendable {
         handshakesRefused += other.handshakesRefused
         repliesRefusedBytes += other.repliesRefusedBytes
         if let mark = other.feedHighWaterMark { feedHighWaterMark = mark }
+        if let observers = other.observers { self.observers = observers }
+        acks += other.acks
+        ackLatency.merge(other.ackLatency)
+        actionsBytesReceived += other.actionsBytesReceived
+        actionsBytesSent += other.actionsBytesSent
+        workersBytesReceived += other.workersBytesReceived
+        workersBytesSent += other.workersBytesSent
+        feedBytesSent += other.feedBytesSent
+        journalBytes += other.journalBytes
+        journalFsyncs += other.journalFsyncs
+        journalFsyncLatency.merge(other.journalFsyncLatency)
+        snapshotBytesWritten += other.snapshotBytesWritten
+        if let bytes = other.lastSnapshotBytes { lastSnapshotBytes = bytes }
+        snapshotWriteDuration.merge(other.snapshotWriteDuration)
     }
 }

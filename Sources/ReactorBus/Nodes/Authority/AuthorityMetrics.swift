@@ -1,3 +1,5 @@
+import ReactorMetrics
+
 /// What the authority counts. Names are the keys of the protocol's `stats` reply.
 public enum AuthorityCounter: String, CaseIterable, Sendable {
     case actionsAccepted = "actions_accepted"
@@ -47,6 +49,29 @@ public enum AuthorityCounter: String, CaseIterable, Sendable {
     case messagesTooLarge = "messages_too_large"
     /// `snapshot_chunk` requests answered with a chunk.
     case snapshotChunks = "snapshot_chunks"
+    /// Actions whose mutations are all applied: at once for an action without effects, else
+    /// when its last job is done or failed (and the failure hook's mutations applied).
+    case actionsApplied = "actions_applied"
+    /// Acks sent, for new actions and for resends.
+    case acks
+    /// Mutations applied by origin: an action's own (sync), emitted by an effect (async), or
+    /// from the failure hook of a job that failed for good.
+    case mutationsSync = "mutations_sync"
+    case mutationsAsync = "mutations_async"
+    case mutationsFailure = "mutations_failure"
+    /// Jobs taken back from a worker because they ran longer than `--job-timeout`.
+    case jobsTimedOut = "jobs_timed_out"
+    /// Bytes of every frame read from or sent on each socket (routing envelopes included).
+    case actionsBytesReceived = "actions_bytes_received"
+    case actionsBytesSent = "actions_bytes_sent"
+    case workersBytesReceived = "workers_bytes_received"
+    case workersBytesSent = "workers_bytes_sent"
+    case feedBytesSent = "feed_bytes_sent"
+    /// Journal record bytes written, and the fsync/fdatasync calls made for them.
+    case journalBytes = "journal_bytes"
+    case journalFsyncs = "journal_fsyncs"
+    /// Bytes of the snapshots written to the data directory (their encoded checkpoints).
+    case snapshotBytesWritten = "snapshot_bytes_written"
 
     /// The counter's position in ``allCases`` (and in the metrics' storage), without hashing
     /// its name: the authority bumps counters for every message.
@@ -89,11 +114,27 @@ public enum AuthorityCounter: String, CaseIterable, Sendable {
         case .repliesRefusedBytes: 34
         case .messagesTooLarge: 35
         case .snapshotChunks: 36
+        case .actionsApplied: 37
+        case .acks: 38
+        case .mutationsSync: 39
+        case .mutationsAsync: 40
+        case .mutationsFailure: 41
+        case .jobsTimedOut: 42
+        case .actionsBytesReceived: 43
+        case .actionsBytesSent: 44
+        case .workersBytesReceived: 45
+        case .workersBytesSent: 46
+        case .feedBytesSent: 47
+        case .journalBytes: 48
+        case .journalFsyncs: 49
+        case .snapshotBytesWritten: 50
         }
     }
 }
 
-/// The authority's counters plus a few gauges, as one value that can be copied across threads.
+/// The authority's counters, a few gauges and its histograms, as one value that can be copied
+/// across threads. The `stats` reply carries the counters and gauges (``dictionary``); the
+/// Prometheus exposition (``metricFamilies(labels:)``) carries everything.
 public struct AuthorityMetrics: Sendable, Equatable {
     private var counts = [UInt64](repeating: 0, count: AuthorityCounter.allCases.count)
     /// The state version.
@@ -114,6 +155,17 @@ public struct AuthorityMetrics: Sendable, Equatable {
     public var quarantinedWorkers: UInt64 = 0
     /// The feed's high-water mark in messages per subscriber, as derived from its byte budget.
     public var feedHighWaterMark: UInt64 = 0
+    /// Connections to the feed socket now (TCP and IPC peers: observers, and any other subscriber).
+    public var observers: UInt64 = 0
+    /// The size of the newest snapshot written to the data directory, in bytes (0 before one).
+    public var snapshotBytes: UInt64 = 0
+    /// From the start of the loop turn that read an action to its ack handed to ZeroMQ (after
+    /// its journal record was committed), in seconds.
+    public var ackLatency = Histogram(bounds: Histogram.Bounds.latency)
+    /// The time one journal commit spent in fsync/fdatasync, in seconds (commits that synced).
+    public var journalFsyncLatency = Histogram(bounds: Histogram.Bounds.latency)
+    /// The time a snapshot took to encode, write, fsync and rename, off the loop, in seconds.
+    public var snapshotWriteDuration = Histogram(bounds: Histogram.Bounds.duration)
 
     /// Creates zeroed metrics.
     public init() {}
@@ -137,6 +189,8 @@ public struct AuthorityMetrics: Sendable, Equatable {
         result["clients_forgotten"] = forgottenClients
         result["quarantined_workers"] = quarantinedWorkers
         result["feed_high_water_mark"] = feedHighWaterMark
+        result["observers"] = observers
+        result["snapshot_bytes"] = snapshotBytes
         return result
     }
 }

@@ -39,6 +39,8 @@ extension AuthorityEngine {
 
         /// Frames for the actions socket, routing envelope first.
         package var replies: [[[UInt8]]] = []
+        /// How many of ``replies`` are acks.
+        package var acks = 0
         /// Frames for the workers socket, routing id first.
         package var toWorkers: [[[UInt8]]] = []
         /// Replies that depend on nothing in the journal (`pong`): they leave at once, even while

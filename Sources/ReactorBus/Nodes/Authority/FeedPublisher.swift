@@ -75,9 +75,13 @@ final class FeedPublisher {
     }
 
     /// Publishes one message, first lowering the high-water mark if it is the largest yet.
-    func publish(_ message: FeedMessage, now: UInt64) throws(ZMQError) {
+    ///
+    /// - Returns: the bytes of its frames (what the socket was handed, whoever subscribed).
+    @discardableResult
+    func publish(_ message: FeedMessage, now: UInt64) throws(ZMQError) -> Int {
         let frames = message.frames(writer)
-        let size = frames.reduce(Self.messageOverhead) { $0 + $1.count }
+        let bytes = frames.reduce(0) { $0 + $1.count }
+        let size = Self.messageOverhead + bytes
         if size > largestMessage {
             largestMessage = size
             let mark = Self.highWaterMark(queueBytes: queueBytes, messageBytes: size, cap: maxHighWaterMark)
@@ -89,5 +93,6 @@ final class FeedPublisher {
         _ = try socket.trySend(frames)
         lastPublished = now
         if case .snapshot(let version, _, _) = message { lastSnapshotVersion = version }
+        return bytes
     }
 }

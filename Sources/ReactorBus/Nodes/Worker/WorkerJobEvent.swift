@@ -9,6 +9,6 @@ import ReactorCore
 enum WorkerJobEvent: Sendable {
     /// The job emitted its `emitIndex`-th mutation (already encoded).
     case emit(run: UInt64, job: JobID, emitIndex: UInt32, payload: [UInt8])
-    /// The job's runner returned.
-    case finished(run: UInt64, job: JobID, outcome: EffectOutcome)
+    /// The job's runner returned, `elapsed` after the job started.
+    case finished(run: UInt64, job: JobID, outcome: EffectOutcome, elapsed: Duration)
 }

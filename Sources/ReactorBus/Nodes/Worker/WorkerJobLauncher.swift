@@ -25,8 +25,9 @@ where Handler.Effect == R.Effect, Handler.Mutation == R.Mutation {
     func launch(run: UInt64, job: JobID, kind: String, payload: [UInt8]) -> Task<Void, Never> {
         let launcher = self
         return Task {
+            let started = ContinuousClock.now
             let outcome = await launcher.execute(run: run, job: job, kind: kind, payload: payload)
-            launcher.events.post(.finished(run: run, job: job, outcome: outcome))
+            launcher.events.post(.finished(run: run, job: job, outcome: outcome, elapsed: ContinuousClock.now - started))
         }
     }
 

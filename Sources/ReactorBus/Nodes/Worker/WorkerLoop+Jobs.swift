@@ -61,17 +61,23 @@ extension WorkerLoop {
             guard running[job]?.run == run else { return }
             try send(.emit(job: job, emitIndex: emitIndex, payload: payload))
             metrics.update { $0.mutationsEmitted += 1 }
-        case .finished(let run, let job, let outcome):
+        case .finished(let run, let job, let outcome, let elapsed):
             guard running[job]?.run == run else { return }
             running[job] = nil
             switch outcome {
             case .done(let emitCount):
                 try send(.done(job: job, emitCount: emitCount))
-                metrics.update { $0.jobsDone += 1 }
+                metrics.update {
+                    $0.jobsDone += 1
+                    $0.effectDuration.observe(elapsed)
+                }
                 logger.debug("job \(job): done, \(emitCount) mutation\(emitCount == 1 ? "" : "s")")
             case .failed(let failure):
                 try send(.failed(job: job, failure: failure))
-                metrics.update { $0.jobsFailed += 1 }
+                metrics.update {
+                    $0.jobsFailed += 1
+                    $0.effectDuration.observe(elapsed)
+                }
                 logger.warning("job \(job): failed: \(failure)")
             }
             startQueued()

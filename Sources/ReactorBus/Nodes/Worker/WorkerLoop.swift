@@ -57,6 +57,9 @@ where Handler.Effect == R.Effect, Handler.Mutation == R.Mutation {
     var readySentAt: UInt64?
     /// Frames libzmq could not take yet (the pipe was full), oldest first.
     var unsent: [[[UInt8]]] = []
+    /// Bytes read and sent since they were last added to the metrics (once per turn).
+    var bytesReceived: UInt64 = 0
+    var bytesSent: UInt64 = 0
 
     var running: [JobID: RunningJob] = [:]
     var queued: [QueuedJob] = []
@@ -152,7 +155,25 @@ where Handler.Effect == R.Effect, Handler.Mutation == R.Mutation {
             for event in events.drain() { try handle(event) }
         }
         try receiveAvailable(poller.receive(socket, at: socketItem, batch: Self.receiveBatch))
+        publishBytes()
         return nil
+    }
+
+    /// Adds the bytes counted since the last call to the metrics.
+    private func publishBytes() {
+        guard bytesReceived > 0 || bytesSent > 0 else { return }
+        let (received, sent) = (bytesReceived, bytesSent)
+        metrics.update {
+            $0.bytesReceived += received
+            $0.bytesSent += sent
+        }
+        bytesReceived = 0
+        bytesSent = 0
+    }
+
+    /// The bytes of a message's frames.
+    static func bytes(of frames: [[UInt8]]) -> UInt64 {
+        UInt64(frames.reduce(0) { $0 + $1.count })
     }
 
     /// Stops taking jobs and waits (up to the grace period) for the running ones.
@@ -177,6 +198,7 @@ where Handler.Effect == R.Effect, Handler.Mutation == R.Mutation {
             logger.warning("could not say bye: \(error)")
         }
         socket.close()
+        publishBytes()
         metrics.update { $0.isRegistered = false }
         logger.info(graceful ? "stopped" : "stopped at once")
     }
@@ -246,6 +268,7 @@ where Handler.Effect == R.Effect, Handler.Mutation == R.Mutation {
         let frames = message.frames(writer)
         if unsent.isEmpty, try socket.trySend(frames) {
             lastSent = MonotonicClock.milliseconds()
+            bytesSent += Self.bytes(of: frames)
         } else {
             unsent.append(frames)
         }
@@ -255,6 +278,7 @@ where Handler.Effect == R.Effect, Handler.Mutation == R.Mutation {
     private func flushUnsent() throws(ZMQError) {
         var sent = 0
         while sent < unsent.count, try socket.trySend(unsent[sent]) {
+            bytesSent += Self.bytes(of: unsent[sent])
             sent += 1
         }
         if sent > 0 {

@@ -1,3 +1,5 @@
+import ReactorMetrics
+
 /// A consistent snapshot of what a ``WorkerNode`` has done so far.
 public struct WorkerMetrics: Sendable, Hashable {
     /// Jobs the authority sent, whether or not they were started.
@@ -17,6 +19,12 @@ public struct WorkerMetrics: Sendable, Hashable {
     public var registrations: UInt64 = 0
     /// Messages from the authority that did not follow the protocol.
     public var malformedMessages: UInt64 = 0
+    /// Bytes of every frame read from and handed to the worker's socket.
+    public var bytesReceived: UInt64 = 0
+    public var bytesSent: UInt64 = 0
+    /// How long jobs ran on this worker, from start to their report (every attempt, decoding
+    /// and encoding included), in seconds; jobs abandoned or declined are not observed.
+    public var effectDuration = Histogram(bounds: Histogram.Bounds.duration)
     /// Effects running right now.
     public var running: Int = 0
     /// Jobs waiting for a free slot (only when the authority sent more than the capacity).

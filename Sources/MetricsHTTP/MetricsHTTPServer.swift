@@ -1,0 +1,106 @@
+import CMicroHTTPD
+import Glibc
+import ReactorMetrics
+import Synchronization
+
+/// A small HTTP server for `GET /metrics`, on a thread of libmicrohttpd's own.
+///
+/// Made for scrapers, not for the open internet, yet safe against clients that misbehave: at
+/// most ``Limits/connections`` connections at once (more are refused at accept), a connection
+/// idle for ``Limits/idleTimeout`` is closed (a client that connects and sends nothing cannot
+/// hold a slot for longer), a request whose headers exceed ``Limits/memoryPerConnection`` is
+/// refused by libmicrohttpd, and malformed HTTP gets libmicrohttpd's own 400. Every request is
+/// answered on the server's one thread with ``MetricsHTTPResponse``; `render` is called for
+/// `GET /metrics` only, on that thread, so it must not wait for anything slow: read a
+/// published snapshot of counters and format it.
+///
+/// The only type in the package that holds libmicrohttpd's pointers: the daemon and the context
+/// its callback gets, both released by ``stop()`` (or when the server is dropped).
+public final class MetricsHTTPServer: Sendable {
+    /// Bounds on what clients can take from the server.
+    public struct Limits: Sendable {
+        /// Connections open at once; more are closed as soon as they are accepted.
+        public var connections: Int = 32
+        /// Whole seconds a connection may stay idle (sending nothing, reading nothing).
+        public var idleTimeout: Int = 5
+        /// Bytes libmicrohttpd may use per connection, request headers included.
+        public var memoryPerConnection: Int = 32 << 10
+
+        /// The defaults above.
+        public init() {}
+    }
+
+    /// Where the server listens, with the real port when port 0 was asked for.
+    public let address: MetricsAddress
+    private let running: Mutex<Running?>
+
+    private struct Running {
+        let daemon: OpaquePointer
+        let responder: Unmanaged<Responder>
+    }
+
+    /// Binds `address`, starts the server thread and returns.
+    ///
+    /// - Parameter render: the exposition for `GET /metrics`, called on the server's thread.
+    /// - Throws: ``MetricsHTTPError`` when the port cannot be bound (in use, not an address of
+    ///   this host) or libmicrohttpd does not start.
+    public init(address: MetricsAddress, limits: Limits = Limits(), render: @escaping @Sendable () -> String) throws(MetricsHTTPError) {
+        let (descriptor, bound) = try ListeningSocket.open(address, backlog: Int32(clamping: max(16, limits.connections)))
+        let responder = Unmanaged.passRetained(Responder(render: render))
+        var options: [MHD_OptionItem] = [
+            MHD_OptionItem(option: .LISTEN_SOCKET, value: Int(descriptor), ptr_value: nil),
+            MHD_OptionItem(option: .CONNECTION_LIMIT, value: max(1, limits.connections), ptr_value: nil),
+            MHD_OptionItem(option: .CONNECTION_TIMEOUT, value: max(1, limits.idleTimeout), ptr_value: nil),
+            MHD_OptionItem(option: .CONNECTION_MEMORY_LIMIT, value: max(4_096, limits.memoryPerConnection), ptr_value: nil),
+            MHD_OptionItem(option: .END, value: 0, ptr_value: nil),
+        ]
+        let flags = UInt32(MHD_USE_AUTO_INTERNAL_THREAD.rawValue)
+        guard let daemon = reactorbus_mhd_start(flags, handleRequest, responder.toOpaque(), &options) else {
+            responder.release()
+            close(descriptor)
+            throw .cannotStart(bound)
+        }
+        self.address = bound
+        running = Mutex(Running(daemon: daemon, responder: responder))
+    }
+
+    /// Closes every connection and the listening socket and ends the server's thread, waiting
+    /// for a request being answered. Idempotent; not to be called from `render`.
+    public func stop() {
+        guard let stopped = running.withLock({ running -> Running? in
+            defer { running = nil }
+            return running
+        }) else { return }
+        MHD_stop_daemon(stopped.daemon)
+        stopped.responder.release()
+    }
+
+    deinit { stop() }
+}
+
+/// What the callback reaches through libmicrohttpd's context pointer.
+private final class Responder: Sendable {
+    let render: @Sendable () -> String
+
+    init(render: @escaping @Sendable () -> String) {
+        self.render = render
+    }
+}
+
+/// libmicrohttpd's access handler: answers every request at its first call (headers read; a
+/// body, if any, is never read, and libmicrohttpd closes such a connection after the answer).
+private let handleRequest: MHD_AccessHandlerCallback = { context, connection, url, method, _, _, _, _ in
+    guard let context, let connection else { return .NO }
+    let responder = Unmanaged<Responder>.fromOpaque(context).takeUnretainedValue()
+    let response = MetricsHTTPResponse.to(method: method.map { String(cString: $0) } ?? "", path: url.map { String(cString: $0) } ?? "") {
+        (PrometheusExposition.contentType, responder.render())
+    }
+    var body = Array(response.body.utf8)
+    guard let reply = body.withUnsafeMutableBytes({ MHD_create_response_from_buffer($0.count, $0.baseAddress, .RESPMEM_MUST_COPY) }) else {
+        return .NO
+    }
+    defer { MHD_destroy_response(reply) }
+    _ = MHD_add_response_header(reply, "Content-Type", response.contentType)
+    for (name, value) in response.headers { _ = MHD_add_response_header(reply, name, value) }
+    return MHD_queue_response(connection, UInt32(response.status), reply)
+}
