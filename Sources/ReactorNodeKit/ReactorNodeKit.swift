@@ -16,7 +16,7 @@ import Glibc
 /// ```
 ///
 /// The program then has every command of `reactor-node` (`authority`, `worker`, `send`,
-/// `observe`, `run`, `keygen`, `demo`), with the same options, `REACTOR_*` variables, signal
+/// `observe`, `run`, `journal`, `replay`, `keygen`, `demo`), with the same options, `REACTOR_*` variables, signal
 /// handling, output and exit codes (README, "Exit codes"), for the apps given.
 public enum ReactorNodeKit {
     /// Runs the command named by `CommandLine.arguments`, then exits the process with its code.

@@ -43,7 +43,7 @@ import TestSupport
 
     /// Every `library-node COMMAND` the guide runs is a command of the node kit.
     @Test func theGuidesCommandLinesUseTheKitsCommands() throws {
-        let commands = ["authority", "worker", "send", "observe", "run", "keygen", "demo", "--help"]
+        let commands = ["authority", "worker", "send", "observe", "run", "journal", "replay", "keygen", "demo", "--help"]
         let used = try Self.guide().shellBlocks.flatMap { $0.split(separator: "\n") }
             .filter { $0.hasPrefix("library-node ") }
             .map { String($0.split(separator: " ")[1]) }

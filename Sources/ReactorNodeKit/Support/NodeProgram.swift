@@ -15,6 +15,8 @@ struct NodeProgram: Sendable {
             (SendCommand.spec(self), SendCommand.run),
             (ObserveCommand.spec(self), ObserveCommand.run),
             (RunCommand.spec(self), RunCommand.run),
+            (JournalCommand.spec(self), JournalCommand.run),
+            (ReplayCommand.spec(self), ReplayCommand.run),
             (KeygenCommand.spec(self), KeygenCommand.run),
             (DemoCommand.spec(self), DemoCommand.run),
         ]
