@@ -48,12 +48,13 @@ fuzz-long: deps
 	scripts/fuzz.sh 600
 
 ## The benchmark: every role in its own process on loopback, against raw libzmq and a Python
-## authority (about a minute; BENCH_ARGS=--quick for about 20 seconds, BENCH_ARGS=--json for JSON).
+## authority (about a minute; BENCH_ARGS=--quick for about 20 seconds, BENCH_ARGS=--json for JSON),
+## and writes the report as a page with charts to .build/bench-report.html.
 ## (Its own executable: reactor-bench starts the reactor-node built next to it.)
 bench: deps
 	$(SWIFT) build -c release --product reactor-node
 	$(SWIFT) build -c release --product reactor-bench
-	$(SWIFT) run -c release --skip-build reactor-bench $(BENCH_ARGS)
+	$(SWIFT) run -c release --skip-build reactor-bench --html .build/bench-report.html $(BENCH_ARGS)
 
 ## Codec throughput: Codable MessagePack vs hand-written msgpack-c.
 bench-codec: deps

@@ -24,6 +24,7 @@ enum BenchCommand {
         options: [
             .flag("quick", help: "a fifth of the counts: about 20 seconds instead of about a minute"),
             .flag("json", help: "print one JSON object with every figure instead of the table (the table goes to stderr)"),
+            .value("html", "FILE", help: "also write the report as an HTML page with charts (make bench: .build/bench-report.html)"),
             .value("actions", "N", help: "base action count (sync phase; the others scale from it)").hidden(),
             .value("messages", "N", help: "messages per raw throughput test").hidden(),
             .value("samples", "N", help: "round trips and latency samples").hidden(),
@@ -98,6 +99,14 @@ enum BenchCommand {
         await phase("python") { results in try await PythonPhase.run(plan: plan, script: pythonScript, results: &results) }
 
         let report = BenchReport(results: results)
+        if let path = arguments.string("html") {
+            do {
+                try BenchHTMLReport(report: report).html.write(toFile: path, atomically: true, encoding: .utf8)
+                Output.error("bench: report with charts written to \(path)")
+            } catch {
+                Output.error("bench: cannot write the HTML report to \(path): \(error)")
+            }
+        }
         let elapsed = ContinuousClock.now - started
         Output.error("bench: done in \(elapsed.components.seconds) s")
         if json {

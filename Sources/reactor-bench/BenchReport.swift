@@ -149,7 +149,8 @@ struct BenchReport {
 
     // MARK: Table
 
-    var table: String {
+    /// Every figure as (phase, figure, value) rows, phase named on its first row only.
+    var rows: [(String, String, String)] {
         var rows: [(String, String, String)] = []
         func add(_ phase: String, _ figure: String, _ value: String) { rows.append((phase, figure, value)) }
         let sizes = results.sizes
@@ -199,6 +200,10 @@ struct BenchReport {
         case .measured(let pipeline)?: add("python", "pyzmq authority, countUp acked", "\(Self.rate(pipeline.ackedPerSecond)) actions/s")
         case nil: break
         }
+        return rows
+    }
+
+    var table: String {
         var lines = Self.render(rows, header: ("phase", "figure", "value"))
         lines.append("")
         lines += Self.render(ratios.map { ratio in

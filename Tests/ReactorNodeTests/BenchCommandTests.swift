@@ -37,7 +37,9 @@ import TestSupport
     }
 
     @Test func aQuickRunReportsEveryFigureAndPassesItsChecks() async throws {
-        let bench = try startBench(Self.tiny, name: "bench")
+        let page = NSTemporaryDirectory() + "reactorbus-bench-\(UUID().uuidString).html"
+        defer { try? FileManager.default.removeItem(atPath: page) }
+        let bench = try startBench(Self.tiny + ["--html", page], name: "bench")
         let status = await bench.waitForExit(timeout: .seconds(150))
         #expect(status == 0, "\(bench.diagnostics)")
         let line = try #require(bench.output.last(where: { $0.hasPrefix("{") }), "no JSON on stdout\(bench.diagnostics)")
@@ -90,6 +92,13 @@ import TestSupport
             #expect(ratio["target"] is String)
             #expect(ratio["met"] != nil)
         }
+        // The same run as a page: a chart per kind of figure, every ratio with its verdict, no script.
+        let html = try String(contentsOfFile: page, encoding: .utf8)
+        #expect(html.components(separatedBy: "<svg ").count - 1 == 5, "ratios, throughput, latency, pauses, memory")
+        let plotted = ratios.values.filter { $0["value"] is NSNumber }.count
+        #expect(html.components(separatedBy: ") met</text>").count - 1 + html.components(separatedBy: ") NOT MET</text>").count - 1 == plotted)
+        #expect(html.contains("every correctness check passed"))
+        #expect(!html.contains("<script"))
         #expect(benchChildren().isEmpty, "left behind: \(benchChildren())")
     }
 
