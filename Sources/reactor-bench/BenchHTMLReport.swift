@@ -41,22 +41,23 @@ struct BenchHTMLReport {
         }
         if !throughput.isEmpty { charts.append(SVGBarChart(title: "Throughput", bars: throughput)) }
         if let latency = results.latency {
-            charts.append(SVGBarChart(title: "Latency, one action in flight (µs)", bars: [
+            charts.append(SVGBarChart(title: "Latency, one action in flight (µs; log scale, the line is the raw p50)", bars: [
                 .init(label: "raw round trip p50", value: latency.rawPaired.p50, note: Self.micro(latency.rawPaired.p50), color: Self.baseline),
                 .init(label: "action -> ack p50", value: latency.ack.p50, note: Self.micro(latency.ack.p50), color: Self.reactor),
                 .init(label: "raw round trip p99", value: latency.rawPaired.p99, note: Self.micro(latency.rawPaired.p99), color: Self.baseline),
                 .init(label: "action -> ack p99", value: latency.ack.p99, note: Self.micro(latency.ack.p99), color: Self.reactor),
                 .init(label: "action -> observer p50", value: latency.observed.p50, note: Self.micro(latency.observed.p50), color: Self.reactor),
                 .init(label: "action -> observer p99", value: latency.observed.p99, note: Self.micro(latency.observed.p99), color: Self.reactor),
-            ]))
+            ], logarithmic: true, reference: (latency.rawPaired.p50, "raw p50")))
         }
         if !results.pause.isEmpty {
-            charts.append(SVGBarChart(title: "Ping round trips under load, without and with snapshots (µs)", bars: results.pause.flatMap { run -> [SVGBarChart.Bar] in
+            let p99Without = results.pause.first { $0.snapshotEvery == nil }?.rtt.p99
+            charts.append(SVGBarChart(title: "Ping round trips under load, without and with snapshots (µs; log scale, the line is the p99 without)", bars: results.pause.flatMap { run -> [SVGBarChart.Bar] in
                 let label = run.snapshotEvery == nil ? "no snapshots" : "snapshots"
                 return [("p50", run.rtt.p50), ("p99", run.rtt.p99), ("max", run.rtt.max)].map { name, value in
                     .init(label: "\(label): \(name)", value: value, note: Self.micro(value), color: run.snapshotEvery == nil ? Self.baseline : Self.reactor)
                 }
-            }))
+            }, logarithmic: p99Without != nil, reference: p99Without.map { ($0, "p99 without snapshots") }))
         }
         if let memory = results.memory, !memory.samples.isEmpty {
             charts.append(SVGBarChart(title: "Authority RSS while it takes \(memory.actions.grouped) actions (MiB)", bars: memory.samples.map { sample in
