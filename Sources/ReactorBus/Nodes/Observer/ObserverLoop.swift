@@ -264,6 +264,9 @@ final class ObserverLoop<State: Sendable>: NodeLoop {
             counters.update { $0.staleIgnored += 1 }
             return
         }
+        // `current` must hold the only reference to the bytes so far, or appending the chunk
+        // copies them all: 64 chunks of a 64 MiB state copied 2 GiB. Every path puts it back.
+        fetch = nil
         if current.version == nil {
             current.version = version
             current.actionSeq = actionSeq
