@@ -138,10 +138,10 @@ import ZeroMQ
 /// an observer that reduces mutations from the start, one that follows feed snapshots, a late
 /// joiner, whole and chunked fetches, an action over the limit, and a restart from disk.
 ///
-/// The full 64 MiB and more: a debug build on 2 shared cores does the run in 40-70 s (entries of
+/// The full 64 MiB and more: a debug build on 2 shared cores does the run in 10-20 s (entries of
 /// 1 KiB keep the per-entry cost of a debug build's Codable small; the bytes are what the limits
 /// are about). The authority's loop encodes a state for feed snapshots and fetches itself, which
-/// in a debug build takes seconds at this size: observers may fetch again after the feed's
+/// in a debug build can take seconds at this size: observers may fetch again after the feed's
 /// silence, and workers may miss heartbeats and register again. Neither may change a state, so
 /// the test asserts exact states and versions, not the absence of refetches.
 extension LargeStateTests {
