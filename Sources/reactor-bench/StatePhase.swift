@@ -3,7 +3,7 @@ import MessagePack
 import ReactorApps
 import TestSupport
 
-/// Phase 6: what the state's size costs. The `catalog` app is grown to about 1 KiB, 1 MiB and
+/// The state phase (after the snapshot phase): what the state's size costs. The `catalog` app is grown to about 1 KiB, 1 MiB and
 /// 64 MiB (`--quick`: 16 MiB), each on a fresh journaling authority (`--data`, `--fsync batch`,
 /// the defaults otherwise), and then takes the same mix of small `put` actions
 /// (``Catalog/benchMix``) while an observer that reduces the feed's mutations itself
