@@ -45,7 +45,7 @@ struct BenchClientPeer {
 
     /// The actions of a run.
     enum Workload: String, CaseIterable {
-        case countUp, countUpAsync, inventory
+        case countUp, countUpAsync, inventory, catalog
 
         /// The encoded payloads, used in turn.
         func payloads() throws -> [[UInt8]] {
@@ -56,6 +56,8 @@ struct BenchClientPeer {
             case .inventory:
                 let items = Inventory().itemCount
                 return try (0..<items).map { try encoder.encode(Inventory.Action.adjust(item: $0, by: $0.isMultiple(of: 2) ? 1 : -1)) }
+            case .catalog:
+                return try Catalog.benchMix.map { try encoder.encode($0) }
             }
         }
     }

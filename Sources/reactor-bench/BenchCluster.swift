@@ -93,6 +93,13 @@ final class BenchCluster {
         return client
     }
 
+    /// Starts another `reactor-node` command against this cluster (stopped with the clients).
+    func node(_ arguments: [String], name: String) throws -> ChildProcess {
+        let node = try ChildProcess.reactorNode(arguments, name: name)
+        others.append(node)
+        return node
+    }
+
     /// Starts another `peer` role (stopped with the clients).
     func peer(_ arguments: [String], name: String) throws -> ChildProcess {
         let peer = try ChildProcess.peer(arguments, name: name)

@@ -9,7 +9,8 @@ import SystemCalls
 /// its own process.
 ///
 /// Phases, in order: raw libzmq baseline, sync pipeline, async pipeline through workers,
-/// latency, snapshot cost of a large state, the authority's memory, durability under each
+/// latency, snapshot cost of a large state, actions and late joiners at state sizes up to 64 MiB,
+/// the authority's memory, durability under each
 /// fsync policy, the loop's pauses while snapshots are written, and the same pipeline against
 /// a Python authority. Each phase starts its own
 /// children (the real `reactor-node authority` and `reactor-node worker`, and this binary again
@@ -30,12 +31,14 @@ enum BenchCommand {
             .value("samples", "N", help: "round trips and latency samples").hidden(),
             .value("worker-concurrency", "N", help: "effects each worker runs at once", default: "256").hidden(),
             .value("only", "PHASES", help: "comma-separated phases to run").hidden(),
+            .value("state-sizes", "B1,B2,...", help: "the state phase's sizes in bytes, smallest first").hidden(),
             .value("python-script", "FILE", help: "the Python baseline authority").hidden(),
             .value("snapshot-dir", "DIR", help: "the pause phase's authority keeps its snapshots under DIR (e.g. another filesystem than the journal's)").hidden(),
         ],
         discussion: """
         Phases: baseline (raw libzmq PUB->SUB, DEALER<->ROUTER round trips, pipelined echo), sync,
-        async (2 workers), latency, snapshot (a 10,000-item state), memory, durability (--fsync
+        async (2 workers), latency, snapshot (a 10,000-item state), state (1 KiB, 1 MiB, 64 MiB
+        catalog states; --quick: 16 MiB), memory, durability (--fsync
         always|batch|none), pause (ping round trips under load, without and with snapshots), python (examples/python/baseline_authority.py, if python3 has zmq and msgpack).
         Exit 1 when a correctness check fails or a phase cannot finish in its time; performance
         targets are only reported, as met or not met.
@@ -54,6 +57,13 @@ enum BenchCommand {
             guard plan.only.isSubset(of: BenchPlan.phases) else {
                 throw UsageError("--only takes phases among \(BenchPlan.phases.joined(separator: ","))")
             }
+        }
+        if let sizes = arguments.string("state-sizes") {
+            let parsed = sizes.split(separator: ",").compactMap { Int($0) }
+            guard !parsed.isEmpty, parsed.count == sizes.split(separator: ",").count, parsed.allSatisfy({ (64...(1 << 31)).contains($0) }) else {
+                throw UsageError("--state-sizes takes sizes in bytes like 1024,1048576 (each 64 to 2147483648)")
+            }
+            plan.stateSizes = parsed
         }
         plan.snapshotDirectory = arguments.string("snapshot-dir")
         let json = arguments.flag("json")
@@ -93,6 +103,7 @@ enum BenchCommand {
         await phase("async") { results in try await PipelinePhase.async(plan: plan, results: &results) }
         await phase("latency") { results in try await LatencyPhase.run(plan: plan, results: &results) }
         await phase("snapshot") { results in try await SnapshotPhase.run(plan: plan, results: &results) }
+        await phase("state") { results in try await StatePhase.run(plan: plan, results: &results) }
         await phase("memory") { results in try await MemoryPhase.run(plan: plan, results: &results) }
         await phase("durability") { results in try await DurabilityPhase.run(plan: plan, results: &results) }
         await phase("pause") { results in try await PausePhase.run(plan: plan, results: &results) }

@@ -35,12 +35,15 @@ struct BenchPlan: Sendable {
     var workers = 2
     /// Effects each worker runs at once.
     var workerConcurrency: Int
+    /// The state phase's sizes (bytes of MessagePack, about), and the actions timed at each.
+    var stateSizes: [Int]
+    var stateActions: Int
     /// Items in the snapshot phase's state.
     var inventoryItems = Inventory().itemCount
     /// Phases to run (all when empty).
     var only: Set<String> = []
 
-    static let phases = ["baseline", "sync", "async", "latency", "snapshot", "memory", "durability", "pause", "python"]
+    static let phases = ["baseline", "sync", "async", "latency", "snapshot", "state", "memory", "durability", "pause", "python"]
 
     init(quick: Bool, actions: Int?, messages: Int?, samples: Int?, workerConcurrency: Int) {
         self.quick = quick
@@ -57,6 +60,8 @@ struct BenchPlan: Sendable {
         pythonActions = max(base / 5, 100)
         pauseActions = max(base, 1_000)
         pauseSnapshotEvery = max(pauseActions / 10, 100)
+        stateSizes = [1 << 10, 1 << 20, quick ? 16 << 20 : 64 << 20]
+        stateActions = max(base / 5, 1_000)
         self.workerConcurrency = workerConcurrency
     }
 
@@ -72,7 +77,8 @@ struct BenchPlan: Sendable {
             ("quick", .bool(quick)), ("messages", .whole(messages)), ("samples", .whole(samples)), ("window", .whole(window)),
             ("sync_actions", .whole(syncActions)), ("async_actions", .whole(asyncActions)), ("workers", .whole(workers)),
             ("worker_concurrency", .whole(workerConcurrency)), ("snapshot_actions", .whole(snapshotActions)),
-            ("inventory_items", .whole(inventoryItems)), ("memory_actions", .whole(memoryActions)),
+            ("inventory_items", .whole(inventoryItems)),
+            ("state_sizes", .array(stateSizes.map { .whole($0) })), ("state_actions", .whole(stateActions)), ("memory_actions", .whole(memoryActions)),
             ("fsync_always_actions", .whole(alwaysActions)), ("fsync_always_max_seconds", .number(alwaysSeconds)),
             ("durable_actions", .whole(durableActions)), ("python_actions", .whole(pythonActions)),
             ("pause_actions", .whole(pauseActions)), ("pause_clients", .whole(pauseClients)), ("pause_snapshot_every", .whole(pauseSnapshotEvery)),

@@ -61,6 +61,11 @@ struct BenchReport {
                   comparison: "<=", target: 2),
             Ratio(key: "pause_workers_lost", title: "workers lost while snapshotting",
                   value: results.pause.last(where: { $0.snapshotEvery != nil }).map { Double($0.workersLost) }, comparison: "<=", target: 0),
+            Ratio(key: "state_largest_over_smallest", title: "state: actions/s, \(Self.size(results.state.last?.targetBytes)) / \(Self.size(results.state.first?.targetBytes))",
+                  value: results.state.count > 1 ? over(results.state.last?.ackedPerSecond, results.state.first?.ackedPerSecond) : nil,
+                  comparison: ">=", target: 0.8),
+            Ratio(key: "state_late_join_over_raw_copy", title: "state: late joiner's first state / raw chunked copy",
+                  value: over(results.state.last?.lateJoinSeconds, results.stateRawCopySeconds), comparison: "<=", target: 2),
             Ratio(key: "memory_growth", title: "authority RSS end / warm", value: results.memory.map { Double($0.endRSSKiB) / Double(max($0.warmRSSKiB, 1)) },
                   comparison: "<=", target: memoryTarget),
         ]
@@ -96,6 +101,19 @@ struct BenchReport {
                 ("snapshots_per_1000_actions", .number(snapshot.snapshotsPerThousandActions, places: 3)),
                 ("actions_per_snapshot", .number(snapshot.actionsPerSnapshot, places: 1)),
                 ("feed_bytes_per_second", .number(snapshot.feedBytesPerSecond, places: 0)), ("observer_bytes", .whole(snapshot.observerBytes)),
+            ])))
+        }
+        if !results.state.isEmpty {
+            object.append(("state", .object([
+                ("sizes", .array(results.state.map { run in
+                    .object([
+                        ("target_bytes", .whole(run.targetBytes)), ("state_bytes", .whole(run.stateBytes)), ("entries", .whole(run.entries)),
+                        ("actions", .whole(run.actions)), ("acked", .whole(run.acked)), ("acked_per_second", .number(run.ackedPerSecond, places: 0)),
+                        ("snapshots_written", .whole(run.snapshotsWritten)),
+                        ("late_join_seconds", run.lateJoinSeconds.map { .number($0, places: 4) } ?? .nil),
+                    ])
+                })),
+                ("raw_copy_seconds", results.stateRawCopySeconds.map { .number($0, places: 4) } ?? .nil),
             ])))
         }
         if let memory = results.memory {
@@ -180,6 +198,15 @@ struct BenchReport {
             add("", "snapshots per 1,000 actions", String(format: "%.2f (%d snapshots, %.0f actions each)", snapshot.snapshotsPerThousandActions, snapshot.snapshotsPublished, snapshot.actionsPerSnapshot))
             add("", "feed", String(format: "%.1f MB/s", snapshot.feedBytesPerSecond / 1e6))
         }
+        for (index, run) in results.state.enumerated() {
+            add(index == 0 ? "state" : "", "catalog, \(run.stateBytes.grouped) B, \(run.acked.grouped) puts", "\(Self.rate(run.ackedPerSecond)) actions/s, \(run.snapshotsWritten) snapshots written")
+            if let seconds = run.lateJoinSeconds {
+                add("", "late joiner's first state (\(Self.size(run.targetBytes)))", String(format: "%.3f s", seconds))
+            }
+        }
+        if let seconds = results.stateRawCopySeconds, let bytes = results.state.last?.stateBytes {
+            add("", "raw copy of \(bytes.grouped) B, 1 MiB chunks", String(format: "%.3f s", seconds))
+        }
         if let memory = results.memory {
             add("memory", "authority RSS start / warm / end", "\(memory.startRSSKiB / 1_024) / \(memory.warmRSSKiB / 1_024) / \(memory.endRSSKiB / 1_024) MiB")
             add("", "peak (VmHWM), after \(memory.actions.grouped) actions", "\(memory.peakKiB / 1_024) MiB, \(memory.isFlat ? "flat" : "GROWING")")
@@ -225,6 +252,12 @@ struct BenchReport {
             let line = row.0.padding(toLength: first + 2, withPad: " ", startingAt: 0) + row.1.padding(toLength: second + 2, withPad: " ", startingAt: 0) + row.2
             return index == 0 ? [line, String(repeating: "-", count: min(line.count + 10, 110))] : [line]
         }
+    }
+
+    /// `1 KiB`, `64 MiB`.
+    private static func size(_ bytes: Int?) -> String {
+        guard let bytes else { return "-" }
+        return bytes >= 1 << 20 ? "\(bytes >> 20) MiB" : bytes >= 1 << 10 ? "\(bytes >> 10) KiB" : "\(bytes) B"
     }
 
     private static func rate(_ value: Double) -> String { Int(value.rounded()).grouped }

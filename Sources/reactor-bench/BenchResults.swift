@@ -59,6 +59,20 @@ struct BenchResults: Sendable {
         var actionsPerSnapshot: Double { Double(actions) / Double(max(snapshotsPublished, 1)) }
     }
 
+    /// The `catalog` app grown to one size, then taking the state phase's action mix.
+    struct StateRun: Sendable {
+        /// The size asked for, and the state's MessagePack size once grown.
+        var targetBytes: Int
+        var stateBytes: Int
+        var entries: Int
+        var actions: Int
+        var acked: Int
+        var ackedPerSecond: Double
+        var snapshotsWritten: Int
+        /// A late-joining observer's seconds from `start()` to its first state (largest size only).
+        var lateJoinSeconds: Double?
+    }
+
     /// The authority's memory while it takes many actions.
     struct Memory: Sendable {
         struct Sample: Sendable {
@@ -117,6 +131,10 @@ struct BenchResults: Sendable {
     var async: Pipeline?
     var latency: Latency?
     var snapshot: SnapshotCost?
+    /// The state phase, smallest size first.
+    var state: [StateRun] = []
+    /// Seconds to copy the largest state's bytes through a raw socket pair in chunks.
+    var stateRawCopySeconds: Double?
     var memory: Memory?
     var durability: [Durability] = []
     /// The pause phase: without snapshots, then with.

@@ -194,13 +194,13 @@ enum RawZMQBaseline {
     // MARK: Helpers
 
     /// Why a raw peer gave up.
-    private struct BaselineFailure: Error, CustomStringConvertible {
+    struct BaselineFailure: Error, CustomStringConvertible {
         let description: String
         init(_ description: String) { self.description = description }
     }
 
     /// Runs one role with a context of its own; a failure prints a `failed` event, exit 1.
-    private static func run(_ role: String, _ body: (ZMQContext) throws -> Void) -> Int32 {
+    static func run(_ role: String, _ body: (ZMQContext) throws -> Void) -> Int32 {
         do {
             let context = try ZMQContext()
             defer { _ = context.terminate(timeout: .seconds(10)) }

@@ -5,7 +5,7 @@ import TestSupport
 /// `reactor-bench` end to end, with tiny counts: every phase runs its real processes, the
 /// JSON has every figure, the correctness checks hold, and no child outlives the bench.
 @Suite(.serialized) struct BenchCommandTests {
-    static let tiny = ["--quick", "--json", "--actions", "2000", "--messages", "20000", "--samples", "200"]
+    static let tiny = ["--quick", "--json", "--actions", "2000", "--messages", "20000", "--samples", "200", "--state-sizes", "1024,262144"]
 
     /// Processes of this build that only the bench starts: its peers (`reactor-bench peer`), its
     /// authorities (which it starts with an unusually high --max-in-flight) and the Python
@@ -45,13 +45,13 @@ import TestSupport
         let line = try #require(bench.output.last(where: { $0.hasPrefix("{") }), "no JSON on stdout\(bench.diagnostics)")
         let report = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
 
-        for key in ["plan", "sizes", "baseline", "sync", "async", "latency", "snapshot", "memory", "durability", "pause", "python", "ratios", "checks", "failures", "passed"] {
+        for key in ["plan", "sizes", "baseline", "sync", "async", "latency", "snapshot", "state", "memory", "durability", "pause", "python", "ratios", "checks", "failures", "passed"] {
             #expect(report[key] != nil, "missing \(key)")
         }
         #expect(report["passed"] as? Bool == true, "\(line)")
         #expect((report["failures"] as? [Any])?.isEmpty == true, "\(line)")
         let checks = try #require(report["checks"] as? [String: Bool])
-        for key in ["sync_count", "async_count", "latency_complete", "snapshot_count", "memory_count",
+        for key in ["sync_count", "async_count", "latency_complete", "snapshot_count", "state_1024_exact", "state_262144_exact", "state_late_joiner_exact", "memory_count",
                     "durability_always_count", "durability_batch_count", "durability_none_count", "pause_without_acked", "pause_with_acked"] {
             #expect(checks[key] == true, "check \(key): \(checks[key].map(String.init) ?? "missing")")
         }
@@ -78,6 +78,12 @@ import TestSupport
         #expect(number(report, "sync", "observer_count") == number(report, "sync", "actions"))
         #expect(number(report, "async", "observer_count") == number(report, "async", "actions"))
         #expect(((report["memory"] as? [String: Any])?["samples"] as? [Any])?.isEmpty == false)
+        let states = try #require((report["state"] as? [String: Any])?["sizes"] as? [[String: Any]])
+        #expect(states.map { ($0["target_bytes"] as? NSNumber)?.intValue } == [1_024, 262_144])
+        #expect(states.allSatisfy { ($0["acked"] as? NSNumber)?.intValue == 1_000 && (($0["acked_per_second"] as? NSNumber)?.doubleValue ?? 0) > 0 })
+        #expect((states.last?["state_bytes"] as? NSNumber)?.intValue ?? 0 > 200_000)
+        #expect((states.last?["late_join_seconds"] as? NSNumber)?.doubleValue ?? 0 > 0)
+        #expect(number(report, "state", "raw_copy_seconds") ?? 0 > 0)
 
         let python = try #require(report["python"] as? [String: Any])
         if python["skipped"] as? Bool == false {
@@ -87,7 +93,8 @@ import TestSupport
             #expect(python["reason"] is String)
         }
         let ratios = try #require(report["ratios"] as? [String: [String: Any]])
-        for key in ["sync_over_echo", "async_over_echo", "ack_p50_over_rtt_p50", "ack_p99_over_rtt_p99", "sync_over_python", "memory_growth", "pause_longest_over_p99", "pause_workers_lost"] {
+        for key in ["sync_over_echo", "async_over_echo", "ack_p50_over_rtt_p50", "ack_p99_over_rtt_p99", "sync_over_python", "memory_growth", "pause_longest_over_p99", "pause_workers_lost",
+                    "state_largest_over_smallest", "state_late_join_over_raw_copy"] {
             let ratio = try #require(ratios[key], "missing ratio \(key)")
             #expect(ratio["target"] is String)
             #expect(ratio["met"] != nil)

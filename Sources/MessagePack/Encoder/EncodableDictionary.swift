@@ -11,19 +11,22 @@ extension Dictionary: EncodableDictionary where Key: Encodable, Value: Encodable
     func encodeMessagePackMap(
         session: EncodingSession, writer: MessagePackWriter, parent: EncoderNode?, key: (any CodingKey)?
     ) throws -> Bool {
+        // Sorting sorts the keys' positions, not (key, value) pairs: moving a pair of a generic
+        // value costs a retain and a release per move, most of encoding a dictionary of a
+        // million entries.
         if Key.self == String.self {
-            var entries = map { (key: unsafeBitCast($0.key, to: String.self), value: $0.value) }
-            if session.sortKeys { entries.sort { $0.key < $1.key } }
-            try Self.write(entries, session: session, writer: writer, parent: parent, key: key) { entryKey in
+            let keys = self.keys.map { unsafeBitCast($0, to: String.self) }
+            let order = session.sortKeys ? keys.indices.sorted { keys[$0] < keys[$1] } : nil
+            try Self.write(keys: keys, values: Array(values), order: order, session: session, writer: writer, parent: parent, key: key) { entryKey in
                 writer.packString(entryKey)
                 return MessagePackKey.string(entryKey)
             }
             return true
         }
         if Key.self == Int.self {
-            var entries = map { (key: unsafeBitCast($0.key, to: Int.self), value: $0.value) }
-            if session.sortKeys { entries.sort { $0.key < $1.key } }
-            try Self.write(entries, session: session, writer: writer, parent: parent, key: key) { entryKey in
+            let keys = self.keys.map { unsafeBitCast($0, to: Int.self) }
+            let order = session.sortKeys ? keys.indices.sorted { keys[$0] < keys[$1] } : nil
+            try Self.write(keys: keys, values: Array(values), order: order, session: session, writer: writer, parent: parent, key: key) { entryKey in
                 writer.packInt(Int64(entryKey))
                 return MessagePackKey.index(entryKey)
             }
@@ -59,6 +62,25 @@ extension Dictionary: EncodableDictionary where Key: Encodable, Value: Encodable
         for entry in entries {
             let entryKey = packKey(entry.key)
             try session.encodeValue(entry.value, into: writer, parent: node, key: entryKey)
+        }
+        session.recycle(&node)
+    }
+
+    /// Writes `keys[i]: values[i]` for each `i` of `order` (every position in turn when `nil`).
+    private static func write<K>(
+        keys: [K], values: [Value], order: [Int]?, session: EncodingSession, writer: MessagePackWriter,
+        parent: EncoderNode?, key: (any CodingKey)?, packKey: (K) -> any CodingKey
+    ) throws {
+        var node = session.makeNode(parent: parent, key: key, target: nil)
+        writer.packMapHeader(keys.count)
+        if let order {
+            for index in order {
+                try session.encodeValue(values[index], into: writer, parent: node, key: packKey(keys[index]))
+            }
+        } else {
+            for index in keys.indices {
+                try session.encodeValue(values[index], into: writer, parent: node, key: packKey(keys[index]))
+            }
         }
         session.recycle(&node)
     }

@@ -10,7 +10,8 @@ import ZeroMQ
 /// transfer), so a state of any size arrives in messages of a bounded size. Then:
 ///
 /// - with a ``MutationFollower`` it applies every feed mutation newer than the state it holds,
-///   with the reactor's `reduce`, and delivers the state after each batch of them; mutations
+///   with the reactor's `reduce`, and delivers the state after each batch of them (spaced out when
+///   copying a large state for the streams would take more than a tenth of the time); mutations
 ///   that arrive while a fetch runs wait for it. A gap in versions fetches again;
 /// - without one it delivers only feed snapshots with a higher version than the one held.
 ///
@@ -134,6 +135,7 @@ final class ObserverLoop<State: Sendable>: NodeLoop {
     private func nextDeadline() -> UInt64 {
         var next = lastFeedMessage + silenceTimeout
         if let fetch { next = min(next, fetch.deadline) }
+        if hasUndelivered { next = min(next, deliveryDue / 1_000_000 + 1) }
         return next
     }
 
@@ -190,6 +192,7 @@ final class ObserverLoop<State: Sendable>: NodeLoop {
             lastFeedMessage = now
             try refetch("the feed has been silent for \(configuration.silenceTimeout)")
         }
+        if hasUndelivered { deliverWhenDue() }
     }
 
     /// Stops the observer with a `wrong_app` failure saying `message`.
@@ -264,6 +267,9 @@ final class ObserverLoop<State: Sendable>: NodeLoop {
             counters.update { $0.staleIgnored += 1 }
             return
         }
+        // `current` must hold the only reference to the bytes so far, or appending the chunk
+        // copies them all: 64 chunks of a 64 MiB state copied 2 GiB. Every path puts it back.
+        fetch = nil
         if current.version == nil {
             current.version = version
             current.actionSeq = actionSeq
@@ -345,7 +351,13 @@ final class ObserverLoop<State: Sendable>: NodeLoop {
     private func applyMutation(_ mutation: (version: UInt64, actionSeq: UInt64, payload: [UInt8]), _ follower: MutationFollower<State>) -> Bool {
         guard let version = held, state != nil, mutation.version == version + 1 else { return false }
         do {
+            let started = measureNextApply ? MonotonicClock.nanoseconds() : 0
             try follower.apply(&state!, mutation.payload)
+            if measureNextApply {
+                // The first change after a delivery copies the state the streams now share.
+                copyNanoseconds = MonotonicClock.nanoseconds() - started
+                measureNextApply = false
+            }
         } catch {
             counters.update { $0.malformed += 1 }
             logger.warning("mutation \(mutation.version) does not decode: \(error)")
@@ -364,6 +376,36 @@ final class ObserverLoop<State: Sendable>: NodeLoop {
         deliveredVersion = held
         counters.update { $0.snapshotsDelivered += 1 }
         hub.publish(Snapshot(version: held, state: state), actionSeq: stateActionSeq)
+        lastDelivery = MonotonicClock.nanoseconds()
+        measureNextApply = true
+    }
+
+    // A delivered state is shared with the streams (and the hub keeps the newest for new
+    // subscribers), so the next mutation copies it whole: nothing for a small state, a whole
+    // dictionary of a million entries for a 64 MiB one. Deliveries are spaced so that copying
+    // takes at most ``deliveryShare`` of the time: after a copy that took `t`, the next delivery
+    // waits `t × (1 − share) / share`. A small state still goes out after every batch; every
+    // delivered state is exact at its version, and the newest is always delivered in the end.
+
+    /// The most of the loop's time that copying delivered states may take.
+    static var deliveryShare: Double { 0.1 }
+    private var lastDelivery: UInt64 = 0
+    private var copyNanoseconds: UInt64 = 0
+    private var measureNextApply = false
+
+    /// When the next delivery may go out (monotonic nanoseconds).
+    private var deliveryDue: UInt64 {
+        lastDelivery + UInt64(Double(copyNanoseconds) * (1 - Self.deliveryShare) / Self.deliveryShare)
+    }
+
+    /// Whether the held state is newer than the delivered one (following mutations, no fetch under way).
+    private var hasUndelivered: Bool {
+        guard follower != nil, fetch == nil, let held, state != nil else { return false }
+        return deliveredVersion.map { held > $0 } ?? true
+    }
+
+    private func deliverWhenDue() {
+        if MonotonicClock.nanoseconds() >= deliveryDue { deliverState() }
     }
 
     private func follow(_ mutation: (version: UInt64, actionSeq: UInt64, payload: [UInt8]), _ follower: MutationFollower<State>) throws(ZMQError) {
@@ -404,7 +446,7 @@ final class ObserverLoop<State: Sendable>: NodeLoop {
             }
             try handle(message)
         }
-        if received, follower != nil, fetch == nil { deliverState() }
+        if received, follower != nil, fetch == nil { deliverWhenDue() }
     }
 
     private func handle(_ message: FeedMessage) throws(ZMQError) {
