@@ -8,6 +8,7 @@
 /// `var local = take(&property)`, change `local`, `property = local` — the property is only ever
 /// read or assigned whole, the compiler proves that no two accesses overlap, and the checks go.
 /// The array keeps its single reference throughout, so the change happens in place, uncopied.
+/// One in-place change of such a property anywhere in the module brings its checks back.
 @inline(__always)
 func take<C: RangeReplaceableCollection>(_ collection: inout C) -> C {
     let taken = collection
