@@ -1,12 +1,9 @@
 // swift-tools-version:6.0
 import PackageDescription
 
-// Release builds let the apps specialise the generic runtime (Sequencer<R>, AuthorityEngine<R>,
-// the codec) across module boundaries: without it every action paid for generic metadata
-// look-ups, about 30% fewer actions per second in the benchmark. (An unsafe flag: SwiftPM
-// accepts it for this package built directly or as a local or branch dependency.)
-let cmo: [SwiftSetting] = [.unsafeFlags(["-cross-module-optimization"], .when(configuration: .release))]
-
+// No target has `unsafeFlags`: SwiftPM refuses them in a versioned dependency
+// (`.package(url:from:)`), and a user's package could not depend on this one. Release builds are
+// SwiftPM's own (`-O`, whole module, the compiler's default cross-module optimisation).
 let package = Package(
     name: "ReactorBus",
     // Linux only (built and tested on Debian 12): storage calls fdatasync and Glibc directly and
@@ -54,16 +51,10 @@ let package = Package(
         ),
 
         // Pure reactor semantics: no I/O, no threads, no ZeroMQ.
-        .target(name: "ReactorCore", swiftSettings: cmo),
+        .target(name: "ReactorCore"),
 
-        // Codable <-> MessagePack over msgpack-c. Release builds also drop the dynamic
-        // exclusivity checks (8% of encode instructions): every encode or decode call
-        // works on its own session objects, on one thread, with no re-entrant access.
-        .target(
-            name: "MessagePack",
-            dependencies: ["CMsgPack"],
-            swiftSettings: cmo + [.unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))]
-        ),
+        // Codable <-> MessagePack over msgpack-c.
+        .target(name: "MessagePack", dependencies: ["CMsgPack"]),
 
         // The one helper that retries POSIX calls interrupted by a signal (EINTR).
         .target(name: "SystemCalls"),
@@ -73,7 +64,7 @@ let package = Package(
         .target(name: "ArgumentParsing"),
 
         // The ZeroMQ wrapper: the only Swift module that imports CZMQ.
-        .target(name: "ZeroMQ", dependencies: ["CZMQ", "SystemCalls"], swiftSettings: cmo),
+        .target(name: "ZeroMQ", dependencies: ["CZMQ", "SystemCalls"]),
 
         // Metrics as values and the Prometheus text exposition format: pure, no I/O.
         .target(name: "ReactorMetrics"),
@@ -82,17 +73,16 @@ let package = Package(
         .target(name: "MetricsHTTP", dependencies: ["CMicroHTTPD", "ReactorMetrics"]),
 
         // The wire protocol: message types, headers and their MessagePack codecs.
-        .target(name: "ReactorWire", dependencies: ["ReactorCore", "MessagePack"], swiftSettings: cmo),
+        .target(name: "ReactorWire", dependencies: ["ReactorCore", "MessagePack"]),
 
         // Storage: journal, segments, snapshots, POSIX file access, CRC-32C.
-        .target(name: "ReactorStorage", dependencies: ["SystemCalls"], swiftSettings: cmo),
+        .target(name: "ReactorStorage", dependencies: ["SystemCalls"]),
 
         // The nodes a user calls (authority, worker, client, observer), their configurations and
         // errors, and the authority's internals (dispatcher, client ledger, job queues).
         .target(
             name: "ReactorBus",
-            dependencies: ["ZeroMQ", "ReactorWire", "ReactorStorage", "ReactorCore", "MessagePack", "ReactorLog", "ReactorMetrics", "SystemCalls"],
-            swiftSettings: cmo
+            dependencies: ["ZeroMQ", "ReactorWire", "ReactorStorage", "ReactorCore", "MessagePack", "ReactorLog", "ReactorMetrics", "SystemCalls"]
         ),
 
         // TestStore: exhaustive tests of a reactor on the Sequencer the authority runs; reports
@@ -118,12 +108,11 @@ let package = Package(
         .target(name: "TestSupport", dependencies: ["SystemCalls"]),
 
         // The benchmark (`make bench`): every role in its own process, the authorities and
-        // workers being the real reactor-node built next to it. Release builds specialise like the nodes.
+        // workers being the real reactor-node built next to it.
         .executableTarget(
             name: "reactor-bench",
             dependencies: ["ReactorBus", "ZeroMQ", "ReactorWire", "ReactorCore", "ReactorApps", "MessagePack", "ReactorLog",
-                           "ArgumentParsing", "TestSupport", "SystemCalls"],
-            swiftSettings: cmo
+                           "ArgumentParsing", "TestSupport", "SystemCalls"]
         ),
 
         // Codec benchmark: Codable path vs hand-written msgpack-c calls (`make bench-codec`).

@@ -112,7 +112,45 @@ extension Tag {
         // This package compiles again in the shared scratch directory, once: minutes on a busy machine.
         let build = try await Self.swift(["build"], package, scratch: DependentPackages.scratch, timeout: .seconds(15 * 60))
         try #require(build.reap() == 0, "swift build failed: \(build.output.suffix(30).joined(separator: "\n"))\(build.diagnostics)")
-        let tally = DependentPackages.scratch + "/debug/tally"
+        try await Self.runInFourProcesses(tally: DependentPackages.scratch + "/debug/tally")
+    }
+
+    /// A versioned dependency, the way a user outside this repository adds it: SwiftPM accepts one
+    /// only if none of its targets has `unsafeFlags`. A git copy of this package tagged 0.1.0,
+    /// resolved by `from: "0.1.0"`, builds and runs the same four processes. (Its own scratch
+    /// directory: the shared one holds this package as a path dependency.)
+    @Test(.timeLimit(.minutes(20)))
+    func aPackageDependingOnATaggedGitCopyOfThisOneResolvesTheTagAndBuildsANodeThatRuns() async throws {
+        let copies = NSTemporaryDirectory() + "reactorbus-kit-git-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: copies) }
+        let repository = copies + "/ReactorBus"
+        try Self.copyTrackedFiles(to: repository)
+        for arguments in [["init", "-q"], ["add", "-A"], ["-c", "user.name=test", "-c", "user.email=test@example.invalid", "commit", "-q", "-m", "copy"], ["tag", "0.1.0"]] {
+            let git = try ChildProcess.program(executable: "/usr/bin/env", arguments: ["git", "-C", repository] + arguments, name: "git")
+            try #require(await git.waitForExit(timeout: .seconds(120)) == 0, "git \(arguments): \(git.diagnostics)")
+        }
+        let directory = NSTemporaryDirectory() + "reactorbus-kit-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let package = directory + "/tally"
+        try Self.writeUserPackage(dependency: #".package(url: "file://\#(repository)", from: "0.1.0")"#, identity: "ReactorBus", to: package)
+        let build = try await Self.swift(["build"], package, scratch: directory + "/build", timeout: .seconds(15 * 60))
+        try #require(build.reap() == 0, "swift build failed: \(build.output.suffix(30).joined(separator: "\n"))\(build.diagnostics)")
+
+        // Resolved as a version, to the tag: not as a branch or a revision.
+        let resolved = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: package + "/Package.resolved"))) as? [String: Any]
+        let pins = try #require(resolved?["pins"] as? [[String: Any]], "\(String(describing: resolved))")
+        #expect(pins.count == 1)
+        #expect(pins.first?["identity"] as? String == "reactorbus")
+        let state = pins.first?["state"] as? [String: Any]
+        #expect(state?["version"] as? String == "0.1.0", "\(String(describing: state))")
+        #expect(state?["branch"] == nil)
+
+        try await Self.runInFourProcesses(tally: directory + "/build/debug/tally")
+    }
+
+    /// Runs the user's program as authority, worker, observer and sender to an exact final state,
+    /// then stops them with SIGTERM.
+    static func runInFourProcesses(tally: String) async throws {
         func node(_ arguments: [String], _ name: String) throws -> ChildProcess {
             try ChildProcess.program(executable: tally, arguments: arguments, name: name)
         }
@@ -155,34 +193,6 @@ extension Tag {
         }
         #expect(worker.diagnostics.contains("stopped after 2 job(s) done, 0 failed"), "\(worker.diagnostics)")
         #expect(authority.diagnostics.contains("stopped at version 6 after 6 action(s)"), "\(authority.diagnostics)")
-    }
-
-    /// SwiftPM refuses `unsafeFlags` in a versioned dependency, and Package.swift has two
-    /// (`-cross-module-optimization`, `-enforce-exclusivity=unchecked`, worth half the throughput).
-    /// This test documents the refusal; when the flags go, it fails and should become the four
-    /// process run above with `.package(url:from:)`.
-    @Test(.timeLimit(.minutes(5)))
-    func aVersionedGitDependencyIsRefusedForThePackagesUnsafeFlags() async throws {
-        let copies = NSTemporaryDirectory() + "reactorbus-kit-git-\(UUID().uuidString)"
-        defer { try? FileManager.default.removeItem(atPath: copies) }
-        let repository = copies + "/ReactorBus"
-        try Self.copyTrackedFiles(to: repository)
-        for arguments in [["init", "-q"], ["add", "-A"], ["-c", "user.name=test", "-c", "user.email=test@example.invalid", "commit", "-q", "-m", "copy"], ["tag", "0.1.0"]] {
-            let git = try ChildProcess.program(executable: "/usr/bin/env", arguments: ["git", "-C", repository] + arguments, name: "git")
-            #expect(await git.waitForExit(timeout: .seconds(120)) == 0, "git \(arguments): \(git.diagnostics)")
-        }
-        let directory = NSTemporaryDirectory() + "reactorbus-kit-\(UUID().uuidString)"
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let package = directory + "/tally"
-        try Self.writeUserPackage(dependency: #".package(url: "file://\#(repository)", from: "0.1.0")"#, identity: "ReactorBus", to: package)
-        let build = try await Self.swift(["build"], package, scratch: directory + "/build", timeout: .seconds(4 * 60))
-        #expect(build.reap() == 1, "\(build.diagnostics)")
-        let stderr = (try? String(contentsOfFile: build.logPath, encoding: .utf8)) ?? ""
-        let refusals = stderr.split(separator: "\n").map(String.init).filter { $0.hasPrefix("error: ") }.sorted()
-        let expected = [("MessagePack", "ReactorNodeKit"), ("ReactorBus", "ReactorNodeKit"), ("ReactorCore", "ReactorCore"), ("ReactorCore", "ReactorNodeKit"),
-                        ("ReactorStorage", "ReactorNodeKit"), ("ReactorWire", "ReactorNodeKit"), ("ZeroMQ", "ReactorNodeKit")]
-            .map { "error: 'tally': the target '\($0.0)' in product '\($0.1)' contains unsafe build flags" }
-        #expect(refusals == expected, "\(stderr)")
     }
 
     /// Copies the files git tracks in this package (its sources, not its build) to `destination`.

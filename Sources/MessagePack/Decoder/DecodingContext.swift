@@ -98,7 +98,12 @@ final class DecodingContext {
                 from: object, context: self, node: key.map { CodingPathNode(parent: parent, key: $0) } ?? parent
             ) as? T
         }
-        if plainTypes.count < 64 { plainTypes.append(ObjectIdentifier(T.self)) }
+        if plainTypes.count < 64 {
+            // Through a local (see `take`): no run-time exclusivity checks on the cache.
+            var types = take(&plainTypes)
+            types.append(ObjectIdentifier(T.self))
+            plainTypes = types
+        }
         return nil
     }
 

@@ -90,7 +90,10 @@ final class EncoderNode: Encoder {
     /// A child node for a nested container or super-encoder, spliced in at the current position.
     func makeDeferredChild(key: any CodingKey) -> EncoderNode {
         let child = EncoderNode(session: session, parent: self, key: key, target: nil)
-        deferred.append((buffer?.count ?? 0, child))
+        // Through a local (see `take`): no run-time exclusivity checks on `deferred`.
+        var children = take(&deferred)
+        children.append((buffer?.count ?? 0, child))
+        deferred = children
         return child
     }
 
@@ -133,7 +136,8 @@ final class EncoderNode: Encoder {
     /// Lets go of the deferred children once their bytes are written (or the encode failed),
     /// returning their buffers to the pool for the next nested container of this encode call.
     func releaseChildren() {
-        while var child = deferred.popLast()?.node {
+        var children = take(&deferred)
+        while var child = children.popLast()?.node {
             child.releaseChildren()
             session.recycle(&child)
         }

@@ -17,21 +17,25 @@ final class EncodingSession {
 
     /// Releases the pooled buffers at the end of an encode call.
     func tearDown() {
-        freeWriters.removeAll()
+        freeWriters = []
     }
 
     // MARK: Pools
 
+    // The pool and the type cache change through locals (see `take`): no run-time exclusivity checks.
+
     func acquireWriter() -> MessagePackWriter {
-        if let writer = freeWriters.popLast() {
-            writer.reset()
-            return writer
-        }
-        return MessagePackWriter()
+        var writers = take(&freeWriters)
+        defer { freeWriters = writers }
+        guard let writer = writers.popLast() else { return MessagePackWriter() }
+        writer.reset()
+        return writer
     }
 
     func releaseWriter(_ writer: MessagePackWriter) {
-        freeWriters.append(writer)
+        var writers = take(&freeWriters)
+        writers.append(writer)
+        freeWriters = writers
     }
 
     func makeNode(parent: EncoderNode?, key: (any CodingKey)?, target: MessagePackWriter?) -> EncoderNode {
@@ -118,7 +122,11 @@ final class EncodingSession {
             return try dictionary.encodeMessagePackMap(session: self, writer: writer, parent: parent, key: key)
         }
         else {
-            if plainTypes.count < 64 { plainTypes.append(ObjectIdentifier(T.self)) }
+            if plainTypes.count < 64 {
+                var types = take(&plainTypes)
+                types.append(ObjectIdentifier(T.self))
+                plainTypes = types
+            }
             return false
         }
         return true
