@@ -452,3 +452,22 @@ import TestSupport
 
 /// Logs only errors, so expected warnings (timeouts, bad replies) do not clutter test output.
 let quietLogger = Logger(label: "test", level: .error)
+
+extension ActionClientTests {
+    /// A client given the app's schema meets an authority of another version (the fake says
+    /// schema 1, the client speaks 2): its first call and every later one fail with the refusal,
+    /// naming both versions; nothing is sent but pings.
+    @Test func anAuthorityOfAnotherSchemaRefusesEveryCallEvenAfterTheClientStopped() async throws {
+        try await FakeClientAuthority.with { context, fake in
+            let client = try makeClient(fake, context) { $0.schema = AppSchema(version: 2) }
+            defer { client.close() }
+            let expected = ClientError.refused(code: .wrongApp, message: AppSchema(version: 2).disagreement(app: "counter", endpoint: fake.actionsEndpoint, authority: 1))
+            await #expect(throws: expected) { try await client.send(.countUp) }
+            await client.wait()
+            await #expect(throws: expected) { try await client.send(.countUp) }
+            await #expect(throws: expected) { _ = try await client.stats() }
+            #expect(fake.recorded.actions.isEmpty)
+            #expect(fake.recorded.received.allSatisfy { if case .ping = $0 { true } else { false } })
+        }
+    }
+}

@@ -118,7 +118,7 @@ public final class ActionClient<R: Reactor>: Sendable {
         }
         let result = await withUnsafeContinuation { (continuation: ClientLoop.ActionContinuation) in
             if !runtime.admit({ mailbox.post(.action(payload: payload, continuation: continuation)) }) {
-                continuation.resume(returning: .failure(.closed))
+                continuation.resume(returning: .failure(refusedOrClosed))
             }
         }
         return try result.get()
@@ -192,8 +192,8 @@ public final class ActionClient<R: Reactor>: Sendable {
 
     /// Why the client stopped on its own: a ``ProtocolError`` with code ``ErrorCode/wrongApp``
     /// when ``ActionClientConfiguration/appName`` is set and the authority serves another app
-    /// (the calls waiting then fail with `refused(wrong_app)`, later ones with `closed`). `nil`
-    /// while it runs and after ``close()``.
+    /// or schema (every call then fails with `refused(wrong_app)`, later ones too). `nil` while
+    /// it runs and after ``close()``.
     public var failure: (any Error)? { runtime.failure.error }
 
     /// Fetches the authority's counters.
@@ -218,10 +218,17 @@ public final class ActionClient<R: Reactor>: Sendable {
         await runtime.wait()
     }
 
+    /// Why a call made after the loop ended fails: the refusal that ended it, if the authority
+    /// serves another app or schema, else `closed`.
+    private var refusedOrClosed: ClientError {
+        guard let refusal = runtime.failure.error as? ProtocolError, refusal.code == .wrongApp else { return .closed }
+        return .refused(code: .wrongApp, message: refusal.message)
+    }
+
     private func request(_ kind: ClientRequestKind) async throws(ClientError) -> AuthorityReply {
         let result = await withUnsafeContinuation { (continuation: ClientLoop.ReplyContinuation) in
             if !runtime.admit({ mailbox.post(.request(kind, continuation: continuation)) }) {
-                continuation.resume(returning: .failure(.closed))
+                continuation.resume(returning: .failure(refusedOrClosed))
             }
         }
         return try result.get()
