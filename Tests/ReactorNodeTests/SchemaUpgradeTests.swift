@@ -33,6 +33,7 @@ import ZeroMQ
     func observed(_ release: Int, _ endpoints: (actions: String, workers: String, feed: String)) async throws -> String? {
         let observe = try fixture(release, ["observe", "--app", "tally", "--feed", endpoints.feed, "--actions", endpoints.actions, "--once", "--json"], name: "observe")
         #expect(await observe.waitForExit() == 0, "\(observe.diagnostics)")
+        #expect(!observe.diagnostics.contains("ERROR"), "a clean exit logs no error: \(observe.diagnostics)")
         return observe.output.first
     }
 

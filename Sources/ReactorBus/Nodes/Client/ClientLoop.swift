@@ -224,6 +224,10 @@ final class ClientLoop: NodeLoop {
                 try expireDeadlines()
                 try probeIfSilent()
                 checkReachability()
+            } catch where error.isTerminated {
+                // The context was terminated (the owner is shutting down): a normal close.
+                logger.debug("the ZeroMQ context was terminated: closing the client")
+                break
             } catch {
                 logger.error("actions socket failed, closing the client: \(error)")
                 failure = .transport(error)
