@@ -44,6 +44,15 @@ extension ZMQSocket {
         return pair
     }
 
+    /// Stops the monitor ``monitor(_:name:)`` started on this socket. Call it before closing the
+    /// monitor's reading socket: libzmq sends events to the monitor with a blocking send, often
+    /// from its I/O thread, so an event for a reader that is gone would block that thread and
+    /// with it every socket of the context.
+    package func stopMonitor() {
+        guard let handle = try? openHandle("zmq_socket_monitor") else { return }
+        _ = zmq_socket_monitor(handle, nil, 0)
+    }
+
     /// Reads one event from a monitor socket made by ``monitor(_:name:)``, or `nil` when none
     /// is waiting.
     package func readMonitorEvent() throws(ZMQError) -> ZMQMonitorEvent? {

@@ -176,6 +176,9 @@ final class AuthorityLoop<R: Reactor>: NodeLoop {
             report.merge(durability.takeReport())
         }
         engine.absorb(report)
+        // Monitoring stops before its readers close (a monitor event for a closed reader would
+        // block libzmq's I/O thread, and every socket of the context with it).
+        for socket in [actions, workers, feedSocket] { socket.stopMonitor() }
         for monitor in monitors { monitor.socket.close() }
         zap?.close()
         actions.close()

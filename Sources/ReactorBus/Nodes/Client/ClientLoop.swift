@@ -235,6 +235,8 @@ final class ClientLoop: NodeLoop {
             }
             publishDiagnostics()
         }
+        // Monitoring stops before its reader closes (see ZMQSocket.stopMonitor()).
+        socket.stopMonitor()
         monitor.close()
         socket.close()
         runtime.refuseCalls()
