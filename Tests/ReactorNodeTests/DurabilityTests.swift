@@ -38,8 +38,7 @@ import ZeroMQ
         try client.start()
         let acks = AckCounter()
         let sending = Task { await acks.send(total, lanes: 100, through: client) { $0.isMultiple(of: 2) ? .countUp : .countUpAsync } }
-        let deadline = ContinuousClock.now + .seconds(60)
-        while acks.acked < killAfter, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+        try await acks.wait(untilAcked: killAfter)
         let ackedBeforeKill = acks.acked
         node.signal(SIGKILL)
         #expect(await node.waitForExit() != 0)

@@ -10,21 +10,7 @@ import TestSupport
 
     /// Whether `python3` imports prometheus_client (scripts/ensure-deps.sh --python): actually
     /// tried, so the test is skipped only when the parser could not run at all.
-    static let pythonHasPrometheusClient: Bool = {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", "import prometheus_client.parser"]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        process.standardInput = FileHandle.nullDevice
-        do {
-            try process.run()
-        } catch {
-            return false
-        }
-        process.waitUntilExit()
-        return process.terminationReason == .exit && process.terminationStatus == 0
-    }()
+    static let pythonHasPrometheusClient = Python.imports("prometheus_client.parser")
 
     /// Fetches a /metrics page and parses it with prometheus_client's own parser; prints one JSON
     /// line: the families' types, and every sample as `name{sorted labels}` to its value.

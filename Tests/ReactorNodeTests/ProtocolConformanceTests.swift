@@ -7,21 +7,7 @@ import TestSupport
 @Suite struct ProtocolConformanceTests {
     /// Whether `python3` runs and imports pyzmq and msgpack (scripts/ensure-deps.sh --python):
     /// actually tried, so the test is skipped only when the script could not run at all.
-    static let pythonHasZMQAndMsgpack: Bool = {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", "import zmq, msgpack"]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        process.standardInput = FileHandle.nullDevice
-        do {
-            try process.run()
-        } catch {
-            return false
-        }
-        process.waitUntilExit()
-        return process.terminationReason == .exit && process.terminationStatus == 0
-    }()
+    static let pythonHasZMQAndMsgpack = Python.imports("zmq, msgpack")
 
     @Test(.enabled(if: pythonHasZMQAndMsgpack, "python3 with pyzmq and msgpack (scripts/ensure-deps.sh --python)"))
     func aClientWrittenFromTheDocumentFindsTheWireAsDocumented() async throws {

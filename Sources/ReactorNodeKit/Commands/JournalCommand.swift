@@ -10,10 +10,7 @@ enum JournalCommand {
         Command(
             name: "journal",
             summary: "dump or verify an authority's journal and snapshots (read-only; safe beside a running authority)",
-            options: [
-                node.apps.appOption,
-                .value("data", "DIR", help: "the authority's data directory", required: true),
-                .value("snapshot-dir", "DIR", help: "where its snapshots are, if not DATA/snapshots"),
+            options: dataOptions(node) + [
                 .value("from", "VERSION", help: "dump: records from the one that reaches this state version"),
                 .value("to", "VERSION", help: "dump: records up to the one that reaches this state version"),
                 .flag("json", help: "dump: one JSON object per record"),
@@ -43,6 +40,15 @@ enum JournalCommand {
         let to = try version(arguments, "to")
         if let from, let to, from > to { throw CLIError.usage("journal dump: --from \(from) is after --to \(to)") }
         return try await node.apps.visit(arguments, Dumper(reader: reader, schema: app.schema, from: from, to: to, json: arguments.flag("json")))
+    }
+
+    /// `--app`, `--data` and `--snapshot-dir`: what every tool over a data directory takes.
+    static func dataOptions(_ node: NodeProgram) -> [Option] {
+        [
+            node.apps.appOption,
+            .value("data", "DIR", help: "the authority's data directory", required: true),
+            .value("snapshot-dir", "DIR", help: "where its snapshots are, if not DATA/snapshots"),
+        ]
     }
 
     /// The data directory named by `--data` (and `--snapshot-dir`), which must exist.

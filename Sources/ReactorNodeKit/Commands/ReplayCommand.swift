@@ -10,10 +10,7 @@ enum ReplayCommand {
         Command(
             name: "replay",
             summary: "print the state at a version, rebuilt from a data directory (read-only)",
-            options: [
-                node.apps.appOption,
-                .value("data", "DIR", help: "the authority's data directory", required: true),
-                .value("snapshot-dir", "DIR", help: "where its snapshots are, if not DATA/snapshots"),
+            options: JournalCommand.dataOptions(node) + [
                 .value("to-version", "VERSION", help: "the state version to rebuild", required: true),
                 .flag("json", help: #"one JSON line: {"version":V,"action_seq":A,"state":{...}}"#),
             ],

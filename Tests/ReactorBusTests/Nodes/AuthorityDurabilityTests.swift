@@ -102,21 +102,10 @@ import ReactorWire
         let outbox = engine.takeOutbox(.init(checkpointAtRecords: durability.checkpointDemand(now: now)))
         let lsn = try durability.append(outbox.records)
         durability.snapshot(outbox.checkpoint, coveringThrough: lsn, now: now)
-        try awaitDurable(durability, through: lsn)
+        try durability.awaitDurable(through: lsn)
         engine.absorb(durability.takeReport())
     }
 
-    /// Takes the syncer's outcomes, as the loop does when its poller wakes, until `lsn` is
-    /// durable (at most 10 s).
-    func awaitDurable(_ durability: AuthorityDurability<Counter>, through lsn: UInt64) throws {
-        let deadline = ContinuousClock.now + .seconds(10)
-        while durability.durableLSN < lsn {
-            var item = pollfd(fd: durability.syncOutcomes.fileDescriptor, events: Int16(POLLIN), revents: 0)
-            _ = poll(&item, 1, 100)
-            try durability.collectSyncs(now: MonotonicClock.milliseconds())
-            try #require(ContinuousClock.now < deadline, "LSN \(lsn) not durable within 10 s (durable: \(durability.durableLSN))")
-        }
-    }
 
     /// Waits for the snapshot being written and reports it to the engine.
     func finishSnapshot(_ durability: AuthorityDurability<Counter>, _ engine: AuthorityEngine<Counter>) {
@@ -367,7 +356,7 @@ import ReactorWire
         #expect(try unsyncedTurn(durability, engine, count: 20, from: 101) == 120)
 
         disk.release.signal()
-        try awaitDurable(durability, through: 120)
+        try durability.awaitDurable(through: 120)
         #expect(durability.durableLSN == 120)
         #expect(gate.waitStarted())
         gate.release.signal()
@@ -388,7 +377,7 @@ import ReactorWire
         durability.syncCall = disk.sync
         let lsn = try unsyncedTurn(durability, engine, count: 10, from: 1)
         disk.release.signal()
-        #expect(throws: PersistenceError.self) { try awaitDurable(durability, through: lsn) }
+        #expect(throws: PersistenceError.self) { try durability.awaitDurable(through: lsn) }
         #expect(durability.durableLSN == 0)
         #expect(durability.failure != nil)
         #expect(!durability.wantsFinalSnapshot)

@@ -46,13 +46,7 @@ import ReactorWire
         let outbox = engine.takeOutbox(.init(checkpointAtRecords: durability.checkpointDemand(now: now)))
         let lsn = try durability.append(outbox.records)
         durability.snapshot(outbox.checkpoint, coveringThrough: lsn, now: now)
-        let deadline = ContinuousClock.now + .seconds(10)
-        while durability.durableLSN < lsn {
-            var item = pollfd(fd: durability.syncOutcomes.fileDescriptor, events: Int16(POLLIN), revents: 0)
-            _ = poll(&item, 1, 100)
-            try durability.collectSyncs(now: MonotonicClock.milliseconds())
-            try #require(ContinuousClock.now < deadline)
-        }
+        try durability.awaitDurable(through: lsn)
         engine.absorb(durability.takeReport())
     }
 

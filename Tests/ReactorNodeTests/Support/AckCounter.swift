@@ -11,6 +11,12 @@ final class AckCounter: Sendable {
     var acked: Int { value.withLock { $0.acked } }
     var failures: [String] { value.withLock { $0.failed } }
 
+    /// Waits until at least `count` actions were acked (at most `timeout`), polling every 5 ms.
+    func wait(untilAcked count: Int, within timeout: Duration = .seconds(60)) async throws {
+        let deadline = ContinuousClock.now + timeout
+        while acked < count, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+    }
+
     /// Sends actions 0..<total through `client` from `lanes` tasks (action `index` by lane
     /// `index % lanes`, in order within a lane), counting each outcome here; returns when all ended.
     func send<R: Reactor>(_ total: Int, lanes: Int, through client: ActionClient<R>, _ action: @escaping @Sendable (Int) -> R.Action) async {
