@@ -6,9 +6,13 @@ import CMsgPack
 protocol DecodableDictionary {
     /// The decoded dictionary, or `nil` to let `init(from:)` handle this key type.
     static func decodeMessagePackMap(from object: ObjectRef, context: DecodingContext, node: CodingPathNode?) throws -> Self?
+    /// Whether `decodeMessagePackMap` reads this key type (else it returns `nil`).
+    static var hasDedicatedForm: Bool { get }
 }
 
 extension Dictionary: DecodableDictionary where Key: Decodable, Value: Decodable {
+    static var hasDedicatedForm: Bool { Key.self == String.self || Key.self == Int.self }
+
     static func decodeMessagePackMap(
         from object: ObjectRef, context: DecodingContext, node: CodingPathNode?
     ) throws -> Self? {

@@ -13,7 +13,7 @@ struct DecoderImpl: Decoder {
     var userInfo: [CodingUserInfoKey: Any] { context.userInfo }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
-        KeyedDecodingContainer(try KeyedDecodingContainerImpl<Key>(map: object, context: context, path: path))
+        try context.keyedContainer(Key.self, map: object, path: path)
     }
 
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {

@@ -14,12 +14,119 @@ final class DecodingContext {
     func decodeValue<T: Decodable>(
         _ type: T.Type, from object: ObjectRef, parent: CodingPathNode?, key: (any CodingKey)?
     ) throws -> T {
-        if let value = try decodeSpecial(T.self, from: object, parent: parent, key: key) { return value }
-        let node = key.map { CodingPathNode(parent: parent, key: $0) } ?? parent
+        if !isKnownPlain(T.self) {
+            // Each form returns `T` itself: a `T?` would cost a run-time lookup of `Optional<T>`'s
+            // metadata per value.
+            if T.self == String.self {
+                return unsafeBitCast(try object.decodeString { CodingPathNode.path(parent, appendingOptional: key) }, to: T.self)
+            }
+            if let kind = NumberKind(T.self) { return try decodeNumber(kind, as: T.self, from: object, parent: parent, key: key) }
+            if isSpecial(T.self) { return try decodeSpecial(T.self, from: object, parent: parent, key: key) }
+            notePlain(T.self)
+        }
+        guard let key else { return try decodePlain(T.self, from: object, path: parent) }
+        var node = makePathNode(parent: parent, key: key)
+        defer { recycle(&node) }
+        return try decodePlain(T.self, from: object, path: node)
+    }
+
+    /// Decodes a `T` through its `init(from:)`.
+    @inline(__always)
+    private func decodePlain<T: Decodable>(_ type: T.Type, from object: ObjectRef, path: CodingPathNode?) throws -> T {
+        // Keyed containers lent out while decoding this value go back when it is done.
+        let lentBefore = lentSlots
+        defer { returnSlots(downTo: lentBefore) }
         do {
-            return try T(from: DecoderImpl(object: object, context: self, path: node))
-        } catch DecodingError.typeMismatch(let type, let context) where isAboutAnUnknownKey(context, at: node) {
+            return try T(from: DecoderImpl(object: object, context: self, path: path))
+        } catch DecodingError.typeMismatch(let type, let context) where isAboutAnUnknownKey(context, at: path) {
             throw namingTheCases(type, context)
+        }
+    }
+
+    // MARK: Reused coding path links
+
+    /// Links of values already decoded that nothing referred to any more: allocating and freeing
+    /// one per value cost a tenth of decoding a small struct.
+    private var freePathNodes: [CodingPathNode] = []
+
+    @inline(__always)
+    private func makePathNode(parent: CodingPathNode?, key: any CodingKey) -> CodingPathNode {
+        // Through a local (see `take`): no run-time exclusivity checks on the pool.
+        var free = take(&freePathNodes)
+        defer { freePathNodes = free }
+        guard let node = free.popLast() else { return CodingPathNode(parent: parent, key: key) }
+        node.reuse(parent: parent, key: key)
+        return node
+    }
+
+    /// Keeps `node` for reuse unless something (a container, a decoder, an error's context, a
+    /// child link) still refers to it.
+    @inline(__always)
+    private func recycle(_ node: inout CodingPathNode) {
+        guard isKnownUniquelyReferenced(&node) else { return }
+        node.clear()
+        var free = take(&freePathNodes)
+        if free.count < 64 { free.append(node) }
+        freePathNodes = free
+    }
+
+    /// Releases what the context holds (its pooled containers refer back to it).
+    func tearDown() {
+        slots = []
+        lentSlots = nil
+        freePathNodes = []
+    }
+
+    // MARK: Pooled keyed containers
+
+    /// Keyed containers to lend out again, a few per key type (one per nesting level of values
+    /// of that type).
+    private var slots: [KeyedDecodingSlot] = []
+    /// The slots lent out, last lent first.
+    private var lentSlots: KeyedDecodingSlot?
+
+    /// A keyed container reading `map`: a pooled one when one of this key type is free.
+    func keyedContainer<Key: CodingKey>(_ keyType: Key.Type, map: ObjectRef, path: CodingPathNode?) throws -> KeyedDecodingContainer<Key> {
+        let index = try KeyedDecodingState.validate(map: map, keyType: Key.self, path: path)
+        let id = ObjectIdentifier(Key.self)
+        var found: KeyedDecodingSlot?
+        for slot in slots where slot.keyType == id && !slot.isLent {
+            found = slot
+            break
+        }
+        if found == nil {
+            guard slots.count < 64 else {
+                return KeyedDecodingContainer(KeyedDecodingContainerImpl<Key>(
+                    state: KeyedDecodingState(context: self, map: map, path: path, index: index)))
+            }
+            let slot = TypedKeyedDecodingSlot<Key>(state: KeyedDecodingState(context: self, map: map, path: path, index: index))
+            // Through a local (see `take`): no run-time exclusivity checks on the pool.
+            var all = take(&slots)
+            all.append(slot)
+            slots = all
+            found = slot
+        }
+        guard let slot = found else { preconditionFailure("a slot was found or made above") }
+        let state = slot.state
+        state.map = map
+        state.path = path
+        state.index = index
+        slot.isLent = true
+        slot.below = lentSlots
+        lentSlots = slot
+        // The slot was made for `Key`'s identifier, so it is a `TypedKeyedDecodingSlot<Key>`.
+        return unsafeDowncast(slot, to: TypedKeyedDecodingSlot<Key>.self).container
+    }
+
+    /// Takes back the slots lent out after `mark` was the last one lent.
+    @inline(__always)
+    private func returnSlots(downTo mark: KeyedDecodingSlot?) {
+        while let slot = lentSlots, slot !== mark {
+            slot.isLent = false
+            slot.state.path = nil
+            slot.state.index = nil
+            lentSlots = slot.below
+            slot.below = nil
         }
     }
 
@@ -74,59 +181,95 @@ final class DecodingContext {
         return false
     }
 
-    private func decodeSpecial<T: Decodable>(
-        _ type: T.Type, from object: ObjectRef, parent: CodingPathNode?, key: (any CodingKey)?
-    ) throws -> T? {
-        if isKnownPlain(T.self) { return nil }
-        if T.self == String.self {
-            return unsafeBitCast(try object.decodeString { CodingPathNode.path(parent, appendingOptional: key) }, to: T.self)
-        }
-        if let value = try decodeNumber(T.self, from: object, parent: parent, key: key) { return value }
-        let path = { CodingPathNode.path(parent, appendingOptional: key) }
-        if T.self == [UInt8].self { return unsafeBitCast(try object.decodeBytes(path), to: T.self) }
-        if T.self == Data.self { return Data(try object.decodeBytes(path)) as? T }
-        if T.self == Date.self { return try decodeDate(object, path) as? T }
-        if T.self == UUID.self { return try decodeUUID(object, path) as? T }
-        if T.self == MessagePackValue.self { return try MessagePackValue(object: object, path: path) as? T }
-        if let arrayType = T.self as? any DecodableArray.Type {
-            return try arrayType.decodeMessagePackArray(
-                from: object, context: self, node: key.map { CodingPathNode(parent: parent, key: $0) } ?? parent
-            ) as? T
-        }
-        if let dictionaryType = T.self as? any DecodableDictionary.Type {
-            return try dictionaryType.decodeMessagePackMap(
-                from: object, context: self, node: key.map { CodingPathNode(parent: parent, key: $0) } ?? parent
-            ) as? T
-        }
+    private func notePlain(_ type: Any.Type) {
         if plainTypes.count < 64 {
             // Through a local (see `take`): no run-time exclusivity checks on the cache.
             var types = take(&plainTypes)
-            types.append(ObjectIdentifier(T.self))
+            types.append(ObjectIdentifier(type))
             plainTypes = types
         }
-        return nil
     }
 
-    /// Bool and the numeric types, read directly.
+    /// Whether `type` has a dedicated form other than `String` and the numbers.
+    private func isSpecial(_ type: Any.Type) -> Bool {
+        type == [UInt8].self || type == Data.self || type == Date.self || type == UUID.self
+            || type == MessagePackValue.self || type is any DecodableArray.Type
+            || (type as? any DecodableDictionary.Type).map { $0.hasDedicatedForm } == true
+    }
+
+    /// The types `isSpecial` accepts.
+    private func decodeSpecial<T: Decodable>(
+        _ type: T.Type, from object: ObjectRef, parent: CodingPathNode?, key: (any CodingKey)?
+    ) throws -> T {
+        let path = { CodingPathNode.path(parent, appendingOptional: key) }
+        if T.self == [UInt8].self { return unsafeBitCast(try object.decodeBytes(path), to: T.self) }
+        if T.self == Data.self { return unsafeBitCast(Data(try object.decodeBytes(path)), to: T.self) }
+        if T.self == Date.self { return unsafeBitCast(try decodeDate(object, path), to: T.self) }
+        if T.self == UUID.self { return unsafeBitCast(try decodeUUID(object, path), to: T.self) }
+        if T.self == MessagePackValue.self { return unsafeBitCast(try MessagePackValue(object: object, path: path), to: T.self) }
+        let node = key.map { CodingPathNode(parent: parent, key: $0) } ?? parent
+        if let arrayType = T.self as? any DecodableArray.Type {
+            func decode<A: DecodableArray>(_ arrayType: A.Type) throws -> T {
+                unsafeBitCast(try A.decodeMessagePackArray(from: object, context: self, node: node), to: T.self)
+            }
+            return try decode(arrayType)
+        }
+        guard let dictionaryType = T.self as? any DecodableDictionary.Type else {
+            preconditionFailure("isSpecial accepted \(T.self)")
+        }
+        func decode<D: DecodableDictionary>(_ dictionaryType: D.Type) throws -> T {
+            guard let dictionary = try D.decodeMessagePackMap(from: object, context: self, node: node) else {
+                preconditionFailure("\(D.self) has a dedicated form")
+            }
+            return unsafeBitCast(dictionary, to: T.self)
+        }
+        return try decode(dictionaryType)
+    }
+
+    /// The numeric types and `Bool`.
+    enum NumberKind {
+        case int, bool, double, float, int64, int32, int16, int8, uint, uint64, uint32, uint16, uint8
+
+        @inline(__always)
+        init?(_ type: Any.Type) {
+            if type == Int.self { self = .int }
+            else if type == Bool.self { self = .bool }
+            else if type == Double.self { self = .double }
+            else if type == Float.self { self = .float }
+            else if type == Int64.self { self = .int64 }
+            else if type == Int32.self { self = .int32 }
+            else if type == Int16.self { self = .int16 }
+            else if type == Int8.self { self = .int8 }
+            else if type == UInt.self { self = .uint }
+            else if type == UInt64.self { self = .uint64 }
+            else if type == UInt32.self { self = .uint32 }
+            else if type == UInt16.self { self = .uint16 }
+            else if type == UInt8.self { self = .uint8 }
+            else { return nil }
+        }
+    }
+
+    /// Bool and the numeric types, read directly; `T` is the type `kind` was made from.
     @inline(__always)
     private func decodeNumber<T: Decodable>(
-        _ type: T.Type, from object: ObjectRef, parent: CodingPathNode?, key: (any CodingKey)?
-    ) throws -> T? {
+        _ kind: NumberKind, as type: T.Type, from object: ObjectRef, parent: CodingPathNode?, key: (any CodingKey)?
+    ) throws -> T {
         func path() -> [any CodingKey] { CodingPathNode.path(parent, appendingOptional: key) }
-        if T.self == Int.self { return unsafeBitCast(try object.decodeInteger(Int.self, path), to: T.self) }
-        if T.self == Bool.self { return unsafeBitCast(try object.decodeBool(path), to: T.self) }
-        if T.self == Double.self { return unsafeBitCast(try object.decodeDouble(path), to: T.self) }
-        if T.self == Float.self { return unsafeBitCast(try object.decodeFloat(path), to: T.self) }
-        if T.self == Int64.self { return unsafeBitCast(try object.decodeInteger(Int64.self, path), to: T.self) }
-        if T.self == Int32.self { return unsafeBitCast(try object.decodeInteger(Int32.self, path), to: T.self) }
-        if T.self == Int16.self { return unsafeBitCast(try object.decodeInteger(Int16.self, path), to: T.self) }
-        if T.self == Int8.self { return unsafeBitCast(try object.decodeInteger(Int8.self, path), to: T.self) }
-        if T.self == UInt.self { return unsafeBitCast(try object.decodeInteger(UInt.self, path), to: T.self) }
-        if T.self == UInt64.self { return unsafeBitCast(try object.decodeInteger(UInt64.self, path), to: T.self) }
-        if T.self == UInt32.self { return unsafeBitCast(try object.decodeInteger(UInt32.self, path), to: T.self) }
-        if T.self == UInt16.self { return unsafeBitCast(try object.decodeInteger(UInt16.self, path), to: T.self) }
-        if T.self == UInt8.self { return unsafeBitCast(try object.decodeInteger(UInt8.self, path), to: T.self) }
-        return nil
+        switch kind {
+        case .int: return unsafeBitCast(try object.decodeInteger(Int.self, path), to: T.self)
+        case .bool: return unsafeBitCast(try object.decodeBool(path), to: T.self)
+        case .double: return unsafeBitCast(try object.decodeDouble(path), to: T.self)
+        case .float: return unsafeBitCast(try object.decodeFloat(path), to: T.self)
+        case .int64: return unsafeBitCast(try object.decodeInteger(Int64.self, path), to: T.self)
+        case .int32: return unsafeBitCast(try object.decodeInteger(Int32.self, path), to: T.self)
+        case .int16: return unsafeBitCast(try object.decodeInteger(Int16.self, path), to: T.self)
+        case .int8: return unsafeBitCast(try object.decodeInteger(Int8.self, path), to: T.self)
+        case .uint: return unsafeBitCast(try object.decodeInteger(UInt.self, path), to: T.self)
+        case .uint64: return unsafeBitCast(try object.decodeInteger(UInt64.self, path), to: T.self)
+        case .uint32: return unsafeBitCast(try object.decodeInteger(UInt32.self, path), to: T.self)
+        case .uint16: return unsafeBitCast(try object.decodeInteger(UInt16.self, path), to: T.self)
+        case .uint8: return unsafeBitCast(try object.decodeInteger(UInt8.self, path), to: T.self)
+        }
     }
 
     private func decodeDate(_ object: ObjectRef, _ path: ObjectRef.Path) throws -> Date {

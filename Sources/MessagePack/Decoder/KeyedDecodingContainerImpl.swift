@@ -7,29 +7,15 @@ import CMsgPack
 /// struct case) are searched linearly with `memcmp` on the UTF-8 bytes, which
 /// beats hashing for a handful of keys; larger maps get a hash index.
 struct KeyedDecodingContainerImpl<Key: CodingKey>: KeyedDecodingContainerProtocol {
-    let map: ObjectRef
-    let context: DecodingContext
-    let path: CodingPathNode?
-    private let index: MapKeyIndex?
+    /// Changed by the decoding context when it lends this container out again (see `KeyedDecodingSlot`).
+    let state: KeyedDecodingState
 
-    /// Maps up to this many entries are searched linearly.
-    static var linearSearchLimit: Int { 16 }
+    @inline(__always) var map: ObjectRef { state.map }
+    @inline(__always) var context: DecodingContext { state.context }
+    @inline(__always) var path: CodingPathNode? { state.path }
 
-    init(map: ObjectRef, context: DecodingContext, path: CodingPathNode?) throws {
-        guard map.isMap else {
-            throw DecodingError.typeMismatch([String: Any].self, .init(
-                codingPath: CodingPathNode.path(path), debugDescription: "Expected a map, found \(map.kindDescription)."))
-        }
-        self.map = map
-        self.context = context
-        self.path = path
-        let count = map.mapCount
-        if count > Self.linearSearchLimit {
-            index = try MapKeyIndex(map: map, keyType: Key.self, path: path)
-        } else {
-            index = nil
-            try MapKeyIndex.validateSmall(map: map, keyType: Key.self, path: path)
-        }
+    init(state: KeyedDecodingState) {
+        self.state = state
     }
 
     var codingPath: [any CodingKey] { CodingPathNode.path(path) }
@@ -69,7 +55,8 @@ struct KeyedDecodingContainerImpl<Key: CodingKey>: KeyedDecodingContainerProtoco
 
     @inline(__always)
     private func find(_ key: Key) -> ObjectRef? {
-        if let index {
+        let map = self.map
+        if let index = state.index {
             return index.position(of: key).map { map.value($0) }
         }
         var name = key.stringValue
@@ -86,6 +73,7 @@ struct KeyedDecodingContainerImpl<Key: CodingKey>: KeyedDecodingContainerProtoco
 
     @inline(__always)
     private func position(ofUTF8 bytes: UnsafeRawBufferPointer) -> Int? {
+        let map = self.map
         for position in 0 ..< map.mapCount where map.key(position).stringEquals(bytes) { return position }
         return nil
     }
@@ -154,8 +142,7 @@ struct KeyedDecodingContainerImpl<Key: CodingKey>: KeyedDecodingContainerProtoco
         keyedBy type: NestedKey.Type, forKey key: Key
     ) throws -> KeyedDecodingContainer<NestedKey> {
         let node = CodingPathNode(parent: path, key: key)
-        return KeyedDecodingContainer(
-            try KeyedDecodingContainerImpl<NestedKey>(map: require(key), context: context, path: node))
+        return try context.keyedContainer(NestedKey.self, map: require(key), path: node)
     }
 
     func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {

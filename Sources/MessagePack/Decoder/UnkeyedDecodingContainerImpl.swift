@@ -74,7 +74,7 @@ struct UnkeyedDecodingContainerImpl: UnkeyedDecodingContainer {
         let index = currentIndex
         let (object, _) = try next(KeyedDecodingContainer<NestedKey>.self)
         let node = CodingPathNode(parent: path, key: MessagePackKey.index(index))
-        return KeyedDecodingContainer(try KeyedDecodingContainerImpl<NestedKey>(map: object, context: context, path: node))
+        return try context.keyedContainer(NestedKey.self, map: object, path: node)
     }
 
     mutating func nestedUnkeyedContainer() throws -> any UnkeyedDecodingContainer {
