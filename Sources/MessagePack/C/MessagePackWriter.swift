@@ -165,6 +165,45 @@ public final class MessagePackWriter {
         check(msgpack_sbuffer_write(buffer, base + range.lowerBound, range.count))
     }
 
+    // MARK: Moving packed bytes (for the encoder, which learns a container's count at its end)
+
+    /// Drops the bytes packed after the first `count` (the encoder undoes a value that failed).
+    func truncate(to count: Int) {
+        precondition(count >= 0 && count <= buffer.pointee.size, "truncating beyond the packed bytes")
+        buffer.pointee.size = count
+    }
+
+    /// Inserts the bytes `other` holds at `offset`, moving the bytes after it back.
+    func insert(_ other: MessagePackWriter, at offset: Int) {
+        let oldCount = count
+        let length = other.count
+        precondition(offset >= 0 && offset <= oldCount, "inserting beyond the packed bytes")
+        guard length > 0, let source = other.buffer.pointee.data else { return }
+        // Grows the buffer by `length` (msgpack-c's own growth), then makes room at `offset`.
+        check(msgpack_sbuffer_write(buffer, source, length))
+        guard offset < oldCount, let base = buffer.pointee.data else { return }
+        // Raw copies move like memmove: the two ranges overlap.
+        UnsafeMutableRawPointer(base + offset + length).copyMemory(from: base + offset, byteCount: oldCount - offset)
+        UnsafeMutableRawPointer(base + offset).copyMemory(from: source, byteCount: length)
+    }
+
+    /// Replaces the one-byte header packed at `offset` (a fixmap or fixarray of count 0, packed
+    /// before the count was known) with the header `header` holds.
+    func replaceHeader(at offset: Int, with header: MessagePackWriter) {
+        let length = header.count
+        precondition(offset >= 0 && offset < count && length > 0, "no placeholder header at \(offset)")
+        guard let source = header.buffer.pointee.data else { return }
+        if length > 1 {
+            let oldCount = count
+            // Room for the longer header: grow by the difference, move the contents back.
+            check(msgpack_sbuffer_write(buffer, source, length - 1))
+            guard let base = buffer.pointee.data else { return }
+            UnsafeMutableRawPointer(base + offset + length).copyMemory(from: base + offset + 1, byteCount: oldCount - offset - 1)
+        }
+        guard let base = buffer.pointee.data else { return }
+        UnsafeMutableRawPointer(base + offset).copyMemory(from: source, byteCount: length)
+    }
+
     @inlinable @inline(__always)
     func check(_ status: Int32) {
         if status != 0 { writerAllocationFailed() }

@@ -1,16 +1,19 @@
 /// The `Encoder` handed to `encode(to:)` for one value.
 ///
-/// A node collects its container's contents in a pooled writer and counts the
-/// entries; `finish(into:)` then writes the msgpack-c map/array header with
-/// that count followed by the collected bytes. (MessagePack needs the count
-/// before the contents, and Codable only reveals it at the end.)
+/// A node encoded synchronously (the common case: a value of a keyed or unkeyed container, or
+/// the root) writes its container straight into the enclosing writer: msgpack-c packs a
+/// placeholder header (count 0) where the container starts, the entries follow, and
+/// `complete()` replaces the placeholder with the header msgpack-c packs for the final count.
+/// (MessagePack needs the count before the contents, and Codable only reveals it at the end.)
+/// Up to 15 entries the two headers have the same length, so nothing moves; a longer header
+/// shifts the contents once.
 ///
-/// Nested containers and super-encoders may be filled in any order, even
-/// after later siblings, so they get their own node which is spliced in at
-/// its recorded position when the parent finishes.
+/// Nested containers and super-encoders may be filled in any order, even after later siblings,
+/// so they get their own node and a pooled buffer, spliced in at their recorded position when
+/// the parent completes.
 ///
-/// A single-value container of a value encoded synchronously writes straight
-/// into the parent's buffer, so wrapper types and raw-value enums cost no copy.
+/// A single-value container of a value encoded synchronously writes straight into the
+/// enclosing writer as well, so wrapper types and raw-value enums cost no copy.
 final class EncoderNode: Encoder {
     enum Kind { case empty, keyed, unkeyed, single, singleDirect }
 
@@ -18,22 +21,44 @@ final class EncoderNode: Encoder {
     /// Unowned: the parent keeps its deferred children in `deferred`, so a strong reference back
     /// would make a cycle and leak every node with a nested container (found by LeakSanitizer
     /// under fuzz-msgpack). A child never outlives the encode call that its parent belongs to.
-    unowned let parent: EncoderNode?
-    let key: (any CodingKey)?
+    //
+    // `parent`, `key` and `target` change only in `reuse`, called by the session for a node that
+    // nothing else refers to, so no access to them can overlap with that change. Without
+    // `@exclusivity(unchecked)` the compiler checks every access at run time (an existential's
+    // copy or destroy could, for all it knows, reach the node), about a tenth of an encode.
+    @exclusivity(unchecked) private(set) unowned var parent: EncoderNode?
+    @exclusivity(unchecked) private(set) var key: (any CodingKey)?
     /// The writer of the enclosing value, when this node's value is encoded synchronously.
-    private let target: MessagePackWriter?
+    @exclusivity(unchecked) private var target: MessagePackWriter?
+    /// The node's own buffer, when it is deferred (no `target`).
     private var buffer: MessagePackWriter?
     private(set) var kind: Kind = .empty
+    /// Where the container's placeholder header starts in its writer.
+    private var start = 0
     /// Entries (keyed), elements (unkeyed) or values (single) written so far.
     var count = 0
-    /// Children whose bytes are spliced in at `offset` of `buffer` on finish.
+    /// Children whose bytes are spliced in at `offset` of the node's writer on completion.
     private var deferred: [(offset: Int, node: EncoderNode)] = []
+    /// The pooled keyed container this node lent from the session, returned on completion.
+    var lentSlot: KeyedEncodingSlot?
 
     init(session: EncodingSession, parent: EncoderNode?, key: (any CodingKey)?, target: MessagePackWriter?) {
         self.session = session
         self.parent = parent
         self.key = key
         self.target = target
+    }
+
+    /// Makes this node, whose value is complete and which nothing refers to any more, the
+    /// encoder of another value: allocating and freeing one per value cost about a tenth of
+    /// encoding a small struct.
+    func reuse(parent: EncoderNode?, key: (any CodingKey)?, target: MessagePackWriter?) {
+        self.parent = parent
+        self.key = key
+        self.target = target
+        kind = .empty
+        start = 0
+        count = 0
     }
 
     /// Hands the buffer back for reuse once the node's bytes have been written.
@@ -57,7 +82,7 @@ final class EncoderNode: Encoder {
     var userInfo: [CodingUserInfoKey: Any] { session.userInfo }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
-        KeyedEncodingContainer(KeyedEncodingContainerImpl<Key>(node: self, writer: becomeContainer(.keyed)))
+        session.keyedContainer(Key.self, node: self, writer: becomeContainer(.keyed))
     }
 
     func unkeyedContainer() -> any UnkeyedEncodingContainer {
@@ -75,10 +100,24 @@ final class EncoderNode: Encoder {
         return SingleValueEncodingContainerImpl(node: self, writer: becomeContainer(.single))
     }
 
-    /// Switches the node to `newKind` (once) and returns the buffer to write into.
+    /// Switches the node to `newKind` (once) and returns the writer to write into.
     private func becomeContainer(_ newKind: Kind) -> MessagePackWriter {
-        if kind == .empty { kind = newKind }
+        if kind == .empty {
+            kind = newKind
+            let writer = target ?? ownBuffer()
+            start = writer.count
+            switch newKind {
+            case .keyed: writer.packMapHeader(0)
+            case .unkeyed: writer.packArrayHeader(0)
+            default: break
+            }
+            return writer
+        }
         precondition(kind == newKind, "Requested a \(newKind) container after a \(kind) container for the same value")
+        return target ?? ownBuffer()
+    }
+
+    private func ownBuffer() -> MessagePackWriter {
         if let buffer { return buffer }
         let writer = session.acquireWriter()
         buffer = writer
@@ -90,9 +129,10 @@ final class EncoderNode: Encoder {
     /// A child node for a nested container or super-encoder, spliced in at the current position.
     func makeDeferredChild(key: any CodingKey) -> EncoderNode {
         let child = EncoderNode(session: session, parent: self, key: key, target: nil)
+        let offset = (target ?? buffer)?.count ?? 0
         // Through a local (see `take`): no run-time exclusivity checks on `deferred`.
         var children = take(&deferred)
-        children.append((buffer?.count ?? 0, child))
+        children.append((offset, child))
         deferred = children
         return child
     }
@@ -103,43 +143,60 @@ final class EncoderNode: Encoder {
         return (child, child.becomeContainer(kind))
     }
 
-    // MARK: Finishing
+    // MARK: Completing
 
-    /// Writes this node's value to `writer`: header with the final count, then contents.
-    func finish(into writer: MessagePackWriter) throws {
+    /// Completes this node's value in its writer (the enclosing one, or the node's own buffer
+    /// when deferred): deferred children spliced in, the header with the final count.
+    func complete() {
+        returnSlot()
         switch kind {
         case .singleDirect:
-            if count == 0 { writer.packNil() }
+            if count == 0, let target { target.packNil() }
             return
         case .empty:
             // A value that encoded nothing becomes an empty map, like JSONEncoder's `{}`.
-            writer.packMapHeader(0)
+            (target ?? ownBuffer()).packMapHeader(0)
             return
-        case .keyed:
-            writer.packMapHeader(count)
-        case .unkeyed:
-            writer.packArrayHeader(count)
         case .single:
-            if count == 0, deferred.isEmpty { writer.packNil() }
+            if count == 0, deferred.isEmpty { ownBuffer().packNil() }
+        case .keyed, .unkeyed:
+            break
         }
-        guard let buffer else { return }
-        var position = 0
-        for child in deferred {
-            writer.appendEncoded(from: buffer, range: position ..< child.offset)
-            try child.node.finish(into: writer)
-            position = child.offset
+        let writer = target ?? ownBuffer()
+        if !deferred.isEmpty {
+            // Last first, so that the offsets of the earlier ones stay where they were recorded.
+            var children = take(&deferred)
+            while var child = children.popLast() {
+                child.node.complete()
+                if let bytes = child.node.buffer { writer.insert(bytes, at: child.offset) }
+                child.node.releaseChildren()
+                session.recycle(&child.node)
+            }
         }
-        writer.appendEncoded(from: buffer, range: position ..< buffer.count)
-        releaseChildren()
+        switch kind {
+        case .keyed: writer.replaceHeader(at: start, with: session.header(mapCount: count))
+        case .unkeyed: writer.replaceHeader(at: start, with: session.header(arrayCount: count))
+        default: break
+        }
     }
 
     /// Lets go of the deferred children once their bytes are written (or the encode failed),
     /// returning their buffers to the pool for the next nested container of this encode call.
     func releaseChildren() {
+        returnSlot()
+        guard !deferred.isEmpty else { return }
         var children = take(&deferred)
         while var child = children.popLast()?.node {
             child.releaseChildren()
             session.recycle(&child)
+        }
+    }
+
+    @inline(__always)
+    private func returnSlot() {
+        if let slot = lentSlot {
+            slot.isLent = false
+            lentSlot = nil
         }
     }
 }

@@ -15,9 +15,71 @@ final class EncodingSession {
         self.sendableUserInfo = userInfo
     }
 
-    /// Releases the pooled buffers at the end of an encode call.
+    /// Releases the pooled buffers and containers at the end of an encode call.
     func tearDown() {
         freeWriters = []
+        slots = []
+        freeNodes = []
+    }
+
+    // MARK: Headers
+
+    /// Where the final header of a container is packed before it replaces the placeholder.
+    private let headerWriter = MessagePackWriter()
+
+    /// The header of a map of `count` entries, packed by msgpack-c.
+    func header(mapCount count: Int) -> MessagePackWriter {
+        headerWriter.reset()
+        headerWriter.packMapHeader(count)
+        return headerWriter
+    }
+
+    /// The header of an array of `count` elements, packed by msgpack-c.
+    func header(arrayCount count: Int) -> MessagePackWriter {
+        headerWriter.reset()
+        headerWriter.packArrayHeader(count)
+        return headerWriter
+    }
+
+    // MARK: Pooled keyed containers
+
+    /// Keyed containers to lend out again, a few per key type (one per nesting level of values
+    /// of that type): creating one looks up two generic metadata at run time and allocates the
+    /// standard library's box, about as much as encoding a three-field struct.
+    private var slots: [KeyedEncodingSlot] = []
+
+    /// A keyed container writing `node`'s entries to `writer`: a pooled one when one of this key
+    /// type is free.
+    func keyedContainer<Key: CodingKey>(_ keyType: Key.Type, node: EncoderNode, writer: MessagePackWriter) -> KeyedEncodingContainer<Key> {
+        let id = ObjectIdentifier(Key.self)
+        var found: KeyedEncodingSlot?
+        if let lent = node.lentSlot {
+            // The same value asks again: the same container, unless with another key type.
+            if lent.keyType == id { found = lent }
+        } else {
+            for slot in slots where slot.keyType == id && !slot.isLent {
+                found = slot
+                break
+            }
+            if found == nil, slots.count < 64 {
+                let slot = TypedKeyedEncodingSlot<Key>(state: KeyedEncodingState())
+                // Through a local (see `take`): no run-time exclusivity checks on the pool.
+                var all = take(&slots)
+                all.append(slot)
+                slots = all
+                found = slot
+            }
+        }
+        guard let slot = found else {
+            let state = KeyedEncodingState()
+            state.lend(node: node, writer: writer)
+            return KeyedEncodingContainer(KeyedEncodingContainerImpl<Key>(state: state))
+        }
+        slot.state.lend(node: node, writer: writer)
+        slot.isLent = true
+        node.lentSlot = slot
+        // The slot was made for `Key`'s identifier, so it is a `TypedKeyedEncodingSlot<Key>`.
+        return unsafeDowncast(slot, to: TypedKeyedEncodingSlot<Key>.self).container
     }
 
     // MARK: Pools
@@ -38,15 +100,25 @@ final class EncodingSession {
         freeWriters = writers
     }
 
+    /// Nodes whose values are complete and which nothing refers to any more.
+    private var freeNodes: [EncoderNode] = []
+
     func makeNode(parent: EncoderNode?, key: (any CodingKey)?, target: MessagePackWriter?) -> EncoderNode {
-        EncoderNode(session: self, parent: parent, key: key, target: target)
+        var nodes = take(&freeNodes)
+        defer { freeNodes = nodes }
+        guard let node = nodes.popLast() else { return EncoderNode(session: self, parent: parent, key: key, target: target) }
+        node.reuse(parent: parent, key: key, target: target)
+        return node
     }
 
-    /// Returns `node`'s buffer to the pool unless some container still
+    /// Returns `node` and its buffer to the pools unless some container or encoder still
     /// references the node (and so could still write to the buffer).
     func recycle(_ node: inout EncoderNode) {
-        guard isKnownUniquelyReferenced(&node), let writer = node.takeBuffer() else { return }
-        releaseWriter(writer)
+        guard isKnownUniquelyReferenced(&node) else { return }
+        if let writer = node.takeBuffer() { releaseWriter(writer) }
+        var nodes = take(&freeNodes)
+        if nodes.count < 64 { nodes.append(node) }
+        freeNodes = nodes
     }
 
     // MARK: Type cache
@@ -72,11 +144,14 @@ final class EncodingSession {
     ) throws {
         if try encodeSpecial(value, into: writer, parent: parent, key: key) { return }
         var node = makeNode(parent: parent, key: key, target: writer)
+        let mark = writer.count
         do {
             try value.encode(to: node)
-            try node.finish(into: writer)
+            node.complete()
         } catch {
             node.releaseChildren()
+            // What the failed value wrote is not a value: leave the writer as it was.
+            writer.truncate(to: mark)
             throw error
         }
         recycle(&node)
