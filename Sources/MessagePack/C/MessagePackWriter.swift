@@ -187,6 +187,28 @@ public final class MessagePackWriter {
         UnsafeMutableRawPointer(base + offset).copyMemory(from: source, byteCount: length)
     }
 
+    /// The one-byte headers msgpack-c packs for maps of 0 to 15 entries (fixmap).
+    static let fixMapHeaders: [UInt8] = (0 ..< 16).map { count in
+        let writer = MessagePackWriter()
+        writer.packMapHeader(count)
+        return writer.withUnsafeBytes { $0[0] }
+    }
+
+    /// The one-byte headers msgpack-c packs for arrays of 0 to 15 elements (fixarray).
+    static let fixArrayHeaders: [UInt8] = (0 ..< 16).map { count in
+        let writer = MessagePackWriter()
+        writer.packArrayHeader(count)
+        return writer.withUnsafeBytes { $0[0] }
+    }
+
+    /// Replaces the one-byte header packed at `offset` with another one-byte header (one of
+    /// `fixMapHeaders` or `fixArrayHeaders`).
+    func replaceHeader(at offset: Int, with header: UInt8) {
+        precondition(offset >= 0 && offset < count, "no placeholder header at \(offset)")
+        guard let base = buffer.pointee.data else { return }
+        UnsafeMutableRawPointer(base).storeBytes(of: header, toByteOffset: offset, as: UInt8.self)
+    }
+
     /// Replaces the one-byte header packed at `offset` (a fixmap or fixarray of count 0, packed
     /// before the count was known) with the header `header` holds.
     func replaceHeader(at offset: Int, with header: MessagePackWriter) {

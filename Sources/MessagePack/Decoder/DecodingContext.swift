@@ -74,6 +74,7 @@ final class DecodingContext {
     func tearDown() {
         slots = []
         lentSlots = nil
+        lastReturned = nil
         freePathNodes = []
     }
 
@@ -84,15 +85,22 @@ final class DecodingContext {
     private var slots: [KeyedDecodingSlot] = []
     /// The slots lent out, last lent first.
     private var lentSlots: KeyedDecodingSlot?
+    /// The slot returned last, tried first.
+    private var lastReturned: KeyedDecodingSlot?
 
     /// A keyed container reading `map`: a pooled one when one of this key type is free.
     func keyedContainer<Key: CodingKey>(_ keyType: Key.Type, map: ObjectRef, path: CodingPathNode?) throws -> KeyedDecodingContainer<Key> {
         let index = try KeyedDecodingState.validate(map: map, keyType: Key.self, path: path)
         let id = ObjectIdentifier(Key.self)
         var found: KeyedDecodingSlot?
-        for slot in slots where slot.keyType == id && !slot.isLent {
-            found = slot
-            break
+        if let last = lastReturned, last.keyType == id, !last.isLent {
+            // The common case: the value before this one (a sibling) had the same type.
+            found = last
+        } else {
+            for slot in slots where slot.keyType == id && !slot.isLent {
+                found = slot
+                break
+            }
         }
         if found == nil {
             guard slots.count < 64 else {
@@ -124,9 +132,10 @@ final class DecodingContext {
         while let slot = lentSlots, slot !== mark {
             slot.isLent = false
             slot.state.path = nil
-            slot.state.index = nil
+            if slot.state.index != nil { slot.state.index = nil }
             lentSlots = slot.below
             slot.below = nil
+            lastReturned = slot
         }
     }
 

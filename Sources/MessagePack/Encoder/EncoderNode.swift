@@ -174,7 +174,9 @@ final class EncoderNode: Encoder {
             }
         }
         switch kind {
+        case .keyed where count < 16: writer.replaceHeader(at: start, with: MessagePackWriter.fixMapHeaders[count])
         case .keyed: writer.replaceHeader(at: start, with: session.header(mapCount: count))
+        case .unkeyed where count < 16: writer.replaceHeader(at: start, with: MessagePackWriter.fixArrayHeaders[count])
         case .unkeyed: writer.replaceHeader(at: start, with: session.header(arrayCount: count))
         default: break
         }
@@ -197,6 +199,7 @@ final class EncoderNode: Encoder {
         if let slot = lentSlot {
             slot.isLent = false
             lentSlot = nil
+            session.lastReturned = slot
         }
     }
 }

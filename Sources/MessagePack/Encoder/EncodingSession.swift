@@ -19,6 +19,7 @@ final class EncodingSession {
     func tearDown() {
         freeWriters = []
         slots = []
+        lastReturned = nil
         freeNodes = []
     }
 
@@ -47,6 +48,8 @@ final class EncodingSession {
     /// of that type): creating one looks up two generic metadata at run time and allocates the
     /// standard library's box, about as much as encoding a three-field struct.
     private var slots: [KeyedEncodingSlot] = []
+    /// The slot returned last, tried first.
+    var lastReturned: KeyedEncodingSlot?
 
     /// A keyed container writing `node`'s entries to `writer`: a pooled one when one of this key
     /// type is free.
@@ -56,6 +59,9 @@ final class EncodingSession {
         if let lent = node.lentSlot {
             // The same value asks again: the same container, unless with another key type.
             if lent.keyType == id { found = lent }
+        } else if let last = lastReturned, last.keyType == id, !last.isLent {
+            // The common case: the value before this one (a sibling) had the same type.
+            found = last
         } else {
             for slot in slots where slot.keyType == id && !slot.isLent {
                 found = slot
