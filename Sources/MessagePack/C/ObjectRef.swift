@@ -84,7 +84,20 @@ struct ObjectRef {
         let str = pointer.pointee.via.str
         guard Int(str.size) == utf8.count else { return false }
         guard utf8.count > 0, let lhs = str.ptr, let rhs = utf8.baseAddress else { return true }
-        return memcmp(lhs, rhs, utf8.count) == 0
+        // Keys are short: compare eight bytes at a time here rather than call memcmp.
+        let count = utf8.count
+        let left = UnsafeRawPointer(lhs)
+        var offset = 0
+        while offset + 8 <= count {
+            guard left.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+                == rhs.loadUnaligned(fromByteOffset: offset, as: UInt64.self) else { return false }
+            offset += 8
+        }
+        while offset < count {
+            guard left.load(fromByteOffset: offset, as: UInt8.self) == rhs.load(fromByteOffset: offset, as: UInt8.self) else { return false }
+            offset += 1
+        }
+        return true
     }
 
     /// The string value, validated as UTF-8; `nil` when the bytes are not valid UTF-8.

@@ -33,9 +33,6 @@ final class DecodingContext {
     /// Decodes a `T` through its `init(from:)`.
     @inline(__always)
     private func decodePlain<T: Decodable>(_ type: T.Type, from object: ObjectRef, path: CodingPathNode?) throws -> T {
-        // Keyed containers lent out while decoding this value go back when it is done.
-        let lentBefore = lentSlots
-        defer { returnSlots(downTo: lentBefore) }
         do {
             return try T(from: DecoderImpl(object: object, context: self, path: path))
         } catch DecodingError.typeMismatch(let type, let context) where isAboutAnUnknownKey(context, at: path) {
@@ -70,73 +67,18 @@ final class DecodingContext {
         freePathNodes = free
     }
 
-    /// Releases what the context holds (its pooled containers refer back to it).
+    /// Releases the reusable coding path links.
     func tearDown() {
-        slots = []
-        lentSlots = nil
-        lastReturned = nil
         freePathNodes = []
     }
 
-    // MARK: Pooled keyed containers
+    // MARK: Keyed containers
 
-    /// Keyed containers to lend out again, a few per key type (one per nesting level of values
-    /// of that type).
-    private var slots: [KeyedDecodingSlot] = []
-    /// The slots lent out, last lent first.
-    private var lentSlots: KeyedDecodingSlot?
-    /// The slot returned last, tried first.
-    private var lastReturned: KeyedDecodingSlot?
-
-    /// A keyed container reading `map`: a pooled one when one of this key type is free.
+    /// A keyed container reading `map`.
     func keyedContainer<Key: CodingKey>(_ keyType: Key.Type, map: ObjectRef, path: CodingPathNode?) throws -> KeyedDecodingContainer<Key> {
         let index = try KeyedDecodingState.validate(map: map, keyType: Key.self, path: path)
-        let id = ObjectIdentifier(Key.self)
-        var found: KeyedDecodingSlot?
-        if let last = lastReturned, last.keyType == id, !last.isLent {
-            // The common case: the value before this one (a sibling) had the same type.
-            found = last
-        } else {
-            for slot in slots where slot.keyType == id && !slot.isLent {
-                found = slot
-                break
-            }
-        }
-        if found == nil {
-            guard slots.count < 64 else {
-                return KeyedDecodingContainer(KeyedDecodingContainerImpl<Key>(
-                    state: KeyedDecodingState(context: self, map: map, path: path, index: index)))
-            }
-            let slot = TypedKeyedDecodingSlot<Key>(state: KeyedDecodingState(context: self, map: map, path: path, index: index))
-            // Through a local (see `take`): no run-time exclusivity checks on the pool.
-            var all = take(&slots)
-            all.append(slot)
-            slots = all
-            found = slot
-        }
-        guard let slot = found else { preconditionFailure("a slot was found or made above") }
-        let state = slot.state
-        state.map = map
-        state.path = path
-        state.index = index
-        slot.isLent = true
-        slot.below = lentSlots
-        lentSlots = slot
-        // The slot was made for `Key`'s identifier, so it is a `TypedKeyedDecodingSlot<Key>`.
-        return unsafeDowncast(slot, to: TypedKeyedDecodingSlot<Key>.self).container
-    }
-
-    /// Takes back the slots lent out after `mark` was the last one lent.
-    @inline(__always)
-    private func returnSlots(downTo mark: KeyedDecodingSlot?) {
-        while let slot = lentSlots, slot !== mark {
-            slot.isLent = false
-            slot.state.path = nil
-            if slot.state.index != nil { slot.state.index = nil }
-            lentSlots = slot.below
-            slot.below = nil
-            lastReturned = slot
-        }
+        return KeyedDecodingContainer(KeyedDecodingContainerImpl<Key>(
+            state: KeyedDecodingState(context: self, map: map, path: path, index: index)))
     }
 
     // MARK: Unknown enum cases

@@ -4,10 +4,9 @@ import CMsgPack
 ///
 /// Keys must be strings, or integers that `Key(intValue:)` accepts; duplicate
 /// keys are rejected when the container is created. Small maps (the common
-/// struct case) are searched linearly with `memcmp` on the UTF-8 bytes, which
+/// struct case) are searched linearly on the UTF-8 bytes, first after the key found last, which
 /// beats hashing for a handful of keys; larger maps get a hash index.
 struct KeyedDecodingContainerImpl<Key: CodingKey>: KeyedDecodingContainerProtocol {
-    /// Changed by the decoding context when it lends this container out again (see `KeyedDecodingSlot`).
     let state: KeyedDecodingState
 
     @inline(__always) var map: ObjectRef { state.map }
@@ -74,7 +73,18 @@ struct KeyedDecodingContainerImpl<Key: CodingKey>: KeyedDecodingContainerProtoco
     @inline(__always)
     private func position(ofUTF8 bytes: UnsafeRawBufferPointer) -> Int? {
         let map = self.map
-        for position in 0 ..< map.mapCount where map.key(position).stringEquals(bytes) { return position }
+        let count = map.mapCount
+        // Synthesized decoding asks for the keys in the order the encoder wrote them: try the
+        // entry after the last one found first, so a struct's lookups take one comparison each.
+        let expected = state.nextPosition
+        if expected < count, map.key(expected).stringEquals(bytes) {
+            state.nextPosition = expected + 1
+            return expected
+        }
+        for position in 0 ..< count where map.key(position).stringEquals(bytes) {
+            state.nextPosition = position + 1
+            return position
+        }
         return nil
     }
 

@@ -39,8 +39,6 @@ final class EncoderNode: Encoder {
     var count = 0
     /// Children whose bytes are spliced in at `offset` of the node's writer on completion.
     private var deferred: [(offset: Int, node: EncoderNode)] = []
-    /// The pooled keyed container this node lent from the session, returned on completion.
-    var lentSlot: KeyedEncodingSlot?
 
     init(session: EncodingSession, parent: EncoderNode?, key: (any CodingKey)?, target: MessagePackWriter?) {
         self.session = session
@@ -82,7 +80,7 @@ final class EncoderNode: Encoder {
     var userInfo: [CodingUserInfoKey: Any] { session.userInfo }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
-        session.keyedContainer(Key.self, node: self, writer: becomeContainer(.keyed))
+        KeyedEncodingContainer(KeyedEncodingContainerImpl<Key>(node: self, writer: becomeContainer(.keyed)))
     }
 
     func unkeyedContainer() -> any UnkeyedEncodingContainer {
@@ -148,7 +146,6 @@ final class EncoderNode: Encoder {
     /// Completes this node's value in its writer (the enclosing one, or the node's own buffer
     /// when deferred): deferred children spliced in, the header with the final count.
     func complete() {
-        returnSlot()
         switch kind {
         case .singleDirect:
             if count == 0, let target { target.packNil() }
@@ -185,21 +182,11 @@ final class EncoderNode: Encoder {
     /// Lets go of the deferred children once their bytes are written (or the encode failed),
     /// returning their buffers to the pool for the next nested container of this encode call.
     func releaseChildren() {
-        returnSlot()
         guard !deferred.isEmpty else { return }
         var children = take(&deferred)
         while var child = children.popLast()?.node {
             child.releaseChildren()
             session.recycle(&child)
-        }
-    }
-
-    @inline(__always)
-    private func returnSlot() {
-        if let slot = lentSlot {
-            slot.isLent = false
-            lentSlot = nil
-            session.lastReturned = slot
         }
     }
 }

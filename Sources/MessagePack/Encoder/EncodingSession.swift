@@ -15,11 +15,9 @@ final class EncodingSession {
         self.sendableUserInfo = userInfo
     }
 
-    /// Releases the pooled buffers and containers at the end of an encode call.
+    /// Releases the pooled buffers and nodes at the end of an encode call.
     func tearDown() {
         freeWriters = []
-        slots = []
-        lastReturned = nil
         freeNodes = []
     }
 
@@ -40,52 +38,6 @@ final class EncodingSession {
         headerWriter.reset()
         headerWriter.packArrayHeader(count)
         return headerWriter
-    }
-
-    // MARK: Pooled keyed containers
-
-    /// Keyed containers to lend out again, a few per key type (one per nesting level of values
-    /// of that type): creating one looks up two generic metadata at run time and allocates the
-    /// standard library's box, about as much as encoding a three-field struct.
-    private var slots: [KeyedEncodingSlot] = []
-    /// The slot returned last, tried first.
-    var lastReturned: KeyedEncodingSlot?
-
-    /// A keyed container writing `node`'s entries to `writer`: a pooled one when one of this key
-    /// type is free.
-    func keyedContainer<Key: CodingKey>(_ keyType: Key.Type, node: EncoderNode, writer: MessagePackWriter) -> KeyedEncodingContainer<Key> {
-        let id = ObjectIdentifier(Key.self)
-        var found: KeyedEncodingSlot?
-        if let lent = node.lentSlot {
-            // The same value asks again: the same container, unless with another key type.
-            if lent.keyType == id { found = lent }
-        } else if let last = lastReturned, last.keyType == id, !last.isLent {
-            // The common case: the value before this one (a sibling) had the same type.
-            found = last
-        } else {
-            for slot in slots where slot.keyType == id && !slot.isLent {
-                found = slot
-                break
-            }
-            if found == nil, slots.count < 64 {
-                let slot = TypedKeyedEncodingSlot<Key>(state: KeyedEncodingState())
-                // Through a local (see `take`): no run-time exclusivity checks on the pool.
-                var all = take(&slots)
-                all.append(slot)
-                slots = all
-                found = slot
-            }
-        }
-        guard let slot = found else {
-            let state = KeyedEncodingState()
-            state.lend(node: node, writer: writer)
-            return KeyedEncodingContainer(KeyedEncodingContainerImpl<Key>(state: state))
-        }
-        slot.state.lend(node: node, writer: writer)
-        slot.isLent = true
-        node.lentSlot = slot
-        // The slot was made for `Key`'s identifier, so it is a `TypedKeyedEncodingSlot<Key>`.
-        return unsafeDowncast(slot, to: TypedKeyedEncodingSlot<Key>.self).container
     }
 
     // MARK: Pools

@@ -1,10 +1,7 @@
 /// Writes a struct-like value as a map with string keys, in encode order.
 struct KeyedEncodingContainerImpl<Key: CodingKey>: KeyedEncodingContainerProtocol {
-    /// Changed by the session when it lends this container out again (see `KeyedEncodingSlot`).
-    let state: KeyedEncodingState
-
-    @inline(__always) var node: EncoderNode { state.node }
-    @inline(__always) var writer: MessagePackWriter { state.writer }
+    let node: EncoderNode
+    let writer: MessagePackWriter
 
     var codingPath: [any CodingKey] { node.codingPath }
 
@@ -39,7 +36,7 @@ struct KeyedEncodingContainerImpl<Key: CodingKey>: KeyedEncodingContainerProtoco
     ) -> KeyedEncodingContainer<NestedKey> {
         entry(key)
         let (child, buffer) = node.makeDeferredContainer(.keyed, key: key)
-        return node.session.keyedContainer(NestedKey.self, node: child, writer: buffer)
+        return KeyedEncodingContainer(KeyedEncodingContainerImpl<NestedKey>(node: child, writer: buffer))
     }
 
     mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {

@@ -36,7 +36,7 @@ struct UnkeyedEncodingContainerImpl: UnkeyedEncodingContainer {
         let key = MessagePackKey.index(node.count)
         element()
         let (child, buffer) = node.makeDeferredContainer(.keyed, key: key)
-        return node.session.keyedContainer(NestedKey.self, node: child, writer: buffer)
+        return KeyedEncodingContainer(KeyedEncodingContainerImpl<NestedKey>(node: child, writer: buffer))
     }
 
     mutating func nestedUnkeyedContainer() -> any UnkeyedEncodingContainer {
