@@ -7,7 +7,7 @@ SWIFT ?= swift
 all: build
 
 deps:
-	@scripts/ensure-deps.sh --python
+	@scripts/ensure-deps.sh --python --browser
 
 build: deps
 	$(SWIFT) build

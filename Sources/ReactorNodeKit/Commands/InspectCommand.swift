@@ -50,6 +50,12 @@ enum InspectCommand {
         let app = try node.apps.app(arguments)
         let feed = try arguments.string("feed").map { text throws(CLIError) in try Endpoint.validate(text, flag: "feed", binding: false) }
         let actions = try arguments.string("actions").map { text throws(CLIError) in try Endpoint.validate(text, flag: "actions", binding: false) }
+        let address: MetricsAddress
+        do {
+            address = try MetricsAddress(parsing: try arguments.required("listen"))
+        } catch let error as MetricsHTTPError {
+            throw CLIError.usage("inspect: --listen \(error)")
+        }
         if feed != nil && actions == nil {
             throw CLIError.usage("inspect: --feed needs --actions too: the current state is fetched from the authority's actions endpoint (e.g. --actions tcp://127.0.0.1:7001)")
         }
@@ -57,12 +63,6 @@ enum InspectCommand {
             throw CLIError.usage("inspect: nothing to inspect: give --feed EP --actions EP for a running cluster, --data DIR for a data directory, or both")
         }
         let data = try arguments.string("data").map { _ in try JournalCommand.directoryReader(arguments, app: app.name).directory }
-        let address: MetricsAddress
-        do {
-            address = try MetricsAddress(parsing: try arguments.required("listen"))
-        } catch let error as MetricsHTTPError {
-            throw CLIError.usage("inspect: --listen \(error)")
-        }
         var limits = InspectorLimits()
         limits.versions = try CommonOptions.int(arguments, "keep-versions", in: 1...10_000_000)
         limits.actions = try CommonOptions.int(arguments, "keep-actions", in: 1...1_000_000)

@@ -38,6 +38,22 @@ final class InspectorJournal<R: Reactor>: Sendable {
         try history.state(at: version)
     }
 
+    /// The mutations at `versions` (ascending), replayed from the newest snapshot before the
+    /// first: for an action whose mutations left the inspector's window.
+    func mutations(at versions: [UInt64]) throws -> [InspectorHistory<R>.Recorded] {
+        guard let first = versions.first, let last = versions.last else { return [] }
+        let wanted = Set(versions)
+        var found: [InspectorHistory<R>.Recorded] = []
+        try history.replay(from: first > 0 ? first - 1 : 0, visit: { entry, _ in
+            for applied in entry.applied where wanted.contains(applied.version) {
+                found.append(InspectorHistory<R>.Recorded(version: applied.version, actionSeq: applied.actionSeq, origin: applied.origin,
+                                                          mutation: applied.mutation, seenAt: 0))
+            }
+            return entry.version < last
+        })
+        return found
+    }
+
     /// Hands the records appended since the last call to `inspector`: with `mutations`, every
     /// applied mutation (the journal is then the inspector's source, as the feed would be; the
     /// first call starts from the oldest state the directory can rebuild); always, the actions

@@ -123,7 +123,7 @@ struct InspectorRoutes<R: Reactor>: Sendable {
             ("mutations", .uint(UInt64(versions.count))),
             ("first_version", versions.first.map { .uint($0) } ?? .nil),
             ("last_version", versions.last.map { .uint($0) } ?? .nil),
-            ("duration_ms", .double(entry.lastAt - entry.firstSeenAt)),
+            ("duration_ms", .double(max(0, entry.lastAt - entry.firstSeenAt))),
         ])
     }
 
@@ -132,7 +132,10 @@ struct InspectorRoutes<R: Reactor>: Sendable {
             return error(404, "action \(seq) is not in the inspector's log (it keeps the newest \(history.limits.actions); --keep-actions changes that)")
         }
         let versions = entry.versions
-        let mutations = history.mutations(at: versions)
+        var mutations = history.mutations(at: versions)
+        if mutations.count != versions.count, let journal, let replayed = try? journal.mutations(at: versions), replayed.count == versions.count {
+            mutations = replayed
+        }
         func line(_ mutation: InspectorHistory<R>.Recorded) -> MessagePackValue {
             let (origin, index): (String, UInt32) = switch mutation.origin {
             case .sync(let index): ("sync", index)
@@ -150,7 +153,7 @@ struct InspectorRoutes<R: Reactor>: Sendable {
                 ("worker", .nil),
                 ("attempts", .nil),
                 ("outcome", job.outcome.map { .string($0) } ?? .nil),
-                ("seen_after_ms", .double(job.lastAt - entry.firstSeenAt)),
+                ("seen_after_ms", .double(max(0, job.lastAt - entry.firstSeenAt))),
                 ("mutations", .array(mutations.filter { job.versions.contains($0.version) }.map(line))),
             ])
         }
