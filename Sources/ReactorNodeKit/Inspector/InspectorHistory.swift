@@ -224,9 +224,11 @@ final class InspectorHistory<R: Reactor>: Sendable {
         }
         if mutation.version >= (book.checkpoints.last?.version ?? 0) + UInt64(max(1, limits.checkpointEvery)) {
             book.checkpoints.append(current)
+            // Trimmed once per checkpoint: the window then holds exactly the versions from the
+            // oldest checkpoint kept, at most `versions + checkpointEvery` mutations.
+            trim(&book)
         }
         book.generation += 1
-        if book.mutations.count > limits.versions + 2 * max(1, limits.checkpointEvery) { trim(&book) }
     }
 
     /// Creates entries for actions up to `actionSeq` not seen yet (at most the log's size).
@@ -239,7 +241,7 @@ final class InspectorHistory<R: Reactor>: Sendable {
         }
         book.lastActionSeq = actionSeq
         book.generation += 1
-        if book.actionOrder.count > limits.actions + limits.actions / 4 {
+        if book.actionOrder.count > limits.actions {
             for seq in book.actionOrder.prefix(book.actionOrder.count - limits.actions) { book.actions[seq] = nil }
             book.actionOrder.removeFirst(book.actionOrder.count - limits.actions)
         }

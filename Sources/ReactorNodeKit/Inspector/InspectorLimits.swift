@@ -1,8 +1,10 @@
 /// How much an inspector keeps in memory (`inspect --keep-versions/--keep-actions`): its memory
 /// is bounded by these, whatever the cluster does.
 struct InspectorLimits: Sendable, Equatable {
-    /// Mutations kept (the newest), each with its decoded value: the window of versions that
-    /// time travel can rebuild without a data directory, and that action details can show.
+    /// Versions kept (the newest): the window that time travel can rebuild without a data
+    /// directory, and whose mutations action details show. Each mutation is kept decoded; the
+    /// window starts at the newest full state at or before `current - versions`, so it holds up
+    /// to `versions + checkpointEvery` mutations.
     var versions: Int = 10_000
     /// Actions kept in the action log (the newest).
     var actions: Int = 1_000
