@@ -216,6 +216,17 @@ import TestSupport
         }
     }
 
+    @Test func anInspectorOfAnotherAppExits78SayingWhichAppTheAuthorityRuns() async throws {
+        let cluster = try await ClusterProcesses()
+        let inspect = try ChildProcess.node(["inspect", "--app", "primes", "--feed", cluster.endpoints.feed, "--actions", cluster.endpoints.actions,
+                                             "--listen", "127.0.0.1:0"], name: "inspect")
+        #expect(await inspect.waitForExit(timeout: .seconds(20)) == 78, "\(inspect.diagnostics)")
+        #expect(inspect.diagnostics.contains("inspect: the authority at \(cluster.endpoints.actions) runs app 'counter', not 'primes': use --app counter"),
+                "\(inspect.diagnostics)")
+        await cluster.stop()
+        #expect(cluster.authority.reap() == 0, "\(cluster.authority.diagnostics)")
+    }
+
     @Test(.enabled(if: browserInstalled, "chromium, chromium-driver and python3-selenium (scripts/ensure-deps.sh --browser)"))
     func thePageShowsTheLiveStateAnActionsDiffAndTimeTravelInAHeadlessBrowser() async throws {
         let (cluster, data) = try await knownHistory()

@@ -113,6 +113,7 @@ enum InspectCommand {
             defer { for task in tasks { task.cancel() } }
             var feedFollower: InspectorFeed<R>?
             if let journal, feed != nil {
+                logger.info("inspect: reading the journal of \(journal.directory)")
                 // What the data directory holds first, so that the action log and time travel
                 // reach back before the inspector started; the feed continues from there.
                 do {
@@ -123,7 +124,8 @@ enum InspectCommand {
             }
             if let feed, let client {
                 let (requests, request) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
-                feedFollower = InspectorFeed(endpoint: feed, context: context, history: history, logger: logger) { request.yield() }
+                feedFollower = InspectorFeed(endpoint: feed, context: context, history: history, logger: logger,
+                                             needSnapshot: { request.yield() }, failed: { stop.yield() })
                 tasks.append(Task { await Self.fetchSnapshots(requests, client: client, app: app, history: history, logger: logger, failed: stop) })
             }
             if let journal {
@@ -135,9 +137,7 @@ enum InspectCommand {
             if let client {
                 tasks.append(Task { await Self.pollStats(client: client, every: statsInterval, history: history) })
             }
-            defer {
-                feedFollower?.stop()
-            }
+            defer { feedFollower?.stopAndWait() }
 
             let routes = InspectorRoutes(app: app, feed: feed, actionsEndpoint: actions, history: history, journal: journal)
             let server: RoutingHTTPServer

@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import MessagePack
 import ReactorCore
 import ReactorLog
@@ -21,8 +22,9 @@ final class InspectorFeed<R: Reactor>: Sendable {
     let failure = Mutex<ZMQError?>(nil)
 
     /// Starts the thread; it connects to `endpoint` and runs until ``stop()``.
+    /// `failed` is called, on the feed's thread, if the subscription stops on its own.
     init(endpoint: String, context: ZMQContext, history: InspectorHistory<R>, logger: Logger,
-         needSnapshot: @escaping @Sendable () -> Void) {
+         needSnapshot: @escaping @Sendable () -> Void, failed: @escaping @Sendable () -> Void) {
         // The socket is made on the thread that uses it: ZeroMQ sockets are not thread-safe.
         let thread = Thread { [self] in
             do throws(ZMQError) {
@@ -37,6 +39,7 @@ final class InspectorFeed<R: Reactor>: Sendable {
             } catch {
                 logger.error("inspect: the feed subscription to \(endpoint) failed: \(error)")
                 failure.withLock { $0 = error }
+                failed()
             }
             finished.withLock { $0 = true }
         }
@@ -49,8 +52,13 @@ final class InspectorFeed<R: Reactor>: Sendable {
         stopping.store(true, ordering: .relaxed)
     }
 
-    /// Whether the thread has closed its socket.
-    var isFinished: Bool { finished.withLock { $0 } }
+    /// Stops the thread and waits (at most `timeout`) until it has closed its socket, so that
+    /// the ZeroMQ context can be terminated after.
+    func stopAndWait(timeout: Duration = .seconds(2)) {
+        stop()
+        let deadline = ContinuousClock.now + timeout
+        while !finished.withLock({ $0 }) && ContinuousClock.now < deadline { usleep(10_000) }
+    }
 
     private func run(_ socket: ZMQSocket, history: InspectorHistory<R>, needSnapshot: @Sendable () -> Void) throws(ZMQError) {
         let poller = ZMQPoller()

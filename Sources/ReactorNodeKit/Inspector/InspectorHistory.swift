@@ -214,11 +214,18 @@ final class InspectorHistory<R: Reactor>: Sendable {
         if var entry = book.actions[mutation.actionSeq] {
             entry.lastAt = mutation.seenAt
             switch mutation.origin {
-            case .sync: entry.sync.append(mutation.version)
+            case .sync:
+                entry.sync.append(mutation.version)
+                // An action with more mutations than the window keeps the newest (the older
+                // ones could not be shown anyway).
+                if entry.sync.count > limits.versions { entry.sync.removeFirst(entry.sync.count - limits.versions) }
             case .async(let job, _), .failure(let job, _):
-                entry.jobs[job.effectIndex, default: Job(effectIndex: job.effectIndex, lastAt: mutation.seenAt)].versions.append(mutation.version)
-                entry.jobs[job.effectIndex]?.lastAt = mutation.seenAt
-                if case .failure = mutation.origin { entry.jobs[job.effectIndex]?.outcome = "failed" }
+                var record = entry.jobs[job.effectIndex] ?? Job(effectIndex: job.effectIndex, lastAt: mutation.seenAt)
+                record.versions.append(mutation.version)
+                if record.versions.count > limits.versions { record.versions.removeFirst(record.versions.count - limits.versions) }
+                record.lastAt = mutation.seenAt
+                if case .failure = mutation.origin { record.outcome = "failed" }
+                entry.jobs[job.effectIndex] = record
             }
             book.actions[mutation.actionSeq] = entry
         }
