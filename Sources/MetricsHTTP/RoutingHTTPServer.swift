@@ -14,8 +14,9 @@ import Synchronization
 /// ``MetricsHTTPServer/Limits/memoryPerConnection``, and malformed HTTP gets libmicrohttpd's own
 /// 400. The handler runs on the connection's thread and must not wait for anything slow.
 ///
-/// The only other type in the package that holds libmicrohttpd's pointers: the daemon and the
-/// context its callbacks get, released by ``stop()`` (or when the server is dropped).
+/// With ``MetricsHTTPServer``, the only types in the package that hold libmicrohttpd's pointers:
+/// the daemon and the context its callbacks get, released by ``stop()`` (or when the server is
+/// dropped).
 public final class RoutingHTTPServer: Sendable {
     /// Where the server listens, with the real port when port 0 was asked for.
     public let address: MetricsAddress

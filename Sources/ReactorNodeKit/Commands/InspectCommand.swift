@@ -106,6 +106,7 @@ enum InspectCommand {
             defer { client?.close() }
 
             let (stops, stop) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+            let stopReason = InspectStop()
             let trap = SignalTrap { _ in stop.yield() }
             defer { _ = trap }
 
@@ -126,7 +127,8 @@ enum InspectCommand {
                 let (requests, request) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
                 feedFollower = InspectorFeed(endpoint: feed, context: context, history: history, logger: logger,
                                              needSnapshot: { request.yield() }, failed: { stop.yield() })
-                tasks.append(Task { await Self.fetchSnapshots(requests, client: client, app: app, history: history, logger: logger, failed: stop) })
+                tasks.append(Task { await Self.fetchSnapshots(requests, client: client, app: app, history: history, logger: logger,
+                                                                   stopReason: stopReason, stop: stop) })
             }
             if let journal {
                 // Without a feed the journal is the source; with one, it adds what the feed does
@@ -158,22 +160,22 @@ enum InspectCommand {
 
             for await _ in stops { break }
             if let failure = feedFollower?.failure.withLock({ $0 }) { throw CLIError("inspect: the feed", failure) }
-            if let failure = appMismatch.withLock({ $0 }) { throw CLIError.configuration(failure) }
+            if let reason = stopReason.reason.withLock({ $0 }) { throw CLIError.configuration(reason) }
             return 0
         }
 
         /// Fetches the current snapshot whenever the history asks (at start, after a gap),
         /// retrying every second while the authority does not answer.
         static func fetchSnapshots<R: Reactor>(_ requests: AsyncStream<Void>, client: ActionClient<R>, app: String, history: InspectorHistory<R>,
-                                               logger: Logger, failed: AsyncStream<Void>.Continuation) async {
+                                               logger: Logger, stopReason: InspectStop, stop: AsyncStream<Void>.Continuation) async {
             for await _ in requests {
                 var again = true
                 while again && !Task.isCancelled {
                     do {
                         let snapshot = try await client.snapshotPayload()
                         guard snapshot.app == app else {
-                            appMismatch.withLock { $0 = "inspect: the authority at \(client.configuration.actionsEndpoint) runs app '\(snapshot.app)', not '\(app)': use --app \(snapshot.app)" }
-                            failed.yield()
+                            stopReason.reason.withLock { $0 = "inspect: the authority at \(client.configuration.actionsEndpoint) runs app '\(snapshot.app)', not '\(app)': use --app \(snapshot.app)" }
+                            stop.yield()
                             return
                         }
                         let state = try MessagePackDecoder().decode(R.State.self, from: snapshot.payload)
@@ -212,5 +214,8 @@ enum InspectCommand {
     }
 }
 
-/// Why `inspect` stopped on its own: the authority serves another app.
-private let appMismatch = Mutex<String?>(nil)
+/// Why `inspect` stopped on its own (the authority serves another app), set by the task that
+/// found out, read once the command stops.
+final class InspectStop: Sendable {
+    let reason = Mutex<String?>(nil)
+}

@@ -266,10 +266,3 @@ private final class EventCursor: Sendable {
         }
     }
 }
-
-extension MessagePackValue {
-    /// A JSON object from its fields.
-    static func object(_ fields: [(String, MessagePackValue)]) -> MessagePackValue {
-        .map(fields.map { (key: .string($0.0), value: $0.1) })
-    }
-}
