@@ -214,15 +214,15 @@ struct InspectorRoutes<R: Reactor>: Sendable {
         return .object([("points", .array(points)), ("latest", .object((samples.last?.counters ?? [:]).sorted { $0.key < $1.key }.map { ($0.key, .uint($0.value)) }))])
     }
 
-    /// An `update` event each time the history changes (at most every 50 ms), so the page
-    /// refetches what it shows; a client that reads slowly only ever gets the newest.
+    /// An `update` event when the history has changed, at most every 100 ms per stream, so the
+    /// page refetches what it shows; a client that reads slowly only ever gets the newest.
     private func events() -> HTTPReply {
         let sent = EventCursor()
         let history = history
         return .eventStream {
             for _ in 0..<20 {
                 let generation = history.generation
-                if sent.advance(to: generation) {
+                if sent.advance(to: generation, spacing: .milliseconds(100)) {
                     let summary = history.summary
                     let data = MessagePackValue.object([("generation", .uint(generation)), ("version", summary.version.map { .uint($0) } ?? .nil),
                                                         ("action_seq", summary.actionSeq.map { .uint($0) } ?? .nil)]).jsonText()
@@ -253,15 +253,17 @@ struct InspectorRoutes<R: Reactor>: Sendable {
     }
 }
 
-/// The last generation one event stream sent.
+/// The last generation one event stream sent, and when.
 private final class EventCursor: Sendable {
-    private let sent = Mutex<UInt64?>(nil)
+    private let sent = Mutex<(generation: UInt64, at: ContinuousClock.Instant)?>(nil)
 
-    /// Whether `generation` is new to this stream (and notes it as sent).
-    func advance(to generation: UInt64) -> Bool {
-        sent.withLock { sent in
-            guard sent != generation else { return false }
-            sent = generation
+    /// Whether `generation` is new to this stream and the last event is at least `spacing` old
+    /// (and if so, notes it as sent now).
+    func advance(to generation: UInt64, spacing: Duration) -> Bool {
+        let now = ContinuousClock.now
+        return sent.withLock { sent in
+            if let last = sent, last.generation == generation || now - last.at < spacing { return false }
+            sent = (generation, now)
             return true
         }
     }
