@@ -8,7 +8,7 @@ Usage: inspect-browser-check.py URL FIRST_VERSION LIVE_VERSION ACTION_SEQ TRAVEL
    the page's server-sent events, without reloading;
 2. opens action ACTION_SEQ in the action log and reads its mutations, jobs and diff;
 3. moves time travel to TRAVEL_VERSION and reads the state shown;
-4. saves a screenshot at SCREENSHOT.
+4. waits until both charts are drawn, and saves a screenshot at SCREENSHOT.
 
 Each wait is bounded (30 s); on a timeout it prints what the page showed and exits 1. The last
 stdout line is one JSON object with everything read, for the test to check exactly.
@@ -91,9 +91,13 @@ try:
     wait("time travel to %s" % travel_version, lambda: attribute("#tt-state", "data-version") == travel_version)
     travel = {"info": text("#tt-info"), "leaves": leaves("#tt-state")}
 
-    charts = {name: driver.execute_script("return document.querySelectorAll(arguments[0]).length;", "#%s path" % name)
-              for name in ["chart-applied", "chart-latency"]}
+    def charts():
+        return {name: driver.execute_script("return document.querySelectorAll(arguments[0]).length;", "#%s path" % name)
+                for name in ["chart-applied", "chart-latency"]}
+
+    # The charts follow the stats polls, which may come a moment after the state.
+    wait("both charts drawn", lambda: all(count > 0 for count in charts().values()))
     driver.save_screenshot(screenshot)
-    print(json.dumps({"live": live, "detail": detail, "travel": travel, "charts": charts, "screenshot": screenshot}), flush=True)
+    print(json.dumps({"live": live, "detail": detail, "travel": travel, "charts": charts(), "screenshot": screenshot}), flush=True)
 finally:
     driver.quit()

@@ -105,8 +105,16 @@ import TestSupport
         #expect(log.compactMap { $0["action_seq"] as? Int } == [8, 7, 6, 5, 4, 3, 2, 1])
         #expect(get(port, "/api/actions/99")?.status == 404)
 
-        let summary = try #require(get(port, "/api/summary")?.body)
-        let facts = try #require(try JSONSerialization.jsonObject(with: Data(summary.utf8)) as? [String: Any])
+        // The summary's gauges come from the stats polls: the authority counts the inspector's
+        // feed connection once its socket monitor reports it, so wait for a poll that has it.
+        var facts: [String: Any] = [:]
+        let deadline = ContinuousClock.now + .seconds(15)
+        while ContinuousClock.now < deadline {
+            let summary = try #require(get(port, "/api/summary")?.body)
+            facts = try #require(try JSONSerialization.jsonObject(with: Data(summary.utf8)) as? [String: Any])
+            if facts["observers"] as? Int == 1 { break }
+            try await Task.sleep(for: .milliseconds(100))
+        }
         #expect(facts["version"] as? Int == 8)
         #expect(facts["workers"] as? Int == 1)
         #expect(facts["observers"] as? Int == 1, "the inspector's own feed subscription")

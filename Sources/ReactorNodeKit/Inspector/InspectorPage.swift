@@ -167,6 +167,13 @@ function chart(svg, points, key) {
   label.setAttribute("x", "4"); label.setAttribute("y", "14"); label.setAttribute("font-size", "11");
   label.textContent = `max ${max.toFixed(max < 10 ? 2 : 0)}, last ${(values[values.length - 1]).toFixed(2)}; ${Math.round((t1 - t0) / 1000)} s`;
   svg.append(line, label);
+  // A dot per sample too, so that a lone value (one poll with acks) shows.
+  for (const p of points) {
+    if (p[key] === null || p[key] === undefined) continue;
+    const dot = document.createElementNS(ns, "circle");
+    dot.setAttribute("cx", x(p.t).toFixed(1)); dot.setAttribute("cy", y(p[key]).toFixed(1)); dot.setAttribute("r", "2.5"); dot.setAttribute("fill", "#0b5cad");
+    svg.append(dot);
+  }
 }
 
 async function refreshSummary() {
