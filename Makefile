@@ -28,8 +28,10 @@ test: test-swift
 	scripts/compose-test.sh
 	scripts/fuzz.sh 60
 
-## Only the Swift tests (no Docker): this package's, then examples/OrderFulfilment's.
+## Only the Swift tests (no Docker): this package's, then examples/OrderFulfilment's. They also
+## need Chromium, its driver and Selenium (the inspector's page is tested in a real browser).
 test-swift: deps
+	@scripts/ensure-deps.sh --python --browser
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build --no-parallel
 	$(SWIFT) build --build-tests --package-path examples/OrderFulfilment --scratch-path $(DEPENDENTS)

@@ -69,7 +69,8 @@ let package = Package(
         // Metrics as values and the Prometheus text exposition format: pure, no I/O.
         .target(name: "ReactorMetrics"),
 
-        // The /metrics HTTP endpoint over libmicrohttpd: the only Swift module that imports CMicroHTTPD.
+        // The /metrics HTTP endpoint and the inspector's router over libmicrohttpd: the only Swift
+        // module that imports CMicroHTTPD.
         .target(name: "MetricsHTTP", dependencies: ["CMicroHTTPD", "ReactorMetrics"]),
 
         // The wire protocol: message types, headers and their MessagePack codecs.

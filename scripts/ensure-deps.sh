@@ -1,9 +1,23 @@
 #!/usr/bin/env bash
 # Installs the system packages the build and the tests need, only when missing.
-# Usage: scripts/ensure-deps.sh [--python]   (--python also installs pyzmq, msgpack and prometheus_client for Python)
+# Usage: scripts/ensure-deps.sh [--python] [--browser]
+#   --python   also installs pyzmq, msgpack and prometheus_client for Python
+#   --browser  also installs Debian's chromium, chromium-driver and python3-selenium, for the
+#              inspector's test in a real headless browser (run by /usr/bin/python3)
 set -euo pipefail
 
+python=false
+browser=false
+for flag in "$@"; do
+    case "$flag" in
+        --python) python=true ;;
+        --browser) browser=true ;;
+        *) echo "[deps] unknown option '$flag' (use --python and/or --browser)" >&2; exit 64 ;;
+    esac
+done
+
 packages=(libzmq3-dev libmsgpack-dev libmicrohttpd-dev pkg-config)
+if $browser; then packages+=(chromium chromium-driver python3-selenium); fi
 missing=()
 for p in "${packages[@]}"; do
     dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
@@ -15,7 +29,7 @@ if ((${#missing[@]})); then
     apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
-if [[ "${1:-}" == "--python" ]]; then
+if $python; then
     if ! python3 -c 'import zmq, msgpack, prometheus_client' >/dev/null 2>&1; then
         echo "[deps] installing Python packages pyzmq msgpack prometheus_client" >&2
         python3 -m pip install --quiet --disable-pip-version-check pyzmq msgpack prometheus_client

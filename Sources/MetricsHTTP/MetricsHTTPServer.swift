@@ -14,8 +14,9 @@ import Synchronization
 /// `GET /metrics` only, on that thread, so it must not wait for anything slow: read a
 /// published snapshot of counters and format it.
 ///
-/// The only type in the package that holds libmicrohttpd's pointers: the daemon and the context
-/// its callback gets, both released by ``stop()`` (or when the server is dropped).
+/// With ``RoutingHTTPServer``, the only types in the package that hold libmicrohttpd's pointers:
+/// the daemon and the context its callback gets, both released by ``stop()`` (or when the
+/// server is dropped).
 public final class MetricsHTTPServer: Sendable {
     /// Bounds on what clients can take from the server.
     public struct Limits: Sendable {

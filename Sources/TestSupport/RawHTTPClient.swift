@@ -54,6 +54,27 @@ package final class RawHTTPClient {
         }
     }
 
+    /// Everything read within `milliseconds`, whether or not the server closes the connection
+    /// (for answers that stay open, such as an event stream).
+    package func read(forMilliseconds milliseconds: Int32) -> String {
+        var received: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4_096)
+        let deadline = Self.now() + Int64(milliseconds)
+        while true {
+            let left = deadline - Self.now()
+            guard left > 0 else { break }
+            var item = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+            guard poll(&item, 1, Int32(left)) > 0 else { continue }
+            let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
+            if count > 0 {
+                received += buffer[..<count]
+            } else if count == 0 || (errno != EINTR && errno != EAGAIN) {
+                break
+            }
+        }
+        return String(decoding: received, as: UTF8.self)
+    }
+
     /// Sends a whole request and returns the whole answer (the request asks the server to close).
     package static func exchange(port: UInt16, _ request: String, timeoutMilliseconds: Int32 = 5_000) -> HTTPAnswer? {
         guard let client = RawHTTPClient(port: port) else { return nil }

@@ -44,7 +44,7 @@ import TestSupport
         let overview = try ChildProcess.node(["--help"])
         #expect(await overview.waitForExit() == 0)
         let listed = overview.output.filter { $0.hasPrefix("  ") }.compactMap { $0.split(separator: " ").first.map(String.init) }
-        #expect(listed == ["authority", "worker", "send", "observe", "run", "journal", "replay", "keygen", "demo"], "\(overview.output)")
+        #expect(listed == ["authority", "worker", "send", "observe", "run", "journal", "replay", "inspect", "keygen", "demo"], "\(overview.output)")
     }
 
     @Test func anAuthorityStopsGracefullyOnSIGTERM() async throws {

@@ -17,6 +17,7 @@ struct NodeProgram: Sendable {
             (RunCommand.spec(self), RunCommand.run),
             (JournalCommand.spec(self), JournalCommand.run),
             (ReplayCommand.spec(self), ReplayCommand.run),
+            (InspectCommand.spec(self), InspectCommand.run),
             (KeygenCommand.spec(self), KeygenCommand.run),
             (DemoCommand.spec(self), DemoCommand.run),
         ]

@@ -4,10 +4,12 @@ import Foundation
 /// (scripts/ensure-deps.sh --python): actually tried, so a test is skipped only when the script
 /// could not run at all.
 enum Python {
-    static func imports(_ modules: String) -> Bool {
+    /// `interpreter`: `python3` on the PATH, or a path (`/usr/bin/python3` sees Debian's
+    /// `python3-*` packages, which another python3 first on the PATH may not).
+    static func imports(_ modules: String, interpreter: String = "python3") -> Bool {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", "import \(modules)"]
+        process.arguments = [interpreter, "-c", "import \(modules)"]
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         process.standardInput = FileHandle.nullDevice

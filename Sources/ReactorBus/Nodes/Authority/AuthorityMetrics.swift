@@ -191,6 +191,10 @@ public struct AuthorityMetrics: Sendable, Equatable {
         result["feed_high_water_mark"] = feedHighWaterMark
         result["observers"] = observers
         result["snapshot_bytes"] = snapshotBytes
+        // The ack latency histogram's count and sum (in whole microseconds), so that a client of
+        // the stats request (the inspector) can chart the mean latency between two polls.
+        result["ack_latency_count"] = ackLatency.count
+        result["ack_latency_microseconds"] = UInt64(max(0, ackLatency.sum * 1_000_000).rounded())
         return result
     }
 }
