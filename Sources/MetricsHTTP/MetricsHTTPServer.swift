@@ -1,5 +1,4 @@
 import CMicroHTTPD
-import Glibc
 import ReactorMetrics
 import Synchronization
 
@@ -14,9 +13,8 @@ import Synchronization
 /// `GET /metrics` only, on that thread, so it must not wait for anything slow: read a
 /// published snapshot of counters and format it.
 ///
-/// With ``RoutingHTTPServer``, the only types in the package that hold libmicrohttpd's pointers:
-/// the daemon and the context its callback gets, both released by ``stop()`` (or when the
-/// server is dropped).
+/// libmicrohttpd's pointers stay inside ``MicroHTTPDaemon`` (the daemon and the context its
+/// callback gets, both released by ``stop()`` or when the server is dropped).
 public final class MetricsHTTPServer: Sendable {
     /// Bounds on what clients can take from the server.
     public struct Limits: Sendable {
@@ -33,12 +31,7 @@ public final class MetricsHTTPServer: Sendable {
 
     /// Where the server listens, with the real port when port 0 was asked for.
     public let address: MetricsAddress
-    private let running: Mutex<Running?>
-
-    private struct Running {
-        let daemon: OpaquePointer
-        let responder: Unmanaged<Responder>
-    }
+    private let daemon: MicroHTTPDaemon
 
     /// Binds `address`, starts the server thread and returns.
     ///
@@ -46,37 +39,14 @@ public final class MetricsHTTPServer: Sendable {
     /// - Throws: ``MetricsHTTPError`` when the port cannot be bound (in use, not an address of
     ///   this host) or libmicrohttpd does not start.
     public init(address: MetricsAddress, limits: Limits = Limits(), render: @escaping @Sendable () -> String) throws(MetricsHTTPError) {
-        let (descriptor, bound) = try ListeningSocket.open(address, backlog: Int32(clamping: max(16, limits.connections)))
-        let responder = Unmanaged.passRetained(Responder(render: render))
-        var options: [MHD_OptionItem] = [
-            MHD_OptionItem(option: .LISTEN_SOCKET, value: Int(descriptor), ptr_value: nil),
-            MHD_OptionItem(option: .CONNECTION_LIMIT, value: max(1, limits.connections), ptr_value: nil),
-            MHD_OptionItem(option: .CONNECTION_TIMEOUT, value: max(1, limits.idleTimeout), ptr_value: nil),
-            MHD_OptionItem(option: .CONNECTION_MEMORY_LIMIT, value: max(4_096, limits.memoryPerConnection), ptr_value: nil),
-            MHD_OptionItem(option: .END, value: 0, ptr_value: nil),
-        ]
-        let flags = UInt32(MHD_USE_AUTO_INTERNAL_THREAD.rawValue)
-        guard let daemon = reactorbus_mhd_start(flags, handleRequest, responder.toOpaque(), &options) else {
-            responder.release()
-            close(descriptor)
-            throw .cannotStart(bound)
-        }
-        self.address = bound
-        running = Mutex(Running(daemon: daemon, responder: responder))
+        daemon = try MicroHTTPDaemon(address: address, limits: limits, flags: UInt32(MHD_USE_AUTO_INTERNAL_THREAD.rawValue),
+                                     handler: handleRequest, context: Responder(render: render))
+        self.address = daemon.address
     }
 
     /// Closes every connection and the listening socket and ends the server's thread, waiting
     /// for a request being answered. Idempotent; not to be called from `render`.
-    public func stop() {
-        guard let stopped = running.withLock({ running -> Running? in
-            defer { running = nil }
-            return running
-        }) else { return }
-        MHD_stop_daemon(stopped.daemon)
-        stopped.responder.release()
-    }
-
-    deinit { stop() }
+    public func stop() { daemon.stop() }
 }
 
 /// What the callback reaches through libmicrohttpd's context pointer.
@@ -96,12 +66,5 @@ private let handleRequest: MHD_AccessHandlerCallback = { context, connection, ur
     let response = MetricsHTTPResponse.to(method: method.map { String(cString: $0) } ?? "", path: url.map { String(cString: $0) } ?? "") {
         (PrometheusExposition.contentType, responder.render())
     }
-    var body = Array(response.body.utf8)
-    guard let reply = body.withUnsafeMutableBytes({ MHD_create_response_from_buffer($0.count, $0.baseAddress, .RESPMEM_MUST_COPY) }) else {
-        return .NO
-    }
-    defer { MHD_destroy_response(reply) }
-    _ = MHD_add_response_header(reply, "Content-Type", response.contentType)
-    for (name, value) in response.headers { _ = MHD_add_response_header(reply, name, value) }
-    return MHD_queue_response(connection, UInt32(response.status), reply)
+    return MicroHTTPDaemon.queue(response, on: connection)
 }

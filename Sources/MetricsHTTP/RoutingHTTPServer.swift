@@ -1,5 +1,4 @@
 import CMicroHTTPD
-import Glibc
 import Synchronization
 
 /// A small HTTP server over libmicrohttpd for pages, JSON and server-sent events: every request
@@ -14,19 +13,14 @@ import Synchronization
 /// ``MetricsHTTPServer/Limits/memoryPerConnection``, and malformed HTTP gets libmicrohttpd's own
 /// 400. The handler runs on the connection's thread and must not wait for anything slow.
 ///
-/// With ``MetricsHTTPServer``, the only types in the package that hold libmicrohttpd's pointers:
-/// the daemon and the context its callbacks get, released by ``stop()`` (or when the server is
-/// dropped).
+/// libmicrohttpd's daemon pointer and the context its callbacks get stay inside
+/// ``MicroHTTPDaemon``, released by ``stop()`` (or when the server is dropped); each event
+/// stream's cursor is released by libmicrohttpd's free callback.
 public final class RoutingHTTPServer: Sendable {
     /// Where the server listens, with the real port when port 0 was asked for.
     public let address: MetricsAddress
-    private let running: Mutex<Running?>
+    private let daemon: MicroHTTPDaemon
     private let router: Router
-
-    private struct Running {
-        let daemon: OpaquePointer
-        let router: Unmanaged<Router>
-    }
 
     /// Binds `address`, starts the server and returns.
     ///
@@ -34,26 +28,12 @@ public final class RoutingHTTPServer: Sendable {
     /// - Throws: ``MetricsHTTPError`` when the port cannot be bound or libmicrohttpd does not start.
     public init(address: MetricsAddress, limits: MetricsHTTPServer.Limits = MetricsHTTPServer.Limits(),
                 handle: @escaping @Sendable (HTTPRequest) -> HTTPReply) throws(MetricsHTTPError) {
-        let (descriptor, bound) = try ListeningSocket.open(address, backlog: Int32(clamping: max(16, limits.connections)))
         let router = Router(handle: handle)
-        let retained = Unmanaged.passRetained(router)
-        var options: [MHD_OptionItem] = [
-            MHD_OptionItem(option: .LISTEN_SOCKET, value: Int(descriptor), ptr_value: nil),
-            MHD_OptionItem(option: .CONNECTION_LIMIT, value: max(1, limits.connections), ptr_value: nil),
-            MHD_OptionItem(option: .CONNECTION_TIMEOUT, value: max(1, limits.idleTimeout), ptr_value: nil),
-            MHD_OptionItem(option: .CONNECTION_MEMORY_LIMIT, value: max(4_096, limits.memoryPerConnection), ptr_value: nil),
-            MHD_OptionItem(option: .END, value: 0, ptr_value: nil),
-        ]
         let flags = UInt32(MHD_USE_THREAD_PER_CONNECTION.rawValue) | UInt32(MHD_USE_INTERNAL_POLLING_THREAD.rawValue)
             | UInt32(MHD_USE_POLL.rawValue)
-        guard let daemon = reactorbus_mhd_start(flags, routeRequest, retained.toOpaque(), &options) else {
-            retained.release()
-            close(descriptor)
-            throw .cannotStart(bound)
-        }
-        self.address = bound
+        daemon = try MicroHTTPDaemon(address: address, limits: limits, flags: flags, handler: routeRequest, context: router)
+        self.address = daemon.address
         self.router = router
-        running = Mutex(Running(daemon: daemon, router: retained))
     }
 
     /// Ends every event stream, closes every connection and the listening socket, and waits for
@@ -61,12 +41,7 @@ public final class RoutingHTTPServer: Sendable {
     /// Idempotent; not to be called from the handler.
     public func stop() {
         router.stopping.store(true, ordering: .relaxed)
-        guard let stopped = running.withLock({ running -> Running? in
-            defer { running = nil }
-            return running
-        }) else { return }
-        MHD_stop_daemon(stopped.daemon)
-        stopped.router.release()
+        daemon.stop()
     }
 
     deinit { stop() }
@@ -103,15 +78,7 @@ private let routeRequest: MHD_AccessHandlerCallback = { context, connection, url
     let request = HTTPRequest(method: method.map { String(cString: $0) } ?? "", path: url.map { String(cString: $0) } ?? "")
     switch router.handle(request) {
     case .whole(let response):
-        var body = Array(response.body.utf8)
-        guard let reply = body.withUnsafeMutableBytes({ MHD_create_response_from_buffer($0.count, $0.baseAddress, .RESPMEM_MUST_COPY) }) else {
-            return .NO
-        }
-        defer { MHD_destroy_response(reply) }
-        _ = MHD_add_response_header(reply, "Content-Type", response.contentType)
-        _ = MHD_add_response_header(reply, "Cache-Control", "no-store")
-        for (name, value) in response.headers { _ = MHD_add_response_header(reply, name, value) }
-        return MHD_queue_response(connection, UInt32(response.status), reply)
+        return MicroHTTPDaemon.queue(response, on: connection, extraHeaders: [("Cache-Control", "no-store")])
     case .eventStream(let next):
         let cursor = Unmanaged.passRetained(EventStreamCursor(next: next, router: router))
         guard let reply = MHD_create_response_from_callback(UInt64.max, 4_096, readEvents, cursor.toOpaque(), releaseCursor) else {
