@@ -185,6 +185,13 @@ import ZeroMQ
         let stats = try await WireProbe(actions: endpoints.actions).stats()
         #expect(stats["action_seq"] == 2)
         #expect(!node.diagnostics.contains("fresh state"))
+        // The journal holds the start once, first, before the client's action.
+        let dump = try ChildProcess.node(["journal", "dump", "--app", "shop", "--data", directory], name: "dump")
+        #expect(await dump.waitForExit() == 0, "\(dump.diagnostics)")
+        let records = dump.output.compactMap { line in line.split(separator: " ").first { $0.hasPrefix("record=") } }
+        #expect(records.first == "record=\"started\"", "\(dump.output)")
+        #expect(records.filter { $0 == "record=\"started\"" }.count == 1)
+        #expect(records.filter { $0 == "record=\"accepted\"" }.count == 1)
         await shop.close()
         await worker.stop()
         node.signal(SIGTERM)
