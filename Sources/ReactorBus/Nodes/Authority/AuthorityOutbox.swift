@@ -31,12 +31,14 @@ extension AuthorityEngine {
             package var projections: Set<String> = []
 
             /// Prepares nothing beyond replies, worker messages, applied mutations and records.
-            package init(mutations: Bool = false, snapshot: Bool = false, publishedVersion: UInt64? = nil, snapshotAtVersion: UInt64? = nil, checkpointAtRecords: Int? = nil) {
+            package init(mutations: Bool = false, snapshot: Bool = false, publishedVersion: UInt64? = nil, snapshotAtVersion: UInt64? = nil, checkpointAtRecords: Int? = nil,
+                         projections: Set<String> = []) {
                 self.mutations = mutations
                 self.snapshot = snapshot
                 self.publishedVersion = publishedVersion
                 self.snapshotAtVersion = snapshotAtVersion
                 self.checkpointAtRecords = checkpointAtRecords
+                self.projections = projections
             }
         }
 
