@@ -149,6 +149,30 @@ import ZeroMQ
         await cluster.stop()
     }
 
+    @Test func theSwiftProjectionObserverFollowsOneChildsCount() async throws {
+        let cluster = try await ClusterProcesses(app: "shop")
+        try cluster.addWorker()
+        let shop = try ShopClient(actions: cluster.endpoints.actions)
+        _ = try await shop.send(.cart(.add(item: "tea", price: 3)))
+        let context = try ZMQContext()
+        var configuration = ObserverConfiguration(feedEndpoint: cluster.endpoints.feed, actionsEndpoint: cluster.endpoints.actions)
+        configuration.appName = "shop"
+        let observer = try ProjectionObserver(reactor: Shop(), projection: "cart.count", configuration: configuration,
+                                              logger: Logger(label: "observer", sink: .discard), context: context)
+        let first = try #require(try await observer.next(as: Int.self, timeout: .seconds(10)))
+        #expect(first.state == 1)
+        _ = try await shop.send(.detail(.show(item: "tea")))
+        _ = try await shop.send(.cart(.add(item: "jam", price: 1)))
+        let second = try #require(try await observer.next(as: Int.self, timeout: .seconds(10)))
+        #expect(second.state == 2)
+        #expect(second.version > first.version)
+        #expect(try await observer.next(timeout: .milliseconds(300)) == nil)
+        observer.close()
+        context.terminate(timeout: .seconds(2))
+        await shop.close()
+        await cluster.stop()
+    }
+
     @Test func observingAProjectionTheAppDoesNotHaveIsAUsageError() async throws {
         let observe = try ChildProcess.node(["observe", "--app", "shop", "--feed", "tcp://127.0.0.1:9", "--actions", "tcp://127.0.0.1:9",
                                              "--projection", "basket"], name: "observe")

@@ -3,6 +3,7 @@ import MessagePack
 import ReactorBus
 import ReactorCore
 import ReactorLog
+import ReactorWire
 import ZeroMQ
 import SystemCalls
 
@@ -137,6 +138,8 @@ enum ObserveCommand {
                         Output.line(ObserveCommand.projectionLine(name: name, version: value.version, payload: value.payload, json: json))
                     }
                 }
+            } catch let error as ProtocolError where error.code == .wrongApp {
+                throw CLIError.configuration("observe: \(error.message): use the authority's --app")
             } catch let error as ClientError {
                 switch error {
                 case .timedOut, .unreachable:

@@ -74,7 +74,9 @@ public final class ProjectionObserver<R: Reactor> {
     /// the subscription, then fetching the state); later calls wait up to `timeout` for a change.
     /// Returns `nil` when nothing new arrived in time.
     ///
-    /// - Throws: ``ClientError`` when the current state cannot be fetched, ``ZMQError``.
+    /// - Throws: ``ClientError`` when the current state cannot be fetched, a ``ProtocolError``
+    ///   with code `wrongApp` when ``ObserverConfiguration/appName`` is set and the authority
+    ///   serves another app, ``ZMQError``.
     public func next(timeout: Duration) async throws -> (version: UInt64, payload: [UInt8])? {
         let deadline = ContinuousClock.now + timeout
         if last == nil {
@@ -146,9 +148,13 @@ public final class ProjectionObserver<R: Reactor> {
         let actions = try ActionClient<R>(configuration: client, logger: logger, context: context)
         try actions.start()
         defer { actions.close() }
-        let snapshot = try await actions.snapshot()
-        let payload = try MessagePackEncoder().encode(projection.value(of: snapshot.state))
-        return (snapshot.version, payload)
+        let raw = try await actions.snapshotPayload()
+        if let app = configuration.appName, raw.app != app {
+            throw ProtocolError(.wrongApp, "the authority at \(configuration.actionsEndpoint) runs app '\(raw.app)', not '\(app)'")
+        }
+        let state = try MessagePackDecoder().decode(R.State.self, from: raw.payload)
+        let payload = try MessagePackEncoder().encode(projection.value(of: state))
+        return (raw.version, payload)
     }
 }
 
