@@ -108,6 +108,14 @@ import Testing
         #expect(try engine.takeOutbox(wanted).projections.map { try MessagePackDecoder().decode(Int.self, from: $0.payload) } == [2])
     }
 
+    @Test func aProjectionFeedMessageRoundTripsUnderItsOwnTopic() throws {
+        let message = FeedMessage.projection(name: "cart.count", version: 7, actionSeq: 3, payload: [0x02])
+        let frames = message.frames(writer)
+        #expect(frames[0] == Array("projection:cart.count".utf8))
+        #expect(try FeedMessage(frames: frames) == message)
+        #expect(throws: ProtocolError.self) { try FeedMessage(frames: Array(frames.prefix(2))) }
+    }
+
     @Test func anAppWithoutProjectionsAndInitialValuesDoesNothingNew() {
         let configuration = AuthorityConfiguration(appName: "counter", actionsEndpoint: "", workersEndpoint: "", feedEndpoint: "")
         let engine = AuthorityEngine(reactor: Counter(), configuration: configuration, logger: Logger(label: "test", sink: .discard), journaling: true)
