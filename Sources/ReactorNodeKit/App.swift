@@ -16,6 +16,9 @@ public struct App: Sendable {
     /// The app's schema version and migrations (``AppSchema``): every command of this app speaks
     /// and checks it, and the authority migrates older data directories with it.
     public let schema: AppSchema
+    /// The parts of a composed app (``ComposedEffects``), by name: `worker --part NAME` runs
+    /// one of them only. Empty for other apps.
+    public let parts: [String]
     let box: any AppBox
 
     /// An app whose effect handler needs no options.
@@ -48,13 +51,33 @@ public struct App: Sendable {
         self.name = name
         self.options = options
         self.schema = schema
-        self.box = TypedApp(reactor: reactor, makeEffects: effects)
+        self.parts = []
+        self.box = TypedApp(reactor: reactor, makeEffects: effects, restrict: nil)
+    }
+
+    /// A composed app (``ComposedReactor``) whose effects run through its parts' handlers
+    /// (each a ``Scope/effects(_:)``): a worker runs them all, or with `--part NAME` only one
+    /// part's, announcing that part's kinds (`NAME.*`).
+    ///
+    /// - Parameters:
+    ///   - name: what `--app` takes.
+    ///   - reactor: the state machine the authority runs.
+    ///   - parts: the handlers of the parts, named like their scopes.
+    ///   - schema: the app's schema version and migrations (default: version 1).
+    public init<R: Reactor>(_ name: String, reactor: R, parts: [PartEffects<R.Effect, R.Mutation>], schema: AppSchema = AppSchema()) {
+        self.name = name
+        self.options = []
+        self.schema = schema
+        self.parts = parts.map(\.name)
+        let effects = ComposedEffects(parts)
+        self.box = TypedApp(reactor: reactor, makeEffects: { _ in effects }, restrict: { $0.only($1) })
     }
 }
 
 /// The typed app behind an ``App``.
 protocol AppBox: Sendable {
-    func accept<V: AppVisitor>(_ visitor: V, options: AppOptionValues) async throws -> V.Result
+    /// Calls `visitor` with the app's reactor and handler, or (`part`) the handler of that part only.
+    func accept<V: AppVisitor>(_ visitor: V, options: AppOptionValues, part: String?) async throws -> V.Result
 }
 
 /// Code that works for any app: the registry calls it with the app's concrete types.
@@ -67,13 +90,19 @@ protocol AppVisitor {
 struct TypedApp<R: Reactor, H: EffectHandler>: AppBox where H.Effect == R.Effect, H.Mutation == R.Mutation {
     let reactor: R
     let makeEffects: @Sendable (AppOptionValues) throws(AppOptionError) -> H
+    /// A composed app's handler restricted to one part (`nil`: the app has no parts).
+    let restrict: (@Sendable (H, String) -> H?)?
 
-    func accept<V: AppVisitor>(_ visitor: V, options: AppOptionValues) async throws -> V.Result {
-        let effects: H
+    func accept<V: AppVisitor>(_ visitor: V, options: AppOptionValues, part: String?) async throws -> V.Result {
+        var effects: H
         do {
             effects = try makeEffects(options)
         } catch {
             throw CLIError.usage(error.message)
+        }
+        if let part {
+            guard let restricted = restrict?(effects, part) else { throw CLIError.usage("this app has no part '\(part)'") }
+            effects = restricted
         }
         return try await visitor.visit(reactor: reactor, effects: effects)
     }

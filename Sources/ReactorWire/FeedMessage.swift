@@ -9,12 +9,20 @@ package enum FeedMessage: Sendable, Equatable {
     case mutation(version: UInt64, actionSeq: UInt64, origin: MutationOrigin, payload: [UInt8])
     /// The current version, published when the authority is idle.
     case heartbeat(version: UInt64, actionSeq: UInt64)
+    /// A projection's new value at `version` (published only when it changed); the payload is
+    /// the projection's value. Topic `projection:NAME`.
+    case projection(name: String, version: UInt64, actionSeq: UInt64, payload: [UInt8])
 
     /// The topic frames, which SUB sockets filter on by prefix.
     package enum Topic {
         package static let snapshot = "snapshot"
         package static let mutation = "mutation"
         package static let heartbeat = "heartbeat"
+        /// The prefix of projection topics: `projection:NAME`.
+        package static let projectionPrefix = "projection:"
+
+        /// The topic of projection `name`.
+        package static func projection(_ name: String) -> String { projectionPrefix + name }
     }
 
     /// Decodes the frames a SUB socket receives.
@@ -42,6 +50,11 @@ package enum FeedMessage: Sendable, Equatable {
         case Topic.heartbeat:
             try header.expect(fields: 2)
             self = .heartbeat(version: try header.uint(0, "version"), actionSeq: try header.uint(1, "action_seq"))
+        case _ where topic.hasPrefix(Topic.projectionPrefix):
+            guard frames.count == 3 else { throw .malformed("projection needs a payload frame") }
+            try header.expect(fields: 2)
+            self = .projection(name: String(topic.dropFirst(Topic.projectionPrefix.count)), version: try header.uint(0, "version"),
+                               actionSeq: try header.uint(1, "action_seq"), payload: frames[2])
         default:
             throw ProtocolError(.unknownKind, "unknown feed topic '\(topic)'")
         }
@@ -66,6 +79,8 @@ package enum FeedMessage: Sendable, Equatable {
             }, payload]
         case .heartbeat(let version, let actionSeq):
             [Array(Topic.heartbeat.utf8), writer.feedHeader(count: 2) { $0.packUInt(version); $0.packUInt(actionSeq) }]
+        case .projection(let name, let version, let actionSeq, let payload):
+            [Array(Topic.projection(name).utf8), writer.feedHeader(count: 2) { $0.packUInt(version); $0.packUInt(actionSeq) }, payload]
         }
     }
 }

@@ -47,7 +47,8 @@ struct Dispatcher: Sendable {
         var lastHeard: UInt64
         var health = WorkerHealth()
 
-        func serves(_ kind: String) -> Bool { kinds.isEmpty || kinds.contains(kind) }
+        /// Announced kinds may be patterns (`cart.*`: one part of a composed app).
+        func serves(_ kind: String) -> Bool { EffectKind.serves(kinds, kind: kind) }
         /// Jobs it may hold at once now: its capacity, 1 on probation, 0 in quarantine.
         var trustedCapacity: Int { health.capacity(trusted: capacity) }
         var hasRoom: Bool { running.count < trustedCapacity }

@@ -10,3 +10,11 @@ public enum EffectKind {
         return String(describing: value)
     }
 }
+
+extension EffectKind {
+    /// Whether a worker that announced `kinds` serves `kind`: no kinds means every kind; a kind
+    /// ending in `.*` (a composed app's part, `cart.*`) serves every kind with that prefix.
+    public static func serves(_ kinds: some Collection<String>, kind: String) -> Bool {
+        kinds.isEmpty || kinds.contains(kind) || kinds.contains { $0.hasSuffix(".*") && kind.hasPrefix($0.dropLast()) }
+    }
+}

@@ -42,6 +42,24 @@ public protocol Reactor: Sendable {
     /// The default is the enum case name of the effect (`slowIncrease` for
     /// `.slowIncrease` or `.slowIncrease(by: 2)`).
     func kind(of effect: Effect) -> String
+
+    // MARK: Transforms (see Reactor+Transforms.swift)
+
+    /// Actions applied once, when a fresh state starts (nothing accepted yet, version 0): the
+    /// seed libraries' `transform(action:)` with `prepend`. The default is none.
+    var initialActions: [Action] { get }
+
+    /// Mutations applied once, before ``initialActions``, when a fresh state starts: the seed
+    /// libraries' `transform(mutation:)` with `prepend`. The default is none.
+    var initialMutations: [Mutation] { get }
+
+    /// The actions an incoming action stands for: map it, expand it, or drop it (`[]`).
+    /// The default is `[action]`.
+    func transform(action: Action) -> [Action]
+
+    /// Named views of the state that observers can follow instead of the whole state: they get
+    /// a value only when it changes. The default is none.
+    var projections: [AnyProjection<State>] { get }
 }
 
 extension Reactor {

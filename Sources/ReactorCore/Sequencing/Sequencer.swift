@@ -55,12 +55,10 @@ public struct Sequencer<R: Reactor> {
     public mutating func accept(_ action: R.Action) -> Acceptance<R.Mutation, R.Effect> {
         actionSeq += 1
         let seq = actionSeq
-        let mutations = reactor.mutate(state: state, action: action)
+        // Transforms: the actions `transform(action:)` makes of it, each mutated and its sync
+        // mutations applied in turn (Sequencer+Transforms.swift); `mutations.sync` is applied.
         var applied: [AppliedMutation<R.Mutation>] = []
-        applied.reserveCapacity(mutations.sync.count)
-        for (index, mutation) in mutations.sync.enumerated() {
-            applied.append(reduce(mutation, actionSeq: seq, origin: .sync(index: UInt32(index))))
-        }
+        let mutations = mutateTransformed(action, actionSeq: seq, applied: &applied)
         var jobs: [Job<R.Effect>] = []
         if !mutations.async.isEmpty {
             jobs.reserveCapacity(mutations.async.count)
@@ -188,7 +186,7 @@ public struct Sequencer<R: Reactor> {
         }
     }
 
-    private mutating func reduce(_ mutation: R.Mutation, actionSeq: UInt64, origin: MutationOrigin) -> AppliedMutation<R.Mutation> {
+    mutating func reduce(_ mutation: R.Mutation, actionSeq: UInt64, origin: MutationOrigin) -> AppliedMutation<R.Mutation> {
         reactor.reduce(state: &state, mutation: mutation)
         version += 1
         let applied = AppliedMutation(version: version, actionSeq: actionSeq, origin: origin, mutation: mutation)

@@ -23,8 +23,18 @@ public actor Store<R: Reactor, Handler: EffectHandler> where Handler.Effect == R
     ///   - retry: attempts, backoff and timeout for each effect.
     ///   - middlewares: see every applied mutation.
     public init(reactor: R, effects: Handler, retry: RetryPolicy = .standard, middlewares: [any Middleware<R>] = []) {
-        self.sequencer = Sequencer(reactor: reactor, middlewares: middlewares)
+        var sequencer = Sequencer(reactor: reactor, middlewares: middlewares)
+        // Transforms: the reactor's initial mutations and actions, applied once, now.
+        let prelude = sequencer.start()?.jobs ?? []
+        self.sequencer = sequencer
         self.runner = EffectRunner(handler: effects, policy: retry)
+        if !prelude.isEmpty { Task { await self.startPrelude(prelude) } }
+    }
+
+    /// Starts the jobs of the reactor's initial actions (unless the store was shut down first).
+    private func startPrelude(_ jobs: [Job<R.Effect>]) {
+        guard !isShutDown else { return }
+        for job in jobs { start(job) }
     }
 
     /// The current state.

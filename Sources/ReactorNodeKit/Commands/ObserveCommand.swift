@@ -3,6 +3,7 @@ import MessagePack
 import ReactorBus
 import ReactorCore
 import ReactorLog
+import ReactorWire
 import ZeroMQ
 import SystemCalls
 
@@ -18,6 +19,7 @@ enum ObserveCommand {
                 .value("actions", "EP", help: "the authority's actions endpoint (for the current snapshot)", default: "tcp://127.0.0.1:7001"),
                 .flag("json", help: #"one JSON line per snapshot: {"version":V,"state":{...}}"#),
                 .flag("once", help: "print the current snapshot and exit (non-zero if none within --timeout)"),
+                .value("projection", "NAME", help: #"follow this projection of the state, printed only when it changes: {"version":V,"projection":NAME,"value":...}"#),
                 .value("timeout", "SECONDS", help: "with --once: how long to wait for the snapshot", default: "5"),
                 CommonOptions.logLevel,
             ] + SecurityOptions.peer,
@@ -36,7 +38,13 @@ enum ObserveCommand {
         let logger = try CommonOptions.logger("observe", arguments)
         let json = arguments.flag("json")
         // Validate the app name even though snapshots are printed without decoding them.
-        return try await node.apps.visit(arguments, Runner(app: app, schema: registered.schema, feed: feed, actions: actions, security: security, timeout: timeout, once: arguments.flag("once"), json: json, logger: logger))
+        return try await node.apps.visit(arguments, Runner(app: app, schema: registered.schema, feed: feed, actions: actions, security: security, timeout: timeout, once: arguments.flag("once"), json: json, logger: logger, projection: arguments.string("projection")))
+    }
+
+    /// One output line for a projection's value.
+    static func projectionLine(name: String, version: UInt64, payload: [UInt8], json: Bool) -> String {
+        let value = (try? MessagePackValue(unpacking: payload).jsonText()) ?? "null"
+        return json ? #"{"version":\#(version),"projection":\#(MessagePackValue.string(name).jsonText()),"value":\#(value)}"# : "version \(version): \(name) = \(value)"
     }
 
     /// One output line for a snapshot payload.
@@ -55,10 +63,12 @@ enum ObserveCommand {
         let once: Bool
         let json: Bool
         let logger: Logger
+        let projection: String?
 
         func visit<R: Reactor, H: EffectHandler>(reactor: R, effects: H) async throws -> Int32 where H.Effect == R.Effect, H.Mutation == R.Mutation {
             let context = try ZMQContext()
             defer { context.terminate(timeout: .seconds(2)) }
+            if let projection { return try await follow(projection, of: reactor, context: context) }
             if once {
                 var configuration = ActionClientConfiguration(actionsEndpoint: actions, timeout: timeout, retries: 0, window: 1)
                 // --timeout bounds the whole fetch, whether the authority is silent or absent.
@@ -98,6 +108,46 @@ enum ObserveCommand {
             await observer.wait()
             _ = trap
             if let failure = observer.failure { throw CLIError("observe: stopped", failure) }
+            return 0
+        }
+    
+        /// `--projection NAME`: the current value, then each change (or only the current one with --once).
+        private func follow<R: Reactor>(_ name: String, of reactor: R, context: ZMQContext) async throws -> Int32 {
+            var configuration = ObserverConfiguration(feedEndpoint: feed, actionsEndpoint: actions)
+            configuration.security = security
+            configuration.appName = app
+            configuration.schema = schema
+            let observer: ProjectionObserver<R>
+            do {
+                observer = try ProjectionObserver(reactor: reactor, projection: name, configuration: configuration, logger: logger, context: context)
+            } catch let error as ProjectionObserverError {
+                throw CLIError.usage("observe: \(error)")
+            }
+            defer { observer.close() }
+            let stop = StopFlag()
+            let trap = SignalTrap { _ in stop.set() }
+            defer { _ = trap }
+            do {
+                guard let first = try await observer.next(timeout: timeout) else {
+                    throw CLIError.unavailable("observe: no value of projection '\(name)' within \(timeout): check that the authority runs and that --feed and --actions are its endpoints, or raise --timeout")
+                }
+                Output.line(ObserveCommand.projectionLine(name: name, version: first.version, payload: first.payload, json: json))
+                if once { return 0 }
+                while !stop.isSet {
+                    if let value = try await observer.next(timeout: .milliseconds(200)) {
+                        Output.line(ObserveCommand.projectionLine(name: name, version: value.version, payload: value.payload, json: json))
+                    }
+                }
+            } catch let error as ProtocolError where error.code == .wrongApp {
+                throw CLIError.configuration("observe: \(error.message): use the authority's --app")
+            } catch let error as ClientError {
+                switch error {
+                case .timedOut, .unreachable:
+                    throw CLIError.unavailable("observe: no state from \(actions) within \(timeout): the authority did not answer; check that it runs and that --actions is its actions endpoint, or raise --timeout")
+                default:
+                    throw CLIError.failed("observe: no state from \(actions): \(error)")
+                }
+            }
             return 0
         }
     }

@@ -18,6 +18,7 @@ enum WorkerCommand {
                 .value("concurrency", "N", help: "effects run at once", default: "\(OptionDefaults.worker.concurrency)"),
                 .value("name", "NAME", help: "how the authority logs this worker (default HOST-PID)"),
                 .value("kinds", "K1,K2", help: "only these effect kinds (default: all)"),
+                .value("part", "NAME", help: "only this part of a composed app (its kinds NAME.*)"),
                 .value("attempts", "N", help: "attempts per effect before the app's failure hook applies", default: "\(OptionDefaults.worker.retry.maxAttempts)"),
                 .value("effect-timeout", "SECONDS", help: "one attempt may take this long", default: OptionDefaults.seconds(OptionDefaults.worker.retry.timeout)),
                 .value("heartbeat", "SECONDS", help: "heartbeat interval; \(OptionDefaults.worker.missedHeartbeats) missed = authority lost, reconnect", default: OptionDefaults.seconds(OptionDefaults.worker.heartbeatInterval)),
@@ -46,12 +47,21 @@ enum WorkerCommand {
                                timeout: try CommonOptions.seconds(arguments, "effect-timeout")),
             maxMessageBytes: try CommonOptions.int(arguments, "max-message-bytes", in: 1_024...(1 << 30))
         )
+        let part = arguments.string("part")
+        if let part {
+            guard app.parts.contains(part) else {
+                throw CLIError.usage(app.parts.isEmpty ? "worker: app '\(app.name)' is not composed of parts: drop --part"
+                                     : "worker: app '\(app.name)' has no part '\(part)'; its parts: \(app.parts.joined(separator: ", "))")
+            }
+            guard configuration.kinds.isEmpty else { throw CLIError.usage("worker: give --part or --kinds, not both") }
+            configuration.kinds = ["\(part).*"]
+        }
         if let name = arguments.string("name") { configuration.name = name }
         configuration.schemaVersion = app.schema.version
         configuration.security = try SecurityOptions.peer(arguments)
         let logger = try CommonOptions.logger("worker \(configuration.name)", arguments)
         let metrics = try MetricsEndpoint.address(arguments)
-        return try await node.apps.visit(arguments, Runner(configuration: configuration, metrics: metrics, logger: logger))
+        return try await node.apps.visit(arguments, Runner(configuration: configuration, metrics: metrics, logger: logger), part: part)
     }
 
     struct Runner: AppVisitor {

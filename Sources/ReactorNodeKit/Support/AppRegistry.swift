@@ -43,7 +43,8 @@ struct AppRegistry: Sendable {
     }
 
     /// Calls `visitor` with the typed reactor and effect handler of the app `--app` names.
-    func visit<V: AppVisitor>(_ arguments: ParsedArguments, _ visitor: V) async throws -> V.Result {
-        try await app(arguments).box.accept(visitor, options: AppOptionValues(arguments: arguments))
+    /// `part`: only that part's effect handler, of a composed app (`worker --part`).
+    func visit<V: AppVisitor>(_ arguments: ParsedArguments, _ visitor: V, part: String? = nil) async throws -> V.Result {
+        try await app(arguments).box.accept(visitor, options: AppOptionValues(arguments: arguments), part: part)
     }
 }

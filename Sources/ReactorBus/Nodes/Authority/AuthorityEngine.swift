@@ -46,6 +46,8 @@ package final class AuthorityEngine<R: Reactor> {
     /// Messages refused as over `--max-message-bytes` since the last warning, and when that was.
     private var tooLargeSinceWarning = 0
     private var lastTooLargeWarning: UInt64?
+    /// Transforms: the reactor's projections and the values last published of each.
+    private var projectionFeed: ProjectionFeed<R.State>
 
     package init(reactor: R, configuration: AuthorityConfiguration, logger: Logger, journaling: Bool) {
         self.configuration = configuration
@@ -60,6 +62,7 @@ package final class AuthorityEngine<R: Reactor> {
             quarantineAfter: configuration.quarantineAfter
         )
         self.clients = ClientLedger(limits: configuration.clientLedger)
+        self.projectionFeed = ProjectionFeed(reactor.projections)
     }
 
     // MARK: Actions socket
@@ -439,6 +442,8 @@ package final class AuthorityEngine<R: Reactor> {
             absorb(try sequencer.fail(job: job, error: failure), firstPayload: nil)
         case .schema:
             break
+        case .started:
+            absorbStart()
         }
         defer { outbox = Outbox() }
         return outbox.applied.map(\.mutation)
@@ -469,6 +474,33 @@ package final class AuthorityEngine<R: Reactor> {
         }
         return jobs.count
     }
+
+    // MARK: Transforms
+
+    /// Applies the reactor's initial mutations and actions if the recovered state is fresh
+    /// (nothing accepted yet: a new data directory, or none), journaling a `started` record;
+    /// their jobs are dispatched with the other unreported ones. Returns whether it applied them.
+    @discardableResult
+    package func startIfFresh() -> Bool {
+        guard absorbStart() else { return false }
+        if isJournaling { outbox.records.append(.started) }
+        return true
+    }
+
+    /// Runs `Sequencer.start()` and counts what it applied, as for an accepted action.
+    @discardableResult
+    private func absorbStart() -> Bool {
+        guard let acceptance = sequencer.start() else { return false }
+        metrics[.actionsAccepted] += 1
+        metrics[.mutationsApplied] += UInt64(acceptance.applied.count)
+        metrics[.mutationsSync] += UInt64(acceptance.applied.count)
+        for applied in acceptance.applied { outbox.applied.append((applied, nil)) }
+        if acceptance.jobs.isEmpty { metrics[.actionsApplied] += 1 }
+        return true
+    }
+
+    /// The names of the reactor's projections (none for most apps: then nothing is computed).
+    package var projectionNames: [String] { projectionFeed.names }
 
     // MARK: Output
 
@@ -501,6 +533,9 @@ package final class AuthorityEngine<R: Reactor> {
             let cached = encodedStateCache?.version == sequencer.version
             outbox.state = encodedState()
             if !cached { outbox.stateEncodeNanoseconds = MonotonicClock.nanoseconds() - start }
+        }
+        if !demand.projections.isEmpty || projectionFeed.remembersAny {
+            outbox.projections = projectionFeed.changes(of: sequencer.state, version: sequencer.version, wanted: demand.projections) { encode($0) }
         }
         if let threshold = demand.checkpointAtRecords, outbox.records.count >= threshold {
             outbox.checkpoint = checkpoint()

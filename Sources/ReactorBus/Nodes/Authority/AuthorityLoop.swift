@@ -33,6 +33,8 @@ final class AuthorityLoop<R: Reactor>: NodeLoop {
     private let monitors: [(domain: String, socket: ZMQSocket)]
     private let heartbeatMilliseconds: UInt64
     private let idleFeedMilliseconds: UInt64
+    /// The feed topics of the reactor's projections, by name (empty for most apps).
+    private let projectionTopics: [(name: String, topic: String)]
     private var nextHeartbeat: UInt64 = 0
     private var nextTick: UInt64 = 0
     private var trimmer = HeapTrimmer(interval: .seconds(2))
@@ -80,6 +82,9 @@ final class AuthorityLoop<R: Reactor>: NodeLoop {
         } else {
             logger.notice("no --data directory: state is kept in memory only and lost when the authority stops")
         }
+        // Transforms: a fresh state gets the reactor's initial mutations and actions, journaled.
+        if engine.startIfFresh() { logger.info("fresh state: applied the app's initial mutations and actions") }
+        projectionTopics = engine.projectionNames.map { ($0, FeedMessage.Topic.projection($0)) }
         actions = try ZMQSocket(context: context, type: .router)
         workers = try ZMQSocket(context: context, type: .router)
         feedSocket = try ZMQSocket(context: context, type: .xpub)
@@ -245,12 +250,13 @@ final class AuthorityLoop<R: Reactor>: NodeLoop {
     /// heartbeats leave at once). `started`: when the turn began (monotonic nanoseconds), from
     /// which the acks' wait is measured.
     private func flush(now: UInt64, started: UInt64) throws {
-        let demand = AuthorityEngine<R>.Outbox.Demand(
+        var demand = AuthorityEngine<R>.Outbox.Demand(
             mutations: feed.wantsMutations,
             snapshot: feed.wantsSnapshots && snapshotSchedule.timeAllows(now: now),
             publishedVersion: snapshotSchedule.lastVersion,
             snapshotAtVersion: feed.wantsSnapshots ? snapshotSchedule.dueAtVersion : nil,
             checkpointAtRecords: durability?.checkpointDemand(now: now))
+        if !projectionTopics.isEmpty { demand.projections = Set(projectionTopics.filter { feed.wants($0.topic) }.map(\.name)) }
         let outbox = engine.takeOutbox(demand)
         if outbox.state != nil {
             snapshotSchedule.took(version: outbox.version, costNanoseconds: outbox.stateEncodeNanoseconds, now: now)
@@ -386,6 +392,9 @@ final class AuthorityLoop<R: Reactor>: NodeLoop {
                 guard let payload else { continue }
                 report.feedBytesSent += UInt64(try feed.publish(.mutation(version: mutation.version, actionSeq: mutation.actionSeq, origin: mutation.origin, payload: payload), now: now))
             }
+        }
+        for (name, payload) in outbox.projections {
+            report.feedBytesSent += UInt64(try feed.publish(.projection(name: name, version: outbox.version, actionSeq: outbox.actionSeq, payload: payload), now: now))
         }
         if publishingState, let state = outbox.state {
             report.snapshotsPublished += 1

@@ -26,14 +26,19 @@ extension AuthorityEngine {
             /// A snapshot is due once the journal holds this many of the turn's records (0: due
             /// now): the outbox then carries the ``checkpoint``. `nil`: none can start.
             package var checkpointAtRecords: Int?
+            /// The projections the feed has subscribers for: the outbox carries those whose value
+            /// changed since it was last published (``Outbox/projections``).
+            package var projections: Set<String> = []
 
             /// Prepares nothing beyond replies, worker messages, applied mutations and records.
-            package init(mutations: Bool = false, snapshot: Bool = false, publishedVersion: UInt64? = nil, snapshotAtVersion: UInt64? = nil, checkpointAtRecords: Int? = nil) {
+            package init(mutations: Bool = false, snapshot: Bool = false, publishedVersion: UInt64? = nil, snapshotAtVersion: UInt64? = nil, checkpointAtRecords: Int? = nil,
+                         projections: Set<String> = []) {
                 self.mutations = mutations
                 self.snapshot = snapshot
                 self.publishedVersion = publishedVersion
                 self.snapshotAtVersion = snapshotAtVersion
                 self.checkpointAtRecords = checkpointAtRecords
+                self.projections = projections
             }
         }
 
@@ -70,6 +75,8 @@ extension AuthorityEngine {
         /// The durable snapshot of the engine after the turn (covering exactly its ``records``),
         /// when the ``Demand`` said one is due.
         package var checkpoint: AuthorityCheckpoint<R>?
+        /// Projections whose value changed since last published, encoded, at ``version``.
+        package var projections: [(name: String, payload: [UInt8])] = []
 
         /// What the loop needs to refuse a request's reply: the request and the envelope's size.
         package struct RequestReply: Equatable {

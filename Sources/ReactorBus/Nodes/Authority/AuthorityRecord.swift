@@ -18,6 +18,9 @@ package enum AuthorityRecord: Codable, Sendable, Equatable {
     /// authority starts on a journal whose records so far were of another version (records
     /// before the first marker, or after a snapshot, are of the snapshot's version, else 1).
     case schema(version: UInt32)
+    /// The reactor's initial mutations and actions were applied, as action 1 of a fresh state
+    /// (`Sequencer.start()`); replay applies them again from the app's code.
+    case started
 }
 
 /// The authority's durable snapshot: everything needed to continue without the journal before it.

@@ -487,6 +487,9 @@ final class ObserverLoop<State: Sendable>: NodeLoop {
             if held != nil, version != previous + 1 {
                 try refetch("mutation versions jump from \(previous) to \(version)")
             }
+        case .projection:
+            // Followed by ProjectionObserver; this loop never subscribes to projection topics.
+            break
         }
     }
 

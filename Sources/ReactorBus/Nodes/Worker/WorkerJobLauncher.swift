@@ -40,7 +40,7 @@ where Handler.Effect == R.Effect, Handler.Mutation == R.Mutation {
             return .failed(EffectFailure(message: "effect of kind '\(kind)' does not decode as \(Handler.Effect.self): \(error)", attempts: 0))
         }
         let actualKind = reactor.kind(of: effect)
-        if actualKind != kind || !(kinds.isEmpty || kinds.contains(actualKind)) {
+        if actualKind != kind || !EffectKind.serves(kinds, kind: actualKind) {
             logger.warning("job \(job): runs an effect of kind '\(actualKind)' (announced as '\(kind)'; this worker serves \(kinds.isEmpty ? "every kind" : kinds.joined(separator: ",")))")
         }
         let encodingFailure = EncodingFailure()

@@ -1,0 +1,77 @@
+extension Sequencer {
+    /// Whether nothing was accepted or applied yet: a fresh state, which ``start()`` prepends to.
+    ///
+    /// Decided from the sequencer's own journaled facts, so a restart that replays or restores
+    /// a started state never counts as fresh again.
+    public var isFresh: Bool { version == 0 && actionSeq == 0 }
+
+    /// Applies the reactor's ``Reactor/initialMutations`` and then its ``Reactor/initialActions``
+    /// (not passed through `transform(action:)`), once, on a fresh state.
+    ///
+    /// The whole prelude is one accepted action: it takes `actionSeq` 1, its mutations are its
+    /// sync mutations in that order (initial mutations first), and its jobs are the initial
+    /// actions' effects in order. Returns `nil`, changing nothing, when the state is not fresh or
+    /// the reactor declares no initial actions or mutations, so a runtime can call it after
+    /// every recovery and journal a record only when it returns a value.
+    public mutating func start() -> Acceptance<R.Mutation, R.Effect>? {
+        guard isFresh else { return nil }
+        let mutations = reactor.initialMutations
+        let actions = reactor.initialActions
+        guard !mutations.isEmpty || !actions.isEmpty else { return nil }
+        actionSeq += 1
+        let seq = actionSeq
+        var applied: [AppliedMutation<R.Mutation>] = []
+        for mutation in mutations {
+            applied.append(reduce(mutation, actionSeq: seq, origin: .sync(index: UInt32(applied.count))))
+        }
+        var effects: [R.Effect] = []
+        for action in actions {
+            let result = reactor.mutate(state: state, action: action)
+            for mutation in result.sync {
+                applied.append(reduce(mutation, actionSeq: seq, origin: .sync(index: UInt32(applied.count))))
+            }
+            effects += result.async
+        }
+        return Acceptance(actionSeq: seq, version: version, applied: applied, jobs: issueJobs(actionSeq: seq, effects: effects))
+    }
+
+    /// Mutates each action `transform(action:)` makes of `action` against the state its
+    /// predecessors' sync mutations left, applying those sync mutations as it goes (numbered
+    /// across the whole expansion); returns the effects of all of them, in order, with `sync`
+    /// emptied (already applied). One incoming action keeps one `actionSeq` however many
+    /// actions it expands to, so its ack and its job identities stay those of one action.
+    mutating func mutateTransformed(_ action: R.Action, actionSeq seq: UInt64, applied: inout [AppliedMutation<R.Mutation>]) -> Mutations<R.Mutation, R.Effect> {
+        let actions = reactor.transform(action: action)
+        if actions.count == 1, let only = actions.first {
+            var mutations = reactor.mutate(state: state, action: only)
+            applied.reserveCapacity(mutations.sync.count)
+            for (index, mutation) in mutations.sync.enumerated() {
+                applied.append(reduce(mutation, actionSeq: seq, origin: .sync(index: UInt32(index))))
+            }
+            mutations.sync = []
+            return mutations
+        }
+        var effects: [R.Effect] = []
+        for each in actions {
+            let mutations = reactor.mutate(state: state, action: each)
+            for mutation in mutations.sync {
+                applied.append(reduce(mutation, actionSeq: seq, origin: .sync(index: UInt32(applied.count))))
+            }
+            effects += mutations.async
+        }
+        return Mutations(sync: [], async: effects)
+    }
+
+    /// Opens one job per effect of action `seq` in the ledger and returns them.
+    mutating func issueJobs(actionSeq seq: UInt64, effects: [R.Effect]) -> [Job<R.Effect>] {
+        guard !effects.isEmpty else { return [] }
+        var jobs: [Job<R.Effect>] = []
+        jobs.reserveCapacity(effects.count)
+        for (index, effect) in effects.enumerated() {
+            let id = JobID(actionSeq: seq, effectIndex: UInt32(index))
+            jobs.append(Job(id: id, effect: effect, kind: reactor.kind(of: effect), lane: reactor.lane(for: effect)))
+        }
+        ledger.open(actionSeq: seq, jobs: jobs.map { ($0.effect, $0.lane) })
+        return jobs
+    }
+}
