@@ -85,6 +85,8 @@ final class InspectorFeed<R: Reactor>: Sendable {
                     if history.receive(recorded) { needSnapshot() }
                 case .heartbeat(let version, let actionSeq), .snapshot(let version, let actionSeq, _):
                     if history.heartbeat(version: version, actionSeq: actionSeq) { needSnapshot() }
+                case .projection:
+                    continue  // not subscribed: the inspector shows the whole state, not the app's projections
                 }
             }
         }
