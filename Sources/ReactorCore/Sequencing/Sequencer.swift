@@ -50,8 +50,8 @@ public struct Sequencer<R: Reactor> {
 
     // MARK: Events
 
-    /// Accepts an action: gives it the next `actionSeq`, applies its sync mutations and returns
-    /// the jobs to run.
+    /// Accepts an action: gives it the next `actionSeq`, applies its sync mutations, cancels the
+    /// jobs it cancels (see ``Reactor/cancelID(for:)``) and returns the jobs to run.
     public mutating func accept(_ action: R.Action) -> Acceptance<R.Mutation, R.Effect> {
         actionSeq += 1
         let seq = actionSeq
@@ -70,7 +70,10 @@ public struct Sequencer<R: Reactor> {
             }
             ledger.open(actionSeq: seq, jobs: jobs.map { ($0.effect, $0.lane) })
         }
-        return Acceptance(actionSeq: seq, version: version, applied: applied, jobs: jobs)
+        var acceptance = Acceptance(actionSeq: seq, version: version, applied: applied, jobs: jobs)
+        // MARK: Cancellation (Sequencer+Cancellation.swift)
+        if !mutations.cancel.isEmpty || !jobs.isEmpty { cancel(mutations.cancel, into: &acceptance) }
+        return acceptance
     }
 
     /// Applies the `emitIndex`-th mutation emitted by `job`, exactly once and in emit order.
@@ -167,7 +170,7 @@ public struct Sequencer<R: Reactor> {
 
     /// Applies what a ready job can apply; ends it when it is complete, then gives the next job
     /// of its lane its turn, and so on down the lane.
-    private mutating func settle(_ first: JobID, into progress: inout Progress<R.Mutation>) {
+    mutating func settle(_ first: JobID, into progress: inout Progress<R.Mutation>) {
         var next: JobID? = first
         while let id = next, var job = ledger.open[id] {
             next = nil
@@ -188,7 +191,7 @@ public struct Sequencer<R: Reactor> {
         }
     }
 
-    private mutating func reduce(_ mutation: R.Mutation, actionSeq: UInt64, origin: MutationOrigin) -> AppliedMutation<R.Mutation> {
+    mutating func reduce(_ mutation: R.Mutation, actionSeq: UInt64, origin: MutationOrigin) -> AppliedMutation<R.Mutation> {
         reactor.reduce(state: &state, mutation: mutation)
         version += 1
         let applied = AppliedMutation(version: version, actionSeq: actionSeq, origin: origin, mutation: mutation)
