@@ -11,6 +11,8 @@
 ///   dropped, early emits wait for the gap before them to fill;
 /// - results of jobs in the same lane are applied in `actionSeq` order: a later job's results
 ///   wait until every earlier job of the lane has ended.
+/// - a job cancelled by an action (see ``Reactor/cancelID(for:)``) ends when that action is
+///   accepted: what it applied stays, what it sends later is dropped.
 public struct Sequencer<R: Reactor> {
     /// The app.
     public let reactor: R
