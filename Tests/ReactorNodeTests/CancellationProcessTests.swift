@@ -114,7 +114,9 @@ import ZeroMQ
     }
 
     @Test func lateResultsOfACancelledJobAreDroppedAndCountedAndAQueuedOneIsNeverSent() async throws {
-        let cluster = try await ClusterProcesses(app: "search")
+        // Heartbeats every 5 s: the scripted worker only answers them while it reads, and must
+        // not be found dead while the test waits for the state.
+        let cluster = try await ClusterProcesses(app: "search", extra: ["--heartbeat", "5"])
         let context = try ZMQContext()
         let client = try client(cluster.endpoints.actions, context: context)
         // No worker yet: the first search waits in the queue, and is cancelled there.
@@ -129,7 +131,7 @@ import ZeroMQ
 
         let worker = try ScriptedWorker(cluster.endpoints.workers)
         try worker.send(.ready(name: "scripted", app: "search", capacity: 4, kinds: []))
-        #expect(try worker.receive() == .welcome(heartbeatMilliseconds: 500))
+        #expect(try worker.receive() == .welcome(heartbeatMilliseconds: 5_000))
         _ = try await client.send(.search(query: "a", pauseMilliseconds: 0))
         // The first job it gets is action 3's: the cancelled one (1.0) is never sent.
         guard case .job(let job, "search", _)? = try worker.receive() else {
