@@ -10,7 +10,7 @@
 /// - a job's emitted mutations are applied in emit-index order, each exactly once: duplicates are
 ///   dropped, early emits wait for the gap before them to fill;
 /// - results of jobs in the same lane are applied in `actionSeq` order: a later job's results
-///   wait until every earlier job of the lane has ended.
+///   wait until every earlier job of the lane has ended;
 /// - a job cancelled by an action (see ``Reactor/cancelID(for:)``) ends when that action is
 ///   accepted: what it applied stays, what it sends later is dropped.
 public struct Sequencer<R: Reactor> {
@@ -73,7 +73,7 @@ public struct Sequencer<R: Reactor> {
             ledger.open(actionSeq: seq, jobs: jobs.map { ($0.effect, $0.lane) })
         }
         var acceptance = Acceptance(actionSeq: seq, version: version, applied: applied, jobs: jobs)
-        // MARK: Cancellation (Sequencer+Cancellation.swift)
+        // Cancellation: see Sequencer+Cancellation.swift.
         if !mutations.cancel.isEmpty || !jobs.isEmpty { cancel(mutations.cancel, into: &acceptance) }
         return acceptance
     }
