@@ -74,9 +74,20 @@ import ZeroMQ
         process.diagnostics.components(separatedBy: text).count - 1
     }
 
+    /// The value of the first sample of `name` whose labels contain `labels`, from a node's
+    /// `--metrics` endpoint (the address in the first JSON line it printed).
+    private func sample(_ name: String, labels: String = "", of node: ChildProcess) async throws -> String? {
+        let line = try #require(await node.waitForLine { $0.contains("\"metrics\"") }, "no metrics address printed\(node.diagnostics)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: String])
+        let port = try #require(object["metrics"]?.split(separator: ":").last.flatMap { UInt16($0) })
+        let answer = try #require(RawHTTPClient.exchange(port: port, "GET /metrics HTTP/1.0\r\n\r\n"))
+        let found = answer.body.split(separator: "\n").first { ($0.hasPrefix(name + "{") || $0.hasPrefix(name + " ")) && (labels.isEmpty || $0.contains(labels)) }
+        return found?.split(separator: " ").last.map(String.init)
+    }
+
     @Test func aRealWorkersCancelledSearchStopsAndOnlyItsEarlierResultsRemain() async throws {
-        let cluster = try await ClusterProcesses(app: "search")
-        let worker = try cluster.addWorker()
+        let cluster = try await ClusterProcesses(app: "search", extra: ["--metrics", "127.0.0.1:0"])
+        let worker = try cluster.addWorker(["--metrics", "127.0.0.1:0"])
         try await cluster.waitForWorkers(1)
         let context = try ZMQContext()
         let client = try client(cluster.endpoints.actions, context: context)
@@ -107,6 +118,12 @@ import ZeroMQ
         #expect(stats["actions_applied"] == 2)
         #expect(stats["open_jobs"] == 0)
         #expect(stats["version"] == 7)
+        // The same counts on the metrics endpoints, the worker's included.
+        #expect(try await sample("reactorbus_worker_jobs_cancelled_total", of: worker) == "1")
+        #expect(try await sample("reactorbus_worker_jobs_done_total", of: worker) == "1")
+        #expect(try await sample("reactorbus_jobs_cancelled_total", of: cluster.authority) == "1")
+        #expect(try await sample("reactorbus_cancelled_results_dropped_total", of: cluster.authority) == "0")
+        #expect(try await sample("reactorbus_mutations_applied_total", labels: "origin=\"cancelled\"", of: cluster.authority) == "1")
         client.close()
         await client.wait()
         context.terminate(timeout: .seconds(2))
