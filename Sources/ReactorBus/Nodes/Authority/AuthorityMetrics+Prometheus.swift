@@ -31,7 +31,7 @@ extension AuthorityMetrics {
                 ("unknown_client", .actionsUnknownClient), ("bad_action", .badActions),
             ]),
             counter("acks", "Acks sent, for new actions and resends.", .acks),
-            counters("mutations_applied", "Mutations applied, by origin: an action's own (sync), emitted by an effect (async), or the failure hook's (failure).", by: "origin", [
+            counters("mutations_applied", "Mutations applied, by origin: an action's own (sync), emitted by an effect (async), the failure hook's (failure), or the cancel hook's (cancelled).", by: "origin", [
                 ("sync", .mutationsSync), ("async", .mutationsAsync), ("failure", .mutationsFailure), ("cancelled", .mutationsCancel),
             ]),
             counter("jobs_dispatched", "Jobs sent to workers, re-dispatches included.", .jobsDispatched),
