@@ -106,6 +106,8 @@ public final class TestStore<R: Reactor> where R.State: Equatable {
         let acceptance = sequencer.accept(action)
         _ = recorder.drain()
         pending += acceptance.jobs
+        // A cancelled job's effect is accounted for: the closure describes its cancel mutations.
+        if !acceptance.cancelled.isEmpty { pending.removeAll { acceptance.cancelled.contains($0.id) } }
         expectState(from: before, updateStateToExpectedResult, actual: sequencer.state, after: "sending \(describe(action))", at: site)
         assertedState = sequencer.state
     }

@@ -44,6 +44,7 @@ package enum FeedMessage: Sendable, Equatable {
             case "sync": origin = .sync(index: index)
             case "async": origin = .async(job: JobID(actionSeq: try header.uint(1, "action_seq"), effectIndex: try header.uint32(3, "effect_index")), emitIndex: index)
             case "failure": origin = .failure(job: JobID(actionSeq: try header.uint(1, "action_seq"), effectIndex: try header.uint32(3, "effect_index")), index: index)
+            case "cancelled": origin = .cancelled(job: JobID(actionSeq: try header.uint(1, "action_seq"), effectIndex: try header.uint32(3, "effect_index")), index: index)
             case let other: throw .malformed("unknown mutation origin '\(other)'")
             }
             self = .mutation(version: try header.uint(0, "version"), actionSeq: try header.uint(1, "action_seq"), origin: origin, payload: frames[2])
@@ -75,6 +76,8 @@ package enum FeedMessage: Sendable, Equatable {
                     w.packString("async"); w.packUInt(UInt64(job.effectIndex)); w.packUInt(UInt64(index))
                 case .failure(let job, let index):
                     w.packString("failure"); w.packUInt(UInt64(job.effectIndex)); w.packUInt(UInt64(index))
+                case .cancelled(let job, let index):
+                    w.packString("cancelled"); w.packUInt(UInt64(job.effectIndex)); w.packUInt(UInt64(index))
                 }
             }, payload]
         case .heartbeat(let version, let actionSeq):

@@ -95,6 +95,8 @@ package enum AuthorityToWorker: Sendable, Equatable {
     case heartbeat
     /// A refusal.
     case error(ref: UInt64, code: ErrorCode, message: String)
+    /// Stop running this job: it was cancelled, and nothing more it sends will be applied.
+    case cancel(JobID)
 
     /// Decodes the frames a worker's DEALER receives.
     package init(frames: [[UInt8]]) throws(ProtocolError) {
@@ -115,6 +117,10 @@ package enum AuthorityToWorker: Sendable, Equatable {
                 throw .malformed("error header")
             }
             self = .error(ref: ref, code: code, message: message)
+        case "cancel":
+            guard frames.count == 1 else { throw .malformed("cancel is 1 frame, got \(frames.count)") }
+            try header.expect(fields: 2)
+            self = .cancel(try WorkerMessage.job(header))
         default:
             throw ProtocolError(.unknownKind, "unknown kind '\(header.kind)' from the authority")
         }
@@ -131,6 +137,8 @@ package enum AuthorityToWorker: Sendable, Equatable {
             [writer.header("heartbeat", count: 0)]
         case .error(let ref, let code, let message):
             AuthorityReply.error(ref: ref, code: code, message: message).frames(writer)
+        case .cancel(let job):
+            [writer.header("cancel", { $0.packUInt(job.actionSeq); $0.packUInt(UInt64(job.effectIndex)) }, count: 2)]
         }
     }
 }

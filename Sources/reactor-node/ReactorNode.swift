@@ -13,6 +13,7 @@ enum ReactorNode {
             App("inventory", reactor: Inventory(), effects: InventoryEffects()),
             App("catalog", reactor: Catalog(), effects: CatalogEffects()),
             App("shop", reactor: Shop(), parts: Shop.effects()),
+            App("search", reactor: Search(), effects: SearchEffects()),
         ], program: "reactor-node")
     }
 }

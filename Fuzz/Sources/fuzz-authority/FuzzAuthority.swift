@@ -453,6 +453,8 @@ final class Harness<R: FuzzApp> {
             case .failure:
                 fuzzCheck(fromWorker, "a client message applied a failure mutation")
                 model.failureApplied += 1
+            case .cancelled:
+                fuzzFailure("\(R.name) has no cancellable effect, yet a cancel mutation was applied")
             }
             model.tally += R.tally(of: applied.mutation)
         }

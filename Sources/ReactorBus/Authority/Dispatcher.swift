@@ -166,6 +166,24 @@ struct Dispatcher: Sendable {
         return (owned, assignQueued(now: now), recovered)
     }
 
+    // MARK: Cancellation
+
+    /// Forgets a job the sequencer cancelled: out of the queue if it waits, and off every worker
+    /// that holds it (its owner, and one it was taken from after a timeout), whose slot frees at
+    /// once: the authority tells those workers to stop it. A cancelled job is never retried,
+    /// timed out or re-dispatched.
+    ///
+    /// - Returns: whether it was waiting in the queue, the workers holding it, and the
+    ///   assignments the freed slots made possible.
+    mutating func cancel(_ job: JobID, now: UInt64) -> (queued: Bool, holders: [PeerID], assignments: [Assignment]) {
+        let kind = jobKinds.removeValue(forKey: job)
+        owners[job] = nil
+        let queued = kind.map { queue.remove(job, kind: $0) } ?? false
+        let holders = workers.compactMap { $0.value.running.contains(job) ? $0.key : nil }
+        for peer in holders { workers[peer]?.running.remove(job) }
+        return (queued, holders, holders.isEmpty ? [] : assignQueued(now: now))
+    }
+
     /// Every known worker.
     var workerIDs: [PeerID] { Array(workers.keys) }
 

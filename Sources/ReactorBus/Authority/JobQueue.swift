@@ -78,6 +78,16 @@ struct JobQueue: Sendable {
         return pending
     }
 
+    /// Removes a waiting job (a cancelled one); whether it was waiting. O(jobs of its kind).
+    mutating func remove(_ job: JobID, kind: String) -> Bool {
+        guard var queue = kinds[kind], queue.elements.contains(where: { $0.job == job }) else { return false }
+        let kept = queue.removeAll().filter { $0.job != job }
+        for pending in kept { queue.append(pending) }
+        kinds[kind] = queue.isEmpty ? nil : queue
+        count -= 1
+        return true
+    }
+
     /// Every waiting job in the global order (for tests and diagnostics).
     var all: [Pending] {
         kinds.values.flatMap { $0.elements }.sorted { $0.order < $1.order }

@@ -1,7 +1,8 @@
 /// A reactor made of child reactors (``Part``s), each reused unchanged through a ``Scope``.
 ///
 /// The defaults delegate to the parts: `mutate` and `reduce` (a composition with no actions or
-/// mutations of its own writes neither), lanes, kinds, the failure hook, `transform(action:)`,
+/// mutations of its own writes neither), lanes, kinds, the failure hook, cancellation (ids
+/// `NAME.id`, cancel-in-flight, the cancel hook), `transform(action:)`,
 /// initial actions and mutations (the parts' in order) and projections (each part's whole state
 /// when it is `Equatable`, then its own projections). A parent with actions of its own writes
 /// `mutate` and `reduce` and calls ``mutateParts(state:action:)`` and
@@ -75,6 +76,27 @@ extension ComposedReactor {
     public func failed(effect: Effect, error: EffectFailure) -> [Mutation] {
         for part in parts {
             if let mutations = part.failed(effect, error) { return mutations }
+        }
+        return []
+    }
+
+    public func cancelID(for effect: Effect) -> CancelID? {
+        for part in parts {
+            if let id = part.cancelID(effect) { return id }
+        }
+        return nil
+    }
+
+    public func cancelsInFlight(_ effect: Effect) -> Bool {
+        for part in parts {
+            if let cancels = part.cancelsInFlight(effect) { return cancels }
+        }
+        return false
+    }
+
+    public func cancelled(effect: Effect) -> [Mutation] {
+        for part in parts {
+            if let mutations = part.cancelled(effect) { return mutations }
         }
         return []
     }

@@ -9,6 +9,9 @@ public struct Part<Parent: Reactor>: Sendable {
     let kind: @Sendable (Parent.Effect) -> String?
     let failed: @Sendable (Parent.Effect, EffectFailure) -> [Parent.Mutation]?
     let transform: @Sendable (Parent.Action) -> [Parent.Action]?
+    let cancelID: @Sendable (Parent.Effect) -> CancelID??
+    let cancelsInFlight: @Sendable (Parent.Effect) -> Bool?
+    let cancelled: @Sendable (Parent.Effect) -> [Parent.Mutation]?
     /// The child's initial actions, lifted.
     public let initialActions: [Parent.Action]
     /// The child's initial mutations, lifted.
@@ -35,6 +38,9 @@ public struct Part<Parent: Reactor>: Sendable {
         kind = { scope.kind(of: $0) }
         failed = { scope.failed(effect: $0, error: $1) }
         transform = { scope.transform(action: $0) }
+        cancelID = { scope.cancelID(for: $0) }
+        cancelsInFlight = { scope.cancelsInFlight($0) }
+        cancelled = { scope.cancelled(effect: $0) }
         initialActions = scope.initialActions
         initialMutations = scope.initialMutations
         projections = whole + scope.projections

@@ -2,14 +2,15 @@
 /// actions, mutations and effects as cases of the parent's (``Embedding``).
 ///
 /// Every method lifts the child's own, unchanged: `mutate`, `reduce`, lanes, kinds, the failure
-/// hook, `transform(action:)`, initial actions and mutations, projections, and (with
-/// ``effects(_:)``) its effect handler. Each returns `nil` (or `false`) for a parent value that
+/// hook, cancellation (ids, cancel-in-flight, the cancel hook), `transform(action:)`, initial
+/// actions and mutations, projections, and (with ``effects(_:)``) its effect handler. Each returns `nil` (or `false`) for a parent value that
 /// is not this child's, so a parent delegates in one line per child, or lists its scopes as
 /// ``Part``s of a ``ComposedReactor`` that does it all.
 ///
 /// Names: the child's effect kinds become `NAME.kind` and its lanes `NAME.lane`, so two
 /// children never share a lane by accident, and a worker serves one child by announcing
-/// the kind pattern `NAME.*` (`reactor-node worker --part NAME`). Its projections become
+/// the kind pattern `NAME.*` (`reactor-node worker --part NAME`). Its cancel ids become
+/// `NAME.id`, so a child cancels its own jobs only. Its projections become
 /// `NAME.projection`, and with an `Equatable` child state the scope offers its whole part as
 /// the projection `NAME` (``projection``).
 public struct Scope<Parent: Reactor, Child: Reactor>: Sendable {
@@ -69,6 +70,24 @@ public struct Scope<Parent: Reactor, Child: Reactor>: Sendable {
         self.effect.extract(effect).map { child.failed(effect: $0, error: error).map(mutation.embed) }
     }
 
+    /// The child's cancel id of one of its effects, as `NAME.id`: `.some(nil)` for an effect of
+    /// the child that cannot be cancelled, `nil` for another effect.
+    public func cancelID(for effect: Parent.Effect) -> CancelID?? {
+        guard let own = self.effect.extract(effect) else { return nil }
+        return .some(child.cancelID(for: own).map(scoped))
+    }
+
+    /// Whether one of the child's effects cancels the open jobs with its id; `nil` for another
+    /// effect.
+    public func cancelsInFlight(_ effect: Parent.Effect) -> Bool? {
+        self.effect.extract(effect).map(child.cancelsInFlight)
+    }
+
+    /// The child's cancel hook for one of its effects, lifted; `nil` for another effect.
+    public func cancelled(effect: Parent.Effect) -> [Parent.Mutation]? {
+        self.effect.extract(effect).map { child.cancelled(effect: $0).map(mutation.embed) }
+    }
+
     /// The child's `transform(action:)` of one of its actions, lifted; `nil` for another action.
     public func transform(action: Parent.Action) -> [Parent.Action]? {
         self.action.extract(action).map { child.transform(action: $0).map(self.action.embed) }
@@ -85,8 +104,12 @@ public struct Scope<Parent: Reactor, Child: Reactor>: Sendable {
 
     /// Lifts what the child's `mutate` returned into the parent's types.
     public func lift(_ mutations: Mutations<Child.Mutation, Child.Effect>) -> Mutations<Parent.Mutation, Parent.Effect> {
-        Mutations(sync: mutations.sync.map(mutation.embed), async: mutations.async.map(effect.embed))
+        Mutations(sync: mutations.sync.map(mutation.embed), async: mutations.async.map(effect.embed),
+                  cancel: mutations.cancel.map(scoped))
     }
+
+    /// A child's cancel id in the parent: `NAME.id`.
+    private func scoped(_ id: CancelID) -> CancelID { CancelID("\(name).\(id.rawValue)") }
 
     /// The child's effect handler as a handler of the parent's effects of this child: it runs
     /// them with `handler` and lifts what they emit.

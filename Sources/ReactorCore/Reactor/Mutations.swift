@@ -13,11 +13,15 @@ public struct Mutations<Mutation, Effect> {
     public var sync: [Mutation]
     /// Each runs as a job on a worker (or a task of the local store).
     public var async: [Effect]
+    /// Cancel ids whose open jobs are cancelled (see ``Reactor/cancelID(for:)``), after the
+    /// sync mutations are applied and before this action's own effects start.
+    public var cancel: [CancelID]
 
-    /// Creates mutations from both parts.
-    public init(sync: [Mutation] = [], async: [Effect] = []) {
+    /// Creates mutations from both parts, and the cancellations.
+    public init(sync: [Mutation] = [], async: [Effect] = [], cancel: [CancelID] = []) {
         self.sync = sync
         self.async = async
+        self.cancel = cancel
     }
 
     /// Creates mutations that consist of effects only.
@@ -28,8 +32,8 @@ public struct Mutations<Mutation, Effect> {
     /// No mutation, no effect.
     public static var none: Mutations { Mutations(sync: [], async: []) }
 
-    /// Whether there is nothing to apply and nothing to run.
-    public var isEmpty: Bool { sync.isEmpty && async.isEmpty }
+    /// Whether there is nothing to apply, nothing to run and nothing to cancel.
+    public var isEmpty: Bool { sync.isEmpty && async.isEmpty && cancel.isEmpty }
 }
 
 extension Mutations: ExpressibleByArrayLiteral {

@@ -60,6 +60,25 @@ public protocol Reactor: Sendable {
     /// Named views of the state that observers can follow instead of the whole state: they get
     /// a value only when it changes. The default is none.
     var projections: [AnyProjection<State>] { get }
+
+    // MARK: Cancellation
+
+    /// The id under which an effect's job can be cancelled, or `nil` (the default) when it
+    /// cannot be.
+    ///
+    /// A job is cancelled by an action whose `mutate` lists its id in ``Mutations/cancel``, or
+    /// by a later effect with the same id whose ``cancelsInFlight(_:)`` is true. Cancelling is
+    /// decided when that action is accepted: the job's results not applied by then are dropped,
+    /// whatever the worker still sends, and the worker's task is cancelled.
+    func cancelID(for effect: Effect) -> CancelID?
+
+    /// Whether a new job of this effect cancels the open jobs that have the same
+    /// ``cancelID(for:)`` (a search that replaces the previous one). The default is `false`.
+    func cancelsInFlight(_ effect: Effect) -> Bool
+
+    /// Mutations to apply when a job of this effect is cancelled (a "search cancelled" flag),
+    /// right after the cancelling action's sync mutations. The default applies nothing.
+    func cancelled(effect: Effect) -> [Mutation]
 }
 
 extension Reactor {

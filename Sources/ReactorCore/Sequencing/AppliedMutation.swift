@@ -6,12 +6,15 @@ public enum MutationOrigin: Hashable, Codable, Sendable {
     case async(job: JobID, emitIndex: UInt32)
     /// The `index`-th mutation of the reactor's failure hook for a job that failed for good.
     case failure(job: JobID, index: UInt32)
+    /// The `index`-th mutation of the reactor's cancel hook (`cancelled(effect:)`) for a job
+    /// that was cancelled.
+    case cancelled(job: JobID, index: UInt32)
 
-    /// The job, for async and failure origins.
+    /// The job, for async, failure and cancelled origins.
     public var job: JobID? {
         switch self {
         case .sync: nil
-        case .async(let job, _), .failure(let job, _): job
+        case .async(let job, _), .failure(let job, _), .cancelled(let job, _): job
         }
     }
 }

@@ -24,20 +24,15 @@ extension Sequencer {
         for mutation in mutations {
             applied.append(reduce(mutation, actionSeq: seq, origin: .sync(index: UInt32(applied.count))))
         }
-        var effects: [R.Effect] = []
-        for action in actions {
-            let result = reactor.mutate(state: state, action: action)
-            for mutation in result.sync {
-                applied.append(reduce(mutation, actionSeq: seq, origin: .sync(index: UInt32(applied.count))))
-            }
-            effects += result.async
-        }
-        return Acceptance(actionSeq: seq, version: version, applied: applied, jobs: issueJobs(actionSeq: seq, effects: effects))
+        let mutated = mutateAll(actions, actionSeq: seq, applied: &applied)
+        var acceptance = Acceptance(actionSeq: seq, version: version, applied: applied, jobs: issueJobs(actionSeq: seq, effects: mutated.async))
+        if !mutated.cancel.isEmpty || !acceptance.jobs.isEmpty { cancel(mutated.cancel, into: &acceptance) }
+        return acceptance
     }
 
     /// Mutates each action `transform(action:)` makes of `action` against the state its
     /// predecessors' sync mutations left, applying those sync mutations as it goes (numbered
-    /// across the whole expansion); returns the effects of all of them, in order, with `sync`
+    /// across the whole expansion); returns the effects and cancellations of all of them, in order, with `sync`
     /// emptied (already applied). One incoming action keeps one `actionSeq` however many
     /// actions it expands to, so its ack and its job identities stay those of one action.
     mutating func mutateTransformed(_ action: R.Action, actionSeq seq: UInt64, applied: inout [AppliedMutation<R.Mutation>]) -> Mutations<R.Mutation, R.Effect> {
@@ -51,15 +46,23 @@ extension Sequencer {
             mutations.sync = []
             return mutations
         }
-        var effects: [R.Effect] = []
+        return mutateAll(actions, actionSeq: seq, applied: &applied)
+    }
+
+    /// Mutates `actions` in order as parts of action `seq`, applying each one's sync mutations
+    /// before the next is mutated; returns their effects and cancellations, in order.
+    private mutating func mutateAll(_ actions: [R.Action], actionSeq seq: UInt64,
+                                    applied: inout [AppliedMutation<R.Mutation>]) -> Mutations<R.Mutation, R.Effect> {
+        var all = Mutations<R.Mutation, R.Effect>.none
         for each in actions {
             let mutations = reactor.mutate(state: state, action: each)
             for mutation in mutations.sync {
                 applied.append(reduce(mutation, actionSeq: seq, origin: .sync(index: UInt32(applied.count))))
             }
-            effects += mutations.async
+            all.async += mutations.async
+            all.cancel += mutations.cancel
         }
-        return Mutations(sync: [], async: effects)
+        return all
     }
 
     /// Opens one job per effect of action `seq` in the ledger and returns them.

@@ -10,7 +10,9 @@
 /// - a job's emitted mutations are applied in emit-index order, each exactly once: duplicates are
 ///   dropped, early emits wait for the gap before them to fill;
 /// - results of jobs in the same lane are applied in `actionSeq` order: a later job's results
-///   wait until every earlier job of the lane has ended.
+///   wait until every earlier job of the lane has ended;
+/// - a job cancelled by an action (see ``Reactor/cancelID(for:)``) ends when that action is
+///   accepted: what it applied stays, what it sends later is dropped.
 public struct Sequencer<R: Reactor> {
     /// The app.
     public let reactor: R
@@ -50,8 +52,8 @@ public struct Sequencer<R: Reactor> {
 
     // MARK: Events
 
-    /// Accepts an action: gives it the next `actionSeq`, applies its sync mutations and returns
-    /// the jobs to run.
+    /// Accepts an action: gives it the next `actionSeq`, applies its sync mutations, cancels the
+    /// jobs it cancels (see ``Reactor/cancelID(for:)``) and returns the jobs to run.
     public mutating func accept(_ action: R.Action) -> Acceptance<R.Mutation, R.Effect> {
         actionSeq += 1
         let seq = actionSeq
@@ -59,16 +61,11 @@ public struct Sequencer<R: Reactor> {
         // mutations applied in turn (Sequencer+Transforms.swift); `mutations.sync` is applied.
         var applied: [AppliedMutation<R.Mutation>] = []
         let mutations = mutateTransformed(action, actionSeq: seq, applied: &applied)
-        var jobs: [Job<R.Effect>] = []
-        if !mutations.async.isEmpty {
-            jobs.reserveCapacity(mutations.async.count)
-            for (index, effect) in mutations.async.enumerated() {
-                let id = JobID(actionSeq: seq, effectIndex: UInt32(index))
-                jobs.append(Job(id: id, effect: effect, kind: reactor.kind(of: effect), lane: reactor.lane(for: effect)))
-            }
-            ledger.open(actionSeq: seq, jobs: jobs.map { ($0.effect, $0.lane) })
-        }
-        return Acceptance(actionSeq: seq, version: version, applied: applied, jobs: jobs)
+        let jobs = issueJobs(actionSeq: seq, effects: mutations.async)
+        var acceptance = Acceptance(actionSeq: seq, version: version, applied: applied, jobs: jobs)
+        // Cancellation: see Sequencer+Cancellation.swift.
+        if !mutations.cancel.isEmpty || !jobs.isEmpty { cancel(mutations.cancel, into: &acceptance) }
+        return acceptance
     }
 
     /// Applies the `emitIndex`-th mutation emitted by `job`, exactly once and in emit order.
@@ -165,7 +162,7 @@ public struct Sequencer<R: Reactor> {
 
     /// Applies what a ready job can apply; ends it when it is complete, then gives the next job
     /// of its lane its turn, and so on down the lane.
-    private mutating func settle(_ first: JobID, into progress: inout Progress<R.Mutation>) {
+    mutating func settle(_ first: JobID, into progress: inout Progress<R.Mutation>) {
         var next: JobID? = first
         while let id = next, var job = ledger.open[id] {
             next = nil

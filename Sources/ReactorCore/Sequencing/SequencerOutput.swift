@@ -2,12 +2,22 @@
 public struct Acceptance<Mutation, Effect> {
     /// The sequence number given to the action (the first action gets 1).
     public var actionSeq: UInt64
-    /// The state version after the action's sync mutations.
+    /// The state version after the action's sync mutations (and what its cancellations applied).
     public var version: UInt64
-    /// The sync mutations, as applied.
+    /// Every mutation applied by accepting the action, in order: its sync mutations, then, for
+    /// each job it cancelled, the reactor's `cancelled(effect:)` mutations (origin
+    /// `.cancelled`) and the waiting results of lane jobs the cancellation let through.
     public var applied: [AppliedMutation<Mutation>]
-    /// One job per effect, to run elsewhere.
+    /// One job per effect, to run elsewhere (without those of its effects that a later effect
+    /// of the same action cancelled in flight).
     public var jobs: [Job<Effect>]
+    /// Jobs of earlier actions (or of this one) that the action cancelled, in the order they
+    /// were cancelled: each has ended, and whatever it still emits is dropped. A runtime stops
+    /// them.
+    public var cancelled: [JobID] = []
+    /// Other jobs that ended because a cancellation gave them their turn in a lane (all their
+    /// results applied, in `applied`), in the order they ended.
+    public var finished: [JobID] = []
 }
 
 extension Acceptance: Sendable where Mutation: Sendable, Effect: Sendable {}

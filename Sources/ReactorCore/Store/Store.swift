@@ -52,6 +52,7 @@ public actor Store<R: Reactor, Handler: EffectHandler> where Handler.Effect == R
         let before = sequencer.version
         let acceptance = sequencer.accept(action)
         if sequencer.version != before { publish() }
+        if !acceptance.cancelled.isEmpty { stopCancelled(acceptance.cancelled) }
         if !isShutDown {
             for job in acceptance.jobs { start(job) }
         }
@@ -114,6 +115,13 @@ public actor Store<R: Reactor, Handler: EffectHandler> where Handler.Effect == R
         }
     }
 
+    /// Cancels the tasks of jobs the sequencer cancelled: the handler sees task cancellation,
+    /// and whatever the task still emits or reports is dropped by the sequencer (a spent job).
+    private func stopCancelled(_ jobs: [JobID]) {
+        for job in jobs { running.removeValue(forKey: job)?.cancel() }
+        resumeIdleWaitersIfIdle()
+    }
+
     private func receive(_ job: JobID, emitIndex: UInt32, mutation: R.Mutation) {
         record { sequencer in try sequencer.apply(job: job, emitIndex: emitIndex, mutation: mutation) }
     }
@@ -126,6 +134,10 @@ public actor Store<R: Reactor, Handler: EffectHandler> where Handler.Effect == R
         case .failed(let failure):
             record { sequencer in try sequencer.fail(job: job, error: failure) }
         }
+        resumeIdleWaitersIfIdle()
+    }
+
+    private func resumeIdleWaitersIfIdle() {
         if isIdle {
             let waiters = idleWaiters
             idleWaiters.removeAll()

@@ -214,7 +214,8 @@ final class InspectorHistory<R: Reactor>: Sendable {
         if var entry = book.actions[mutation.actionSeq] {
             entry.lastAt = mutation.seenAt
             switch mutation.origin {
-            case .sync:
+            case .sync, .cancelled:
+                // A cancel hook's mutations belong to the cancelling action, like its sync ones.
                 entry.sync.append(mutation.version)
                 // An action with more mutations than the window keeps the newest (the older
                 // ones could not be shown anyway).
@@ -228,6 +229,9 @@ final class InspectorHistory<R: Reactor>: Sendable {
                 entry.jobs[job.effectIndex] = record
             }
             book.actions[mutation.actionSeq] = entry
+        }
+        if case .cancelled(let job, _) = mutation.origin {
+            book.actions[job.actionSeq]?.jobs[job.effectIndex, default: Job(effectIndex: job.effectIndex, lastAt: mutation.seenAt)].outcome = "cancelled"
         }
         if mutation.version >= (book.checkpoints.last?.version ?? 0) + UInt64(max(1, limits.checkpointEvery)) {
             book.checkpoints.append(current)

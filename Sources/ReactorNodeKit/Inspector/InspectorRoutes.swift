@@ -141,6 +141,7 @@ struct InspectorRoutes<R: Reactor>: Sendable {
             case .sync(let index): ("sync", index)
             case .async(_, let index): ("async", index)
             case .failure(_, let index): ("failure", index)
+            case .cancelled(_, let index): ("cancelled", index)
             }
             return .object([("version", .uint(mutation.version)), ("origin", .string(origin)), ("index", .uint(UInt64(index))),
                             ("mutation", Self.value(mutation.mutation))])

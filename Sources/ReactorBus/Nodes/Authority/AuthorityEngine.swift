@@ -28,6 +28,9 @@ package final class AuthorityEngine<R: Reactor> {
     /// Client of each action that still has open jobs.
     private(set) var actionClients: [UInt64: String] = [:]
     private var inFlight: [String: Int] = [:]
+    /// Jobs cancelled while a worker held them (the most recent ones): what their workers still
+    /// send is counted as `cancelled_results_dropped`.
+    private var cancelledJobs = RecentJobs(limit: 65_536)
     package private(set) var metrics = AuthorityMetrics()
     var outbox = Outbox()
 
@@ -209,9 +212,13 @@ package final class AuthorityEngine<R: Reactor> {
         clients.record(client: client, seq: seq, payload: payload, ack: ack)
         metrics[.actionsAccepted] += 1
         metrics[.mutationsApplied] += UInt64(acceptance.applied.count)
-        metrics[.mutationsSync] += UInt64(acceptance.applied.count)
         for applied in acceptance.applied { outbox.applied.append((applied, nil)) }
         if isJournaling { outbox.records.append(.accepted(client: client, clientSeq: seq, action: payload)) }
+        if acceptance.cancelled.isEmpty && acceptance.finished.isEmpty {
+            metrics[.mutationsSync] += UInt64(acceptance.applied.count)
+        } else {
+            absorbCancellations(acceptance, now: now)
+        }
         if acceptance.jobs.isEmpty {
             metrics[.actionsApplied] += 1
         } else {
@@ -292,6 +299,7 @@ package final class AuthorityEngine<R: Reactor> {
             metrics[.jobsRedispatched] += UInt64(requeued.requeued.count)
             for assignment in requeued.assignments { send(assignment) }
         case .emit(let job, let index, let payload):
+            if dropIfCancelled(job) { return }
             guard dispatcher.isOwner(peer, of: job) else {
                 metrics[.foreignReports] += 1
                 return
@@ -305,6 +313,7 @@ package final class AuthorityEngine<R: Reactor> {
                 try sequencer.apply(job: job, emitIndex: index, mutation: mutation)
             } payload: { payload }
         case .done(let job, let count):
+            if dropIfCancelled(job) { return }
             guard report(job, by: peer, now: now) else { return }
             // A worker's messages arrive in order, so every mutation a DONE declares is here by
             // now; one that is missing was never sent (or was refused) and would hold the job
@@ -324,6 +333,7 @@ package final class AuthorityEngine<R: Reactor> {
                 try sequencer.complete(job: job, emitCount: count)
             }
         case .failed(let job, let failure):
+            if dropIfCancelled(job) { return }
             guard report(job, by: peer, now: now) else { return }
             metrics[.jobsFailed] += 1
             logger.warning("job \(job) failed for good on \(workerLabel(peer)): \(failure)")
@@ -331,6 +341,43 @@ package final class AuthorityEngine<R: Reactor> {
                 try sequencer.fail(job: job, error: failure)
             }
         }
+    }
+
+    // MARK: Cancellation
+
+    /// What an action's cancellations did: counts its mutations by origin, stops each cancelled
+    /// job (out of the dispatch queue, or a `cancel` to the workers holding it, whose late
+    /// results are then counted and dropped) and ends the actions whose last job ended.
+    private func absorbCancellations(_ acceptance: Acceptance<R.Mutation, R.Effect>, now: UInt64) {
+        for applied in acceptance.applied {
+            switch applied.origin {
+            case .sync: metrics[.mutationsSync] += 1
+            case .async: metrics[.mutationsAsync] += 1
+            case .failure: metrics[.mutationsFailure] += 1
+            case .cancelled: metrics[.mutationsCancel] += 1
+            }
+        }
+        metrics[.jobsCancelled] += UInt64(acceptance.cancelled.count)
+        for job in acceptance.cancelled {
+            let (_, holders, assignments) = dispatcher.cancel(job, now: now)
+            for peer in holders {
+                toWorker(peer, .cancel(job))
+                cancelledJobs.insert(job)
+            }
+            for assignment in assignments { send(assignment) }
+            finishAction(of: job)
+        }
+        for job in acceptance.finished { finishAction(of: job) }
+        if !acceptance.cancelled.isEmpty {
+            logger.debug("action \(acceptance.actionSeq) cancelled job(s) \(acceptance.cancelled.map(\.description).joined(separator: ", "))")
+        }
+    }
+
+    /// Whether a worker's report is for a job cancelled while it held it: counted and dropped.
+    private func dropIfCancelled(_ job: JobID) -> Bool {
+        guard cancelledJobs.contains(job) else { return false }
+        metrics[.cancelledResultsDropped] += 1
+        return true
     }
 
     /// Frees the worker's slot; whether the report is the owner's to make.
@@ -375,6 +422,7 @@ package final class AuthorityEngine<R: Reactor> {
             case .sync: metrics[.mutationsSync] += 1
             case .async: metrics[.mutationsAsync] += 1
             case .failure: metrics[.mutationsFailure] += 1
+            case .cancelled: metrics[.mutationsCancel] += 1
             }
             // Only the event's own mutation arrived encoded; released buffered ones are re-encoded.
             let isOwn = offset == 0 && progress.applied.count == 1

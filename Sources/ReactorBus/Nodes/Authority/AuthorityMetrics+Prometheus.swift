@@ -31,14 +31,16 @@ extension AuthorityMetrics {
                 ("unknown_client", .actionsUnknownClient), ("bad_action", .badActions),
             ]),
             counter("acks", "Acks sent, for new actions and resends.", .acks),
-            counters("mutations_applied", "Mutations applied, by origin: an action's own (sync), emitted by an effect (async), or the failure hook's (failure).", by: "origin", [
-                ("sync", .mutationsSync), ("async", .mutationsAsync), ("failure", .mutationsFailure),
+            counters("mutations_applied", "Mutations applied, by origin: an action's own (sync), emitted by an effect (async), the failure hook's (failure), or the cancel hook's (cancelled).", by: "origin", [
+                ("sync", .mutationsSync), ("async", .mutationsAsync), ("failure", .mutationsFailure), ("cancelled", .mutationsCancel),
             ]),
             counter("jobs_dispatched", "Jobs sent to workers, re-dispatches included.", .jobsDispatched),
             counter("jobs_done", "Jobs reported done by their worker.", .jobsDone),
             counter("jobs_failed", "Jobs that failed for good (failed reports, and done reports short of mutations).", .jobsFailed),
             counter("jobs_redispatched", "Jobs taken back from a worker (dead, timed out, quarantined, bye) to go to another.", .jobsRedispatched),
             counter("jobs_timed_out", "Jobs taken back because they ran longer than the job timeout.", .jobsTimedOut),
+            counter("jobs_cancelled", "Jobs cancelled by an action (a cancel id, or a new effect cancelling in flight).", .jobsCancelled),
+            counter("cancelled_results_dropped", "Emit, done and failed reports for jobs cancelled while their worker held them, dropped.", .cancelledResultsDropped),
             counter("emits_duplicate", "Emits of a mutation already applied, dropped.", .emitsDuplicate),
             counter("emits_buffered", "Emits that arrived ahead of an earlier one and waited for it.", .emitsBuffered),
             counters("messages_refused", "Messages answered with an error or dropped, by reason.", by: "reason", [

@@ -72,6 +72,12 @@ public enum AuthorityCounter: String, CaseIterable, Sendable {
     case journalFsyncs = "journal_fsyncs"
     /// Bytes of the snapshots written to the data directory (their encoded checkpoints).
     case snapshotBytesWritten = "snapshot_bytes_written"
+    /// Jobs cancelled by an action (`Mutations.cancel`, or a new effect that cancels in flight).
+    case jobsCancelled = "jobs_cancelled"
+    /// `emit`, `done` and `failed` reports for a job cancelled while the sender held it, dropped.
+    case cancelledResultsDropped = "cancelled_results_dropped"
+    /// Mutations applied from the cancel hook (`cancelled(effect:)`) of a cancelled job.
+    case mutationsCancel = "mutations_cancel"
 
     /// The counter's position in ``allCases`` (and in the metrics' storage), without hashing
     /// its name: the authority bumps counters for every message.
@@ -128,6 +134,9 @@ public enum AuthorityCounter: String, CaseIterable, Sendable {
         case .journalBytes: 48
         case .journalFsyncs: 49
         case .snapshotBytesWritten: 50
+        case .jobsCancelled: 51
+        case .cancelledResultsDropped: 52
+        case .mutationsCancel: 53
         }
     }
 }

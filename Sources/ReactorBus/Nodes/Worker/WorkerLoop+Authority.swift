@@ -34,6 +34,8 @@ extension WorkerLoop {
             try accept(job, kind: kind, payload: payload)
         case .heartbeat:
             break
+        case .cancel(let job):
+            cancel(job)
         case .error(let ref, let code, let text):
             try handleError(ref: ref, code: code, message: text)
         }

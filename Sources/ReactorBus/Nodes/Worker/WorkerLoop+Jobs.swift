@@ -48,7 +48,7 @@ extension WorkerLoop {
     }
 
     /// Starts queued jobs while there are free slots.
-    private func startQueued() {
+    func startQueued() {
         while running.count < configuration.concurrency, drainDeadline == nil, !queued.isEmpty {
             start(queued.removeFirst())
         }

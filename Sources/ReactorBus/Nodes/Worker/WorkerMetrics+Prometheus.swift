@@ -17,6 +17,7 @@ extension WorkerMetrics {
             counter("jobs_done", "Jobs reported done.", jobsDone),
             counter("jobs_failed", "Jobs reported failed (effect errors, undecodable effects, over capacity).", jobsFailed),
             counter("jobs_declined", "Jobs received while stopping, never started, handed back with bye.", jobsDeclined),
+            counter("jobs_cancelled", "Jobs the authority cancelled while they ran or waited here.", jobsCancelled),
             counter("mutations_emitted", "Emit messages sent.", mutationsEmitted),
             counter("reconnects", "New connections after the authority went silent.", reconnects),
             counter("registrations", "Ready messages sent.", registrations),

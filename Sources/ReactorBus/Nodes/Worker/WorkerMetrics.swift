@@ -11,6 +11,9 @@ public struct WorkerMetrics: Sendable, Hashable {
     /// Jobs that were received but never started because the worker was stopping; `bye` hands
     /// them back to the authority.
     public var jobsDeclined: UInt64 = 0
+    /// Jobs the authority cancelled while they ran or waited here: their tasks were cancelled
+    /// and nothing more was sent for them.
+    public var jobsCancelled: UInt64 = 0
     /// `emit` messages sent.
     public var mutationsEmitted: UInt64 = 0
     /// Times the worker gave up on a silent authority and connected a new socket.

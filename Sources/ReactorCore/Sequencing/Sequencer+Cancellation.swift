@@ -1,0 +1,60 @@
+/// Cancellation, decided inside `accept` from the accepted action alone, so that replaying the
+/// journal's actions cancels exactly the same jobs at exactly the same point.
+///
+/// Rules, in this order, right after the action's sync mutations:
+/// 1. every open job of an earlier action whose ``Reactor/cancelID(for:)`` is listed in
+///    ``Mutations/cancel`` is cancelled, in job order;
+/// 2. then each of the action's new jobs whose effect ``Reactor/cancelsInFlight(_:)`` cancels the
+///    open jobs before it (earlier actions', and earlier effects of the same action) with the
+///    same cancel id, in job order.
+///
+/// Cancelling a job drops its buffered, not yet applied emits (and a held DONE or FAILED),
+/// applies the reactor's ``Reactor/cancelled(effect:)`` mutations at once (origin `.cancelled`,
+/// the job's `actionSeq`) and closes the job: everything it sends later is a duplicate of a spent
+/// job, dropped. A cancelled job first in its lane lets the next job of the lane apply what it
+/// has waiting. Cancelling a job that already ended does nothing.
+extension Sequencer {
+    /// Applies the cancellations of the action just accepted (see the rules above).
+    mutating func cancel(_ ids: [CancelID], into acceptance: inout Acceptance<R.Mutation, R.Effect>) {
+        if !ids.isEmpty {
+            let wanted = Set(ids)
+            for id in openJobs(before: JobID(actionSeq: acceptance.actionSeq, effectIndex: 0), where: { wanted.contains($0) }) {
+                cancelJob(id, into: &acceptance)
+            }
+        }
+        let newJobs = acceptance.jobs
+        for job in newJobs where reactor.cancelsInFlight(job.effect) && ledger.open[job.id] != nil {
+            guard let cancelID = reactor.cancelID(for: job.effect) else { continue }
+            for id in openJobs(before: job.id, where: { $0 == cancelID }) {
+                cancelJob(id, into: &acceptance)
+            }
+        }
+        if !acceptance.cancelled.isEmpty {
+            let cancelled = Set(acceptance.cancelled)
+            acceptance.jobs.removeAll { cancelled.contains($0.id) }
+        }
+        acceptance.version = version
+    }
+
+    /// Open jobs older than `limit` whose cancel id satisfies `matches`, in job order.
+    private func openJobs(before limit: JobID, where matches: (CancelID) -> Bool) -> [JobID] {
+        var found: [JobID] = []
+        for (id, job) in ledger.open where id < limit {
+            if let cancelID = reactor.cancelID(for: job.effect), matches(cancelID) { found.append(id) }
+        }
+        return found.sorted()
+    }
+
+    private mutating func cancelJob(_ id: JobID, into acceptance: inout Acceptance<R.Mutation, R.Effect>) {
+        guard let job = ledger.open[id] else { return }
+        for (index, mutation) in reactor.cancelled(effect: job.effect).enumerated() {
+            acceptance.applied.append(reduce(mutation, actionSeq: id.actionSeq, origin: .cancelled(job: id, index: UInt32(index))))
+        }
+        acceptance.cancelled.append(id)
+        guard let next = ledger.close(id) else { return }
+        var progress = Progress<R.Mutation>(.applied)
+        settle(next, into: &progress)
+        acceptance.applied += progress.applied
+        acceptance.finished += progress.finished
+    }
+}
