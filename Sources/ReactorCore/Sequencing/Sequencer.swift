@@ -26,6 +26,10 @@ public struct Sequencer<R: Reactor> {
     public let emitWindow: UInt32
 
     var ledger: JobLedger<R.Effect, R.Mutation>
+    /// Running subscriptions (see `Sequencer+Subscriptions.swift`).
+    var subscriptionLedger: SubscriptionLedger<R.Subscription, R.Action>
+    /// Runs started and stopped since the runtime last took them.
+    var pendingSubscriptionChanges = SubscriptionChanges<R.Subscription>()
 
     /// Creates a sequencer at the reactor's initial state, version 0.
     public init(reactor: R, middlewares: [any Middleware<R>] = [], emitWindow: UInt32 = 65_536) {
@@ -36,6 +40,8 @@ public struct Sequencer<R: Reactor> {
         self.middlewares = middlewares
         self.emitWindow = emitWindow
         self.ledger = JobLedger()
+        self.subscriptionLedger = SubscriptionLedger()
+        resetSubscriptions()
     }
 
     /// Creates a sequencer at `state`, version 0: a test that starts from a state of its own
@@ -43,6 +49,7 @@ public struct Sequencer<R: Reactor> {
     public init(reactor: R, state: R.State, middlewares: [any Middleware<R>] = [], emitWindow: UInt32 = 65_536) {
         self.init(reactor: reactor, middlewares: middlewares, emitWindow: emitWindow)
         self.state = state
+        resetSubscriptions()
     }
 
     /// The number of jobs that have not ended.
@@ -70,6 +77,7 @@ public struct Sequencer<R: Reactor> {
             }
             ledger.open(actionSeq: seq, jobs: jobs.map { ($0.effect, $0.lane) })
         }
+        updateSubscriptions()
         return Acceptance(actionSeq: seq, version: version, applied: applied, jobs: jobs)
     }
 
@@ -168,6 +176,7 @@ public struct Sequencer<R: Reactor> {
     /// Applies what a ready job can apply; ends it when it is complete, then gives the next job
     /// of its lane its turn, and so on down the lane.
     private mutating func settle(_ first: JobID, into progress: inout Progress<R.Mutation>) {
+        defer { updateSubscriptions() }
         var next: JobID? = first
         while let id = next, var job = ledger.open[id] {
             next = nil

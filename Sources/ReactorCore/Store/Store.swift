@@ -12,6 +12,13 @@ public actor Store<R: Reactor, Handler: EffectHandler> where Handler.Effect == R
     private var nextSubscriber = 0
     private var idleWaiters: [CheckedContinuation<Void, Never>] = []
     private var isShutDown = false
+    /// Runs subscriptions; `nil` when the store was given no handler.
+    private let subscriptionRunner: SubscriptionRunner<R.Subscription, R.Action>?
+    /// One task per running subscription run, by run number.
+    private var subscriptionTasks: [UInt64: Task<Void, Never>] = [:]
+
+    /// Subscription events dropped because their run had stopped or they arrived twice.
+    public private(set) var droppedEvents = 0
 
     /// Events the sequencer refused (an emit for an unknown job): zero unless a handler misbehaves.
     public private(set) var refusedEvents = 0
@@ -25,6 +32,26 @@ public actor Store<R: Reactor, Handler: EffectHandler> where Handler.Effect == R
     public init(reactor: R, effects: Handler, retry: RetryPolicy = .standard, middlewares: [any Middleware<R>] = []) {
         self.sequencer = Sequencer(reactor: reactor, middlewares: middlewares)
         self.runner = EffectRunner(handler: effects, policy: retry)
+        self.subscriptionRunner = nil
+    }
+
+    /// Creates a store at the reactor's initial state that also runs the reactor's
+    /// subscriptions (``Reactor/subscriptions(state:)``): each run as a task, started when it
+    /// enters the state's list (the initial state's at once) and cancelled when it leaves.
+    /// - Parameters:
+    ///   - reactor: the app.
+    ///   - effects: runs the app's effects.
+    ///   - subscriptions: runs the app's subscriptions; their events are sent as actions.
+    ///   - retry: attempts, backoff and timeout for each effect; the backoff before a
+    ///     subscription's handler runs again after it returned or threw.
+    ///   - middlewares: see every applied mutation.
+    public init<S: SubscriptionHandler>(reactor: R, effects: Handler, subscriptions: S, retry: RetryPolicy = .standard,
+                                        middlewares: [any Middleware<R>] = [])
+        where S.Subscription == R.Subscription, S.Action == R.Action {
+        self.sequencer = Sequencer(reactor: reactor, middlewares: middlewares)
+        self.runner = EffectRunner(handler: effects, policy: retry)
+        self.subscriptionRunner = SubscriptionRunner(handler: subscriptions, policy: retry)
+        Task { await self.startInitialSubscriptions() }
     }
 
     /// The current state.
@@ -45,6 +72,7 @@ public actor Store<R: Reactor, Handler: EffectHandler> where Handler.Effect == R
         if !isShutDown {
             for job in acceptance.jobs { start(job) }
         }
+        applySubscriptionChanges()
         return Receipt(actionSeq: acceptance.actionSeq, version: acceptance.version, state: sequencer.state, jobs: acceptance.jobs.map(\.id))
     }
 
@@ -85,6 +113,8 @@ public actor Store<R: Reactor, Handler: EffectHandler> where Handler.Effect == R
         guard !isShutDown else { return }
         isShutDown = true
         for task in running.values { task.cancel() }
+        for task in subscriptionTasks.values { task.cancel() }
+        subscriptionTasks.removeAll()
         for continuation in subscribers.values { continuation.finish() }
         subscribers.removeAll()
     }
@@ -130,6 +160,56 @@ public actor Store<R: Reactor, Handler: EffectHandler> where Handler.Effect == R
         } catch {
             refusedEvents += 1
         }
+        applySubscriptionChanges()
+    }
+
+    // MARK: Subscriptions
+
+    /// The number of subscription runs whose handler task is running.
+    public var runningSubscriptionCount: Int { subscriptionTasks.count }
+
+    private func startInitialSubscriptions() {
+        guard !isShutDown else { return }
+        _ = sequencer.takeSubscriptionChanges()
+        for run in sequencer.runningSubscriptions where subscriptionTasks[run.run] == nil { startSubscription(run) }
+    }
+
+    /// Cancels the runs the last events stopped and starts the ones they started.
+    private func applySubscriptionChanges() {
+        let changes = sequencer.takeSubscriptionChanges()
+        guard !changes.isEmpty, subscriptionRunner != nil else { return }
+        for run in changes.stopped { subscriptionTasks.removeValue(forKey: run.run)?.cancel() }
+        guard !isShutDown else { return }
+        for run in changes.started { startSubscription(run) }
+    }
+
+    private func startSubscription(_ run: SubscriptionRun<R.Subscription>) {
+        guard let runner = subscriptionRunner else { return }
+        let number = run.run
+        subscriptionTasks[number] = Task {
+            await runner.run(run.subscription, resumingAfter: run.lastAppliedEvent) { [weak self] index, action in
+                await self?.receive(event: action, index: index, run: number)
+            }
+        }
+    }
+
+    private func receive(event action: R.Action, index: UInt64, run: UInt64) {
+        do {
+            let receipt = try sequencer.receive(event: action, index: index, run: run)
+            switch receipt.disposition {
+            case .duplicate, .stale: droppedEvents += 1
+            case .applied, .buffered: break
+            }
+            if receipt.accepted.contains(where: { !$0.applied.isEmpty }) { publish() }
+            if !isShutDown {
+                for acceptance in receipt.accepted {
+                    for job in acceptance.jobs { start(job) }
+                }
+            }
+        } catch {
+            refusedEvents += 1
+        }
+        applySubscriptionChanges()
     }
 
     private func publish() {
