@@ -12,6 +12,7 @@ enum ReactorNode {
             App("primes", reactor: Primes(), effects: PrimesEffects()),
             App("inventory", reactor: Inventory(), effects: InventoryEffects()),
             App("catalog", reactor: Catalog(), effects: CatalogEffects()),
+            App("ticker", reactor: Ticker(), effects: TickerEffects(), subscriptions: TickerFeed()),
         ], program: "reactor-node")
     }
 }

@@ -51,17 +51,21 @@ enum WorkerCommand {
         configuration.security = try SecurityOptions.peer(arguments)
         let logger = try CommonOptions.logger("worker \(configuration.name)", arguments)
         let metrics = try MetricsEndpoint.address(arguments)
-        return try await node.apps.visit(arguments, Runner(configuration: configuration, metrics: metrics, logger: logger))
+        return try await node.apps.visit(arguments, Runner(configuration: configuration, metrics: metrics, logger: logger,
+                                                           subscriptions: app.subscriptionHandler))
     }
 
     struct Runner: AppVisitor {
         let configuration: WorkerConfiguration
         let metrics: MetricsAddress?
         let logger: Logger
+        /// The app's subscription handler, if it has one.
+        let subscriptions: (any Sendable)?
 
         func visit<R: Reactor, H: EffectHandler>(reactor: R, effects: H) async throws -> Int32 where H.Effect == R.Effect, H.Mutation == R.Mutation {
             let context = try ZMQContext()
-            let node = WorkerNode(reactor: reactor, effects: effects, configuration: configuration, logger: logger, context: context)
+            let node = WorkerNode(reactor: reactor, effects: effects, subscriptions: subscriptions as? any SubscriptionHandler<R.Subscription, R.Action>,
+                                  configuration: configuration, logger: logger, context: context)
             let labels = MetricsEndpoint.labels(app: configuration.appName, node: configuration.name)
             let server = try MetricsEndpoint.start(metrics, command: "worker", logger: logger) { node.metrics.metricFamilies(labels: labels) }
             defer { server?.stop() }

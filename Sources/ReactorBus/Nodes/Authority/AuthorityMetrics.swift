@@ -72,6 +72,20 @@ public enum AuthorityCounter: String, CaseIterable, Sendable {
     case journalFsyncs = "journal_fsyncs"
     /// Bytes of the snapshots written to the data directory (their encoded checkpoints).
     case snapshotBytesWritten = "snapshot_bytes_written"
+    /// `subscribe` messages sent: a subscription run handed to a worker (restarts included).
+    case subscriptionsAssigned = "subscriptions_assigned"
+    /// Subscription runs taken from a worker that was lost (dead, `bye`, quarantined, new
+    /// `ready`) to go to another, resuming after the last applied event.
+    case subscriptionRestarts = "subscription_restarts"
+    /// Subscription events accepted as actions (buffered ones once their turn came).
+    case subscriptionEventsApplied = "subscription_events_applied"
+    /// Subscription events of an index already applied (or buffered), dropped.
+    case subscriptionEventsDuplicate = "subscription_events_duplicate"
+    /// Subscription events of a run that stopped or is not assigned to the sender, dropped.
+    case subscriptionEventsStale = "subscription_events_stale"
+    /// Subscription events refused: unknown run, index too far ahead, or a payload that is not
+    /// the app's action.
+    case subscriptionEventsRefused = "subscription_events_refused"
 
     /// The counter's position in ``allCases`` (and in the metrics' storage), without hashing
     /// its name: the authority bumps counters for every message.
@@ -128,6 +142,12 @@ public enum AuthorityCounter: String, CaseIterable, Sendable {
         case .journalBytes: 48
         case .journalFsyncs: 49
         case .snapshotBytesWritten: 50
+        case .subscriptionsAssigned: 51
+        case .subscriptionRestarts: 52
+        case .subscriptionEventsApplied: 53
+        case .subscriptionEventsDuplicate: 54
+        case .subscriptionEventsStale: 55
+        case .subscriptionEventsRefused: 56
         }
     }
 }
@@ -159,6 +179,10 @@ public struct AuthorityMetrics: Sendable, Equatable {
     public var observers: UInt64 = 0
     /// The size of the newest snapshot written to the data directory, in bytes (0 before one).
     public var snapshotBytes: UInt64 = 0
+    /// Subscription runs the state wants now.
+    public var subscriptionsRunning: UInt64 = 0
+    /// Of those, runs no worker runs now (none serves their kind yet).
+    public var subscriptionsUnassigned: UInt64 = 0
     /// From the start of the loop turn that read an action to its ack handed to ZeroMQ (after
     /// its journal record was committed), in seconds.
     public var ackLatency = Histogram(bounds: Histogram.Bounds.latency)
@@ -191,6 +215,8 @@ public struct AuthorityMetrics: Sendable, Equatable {
         result["feed_high_water_mark"] = feedHighWaterMark
         result["observers"] = observers
         result["snapshot_bytes"] = snapshotBytes
+        result["subscriptions_running"] = subscriptionsRunning
+        result["subscriptions_unassigned"] = subscriptionsUnassigned
         return result
     }
 }

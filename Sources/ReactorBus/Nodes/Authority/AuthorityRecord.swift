@@ -18,6 +18,9 @@ package enum AuthorityRecord: Codable, Sendable, Equatable {
     /// authority starts on a journal whose records so far were of another version (records
     /// before the first marker, or after a snapshot, are of the snapshot's version, else 1).
     case schema(version: UInt32)
+    /// The `index`-th event of subscription run `run` (applied or buffered), with the bytes of
+    /// the action it carries: replaying it reproduces the run's dedup bookkeeping.
+    case subscriptionEvent(run: UInt64, index: UInt64, action: [UInt8])
 }
 
 /// The authority's durable snapshot: everything needed to continue without the journal before it.
