@@ -17,7 +17,7 @@ enum WorkerCommand {
                 .value("authority", "EP", help: "the authority's workers endpoint", default: "tcp://127.0.0.1:7002"),
                 .value("concurrency", "N", help: "effects run at once", default: "\(OptionDefaults.worker.concurrency)"),
                 .value("name", "NAME", help: "how the authority logs this worker (default HOST-PID)"),
-                .value("kinds", "K1,K2", help: "only these effect kinds (default: all)"),
+                .value("kinds", "K1,K2", help: "only these effect and subscription kinds (default: all)"),
                 .value("attempts", "N", help: "attempts per effect before the app's failure hook applies", default: "\(OptionDefaults.worker.retry.maxAttempts)"),
                 .value("effect-timeout", "SECONDS", help: "one attempt may take this long", default: OptionDefaults.seconds(OptionDefaults.worker.retry.timeout)),
                 .value("heartbeat", "SECONDS", help: "heartbeat interval; \(OptionDefaults.worker.missedHeartbeats) missed = authority lost, reconnect", default: OptionDefaults.seconds(OptionDefaults.worker.heartbeatInterval)),

@@ -1,0 +1,103 @@
+import Foundation
+import ReactorApps
+import ReactorBus
+import ReactorLog
+import Testing
+import TestSupport
+import ZeroMQ
+
+/// Subscriptions with real processes: the ticker app's feed (one `tick(n)` action per event,
+/// `n` = the event index) keeps every tick exactly once and in order when its worker is
+/// SIGKILLed, and comes back after the authority is SIGKILLed and restarted.
+@Suite(.serialized) struct SubscriptionProcessTests {
+    let directory = NSTemporaryDirectory() + "reactorbus-subscriptions-\(UUID().uuidString)"
+
+    func authority(_ endpoints: (actions: String, workers: String, feed: String)? = nil, data: Bool = false) throws -> ChildProcess {
+        try ChildProcess.node(["authority", "--app", "ticker", "--heartbeat", "0.3",
+                               "--actions", endpoints?.actions ?? "tcp://127.0.0.1:*", "--workers", endpoints?.workers ?? "tcp://127.0.0.1:*",
+                               "--feed", endpoints?.feed ?? "tcp://127.0.0.1:*"] + (data ? ["--data", directory] : []), name: "authority")
+    }
+
+    func worker(_ endpoint: String, name: String) throws -> ChildProcess {
+        try ChildProcess.node(["worker", "--app", "ticker", "--authority", endpoint, "--heartbeat", "0.3", "--name", name], name: name)
+    }
+
+    func follow(_ symbol: String, ticks: Int, actions: String) async throws {
+        let sent = try ChildProcess.node(["send", "--app", "ticker", "--actions", actions, #"{"follow":{"symbol":"\#(symbol)","ticks":\#(ticks)}}"#], name: "send")
+        #expect(await sent.waitForExit(timeout: .seconds(30)) == 0, "\(sent.diagnostics)")
+    }
+
+    /// The ticker's state, read over the actions socket.
+    func state(_ actions: String) async throws -> Ticker.State {
+        let context = try ZMQContext()
+        defer { context.terminate(timeout: .seconds(2)) }
+        let client = try ActionClient<Ticker>(configuration: ActionClientConfiguration(actionsEndpoint: actions, timeout: .seconds(2), retries: 3),
+                                              logger: Logger(label: "probe", sink: .discard), context: context)
+        try client.start()
+        defer { client.close() }
+        return try await client.snapshot().state
+    }
+
+    @Test func aSubscriptionSurvivesSIGKILLOfItsWorkerWithEveryTickAppliedOnce() async throws {
+        let node = try authority()
+        let endpoints = try await node.endpoints()
+        let first = try worker(endpoints.workers, name: "first")
+        try await follow("ACME", ticks: 100, actions: endpoints.actions)
+        let running = try await WireProbe(actions: endpoints.actions).stats(within: .seconds(30)) { $0["version"] ?? 0 >= 25 }
+        #expect(running["version"] ?? 0 >= 25, "\(node.diagnostics)")
+        #expect(running["subscriptions_running"] == 1)
+        #expect(running["subscriptions_assigned"] == 1)
+        let second = try worker(endpoints.workers, name: "second")
+        let both = try await WireProbe(actions: endpoints.actions).stats(within: .seconds(30)) { $0["workers"] == 2 }
+        #expect(both["workers"] == 2)
+        first.signal(SIGKILL)
+        #expect(await first.waitForExit() != 0)
+
+        let done = try await WireProbe(actions: endpoints.actions).stats(within: .seconds(60)) { $0["subscriptions_running"] == 0 && $0["version"] ?? 0 >= 101 }
+        #expect(done["version"] == 101, "\(node.diagnostics)")
+        #expect(done["subscriptions_running"] == 0)
+        #expect(done["subscription_restarts"] == 1)
+        #expect(done["subscriptions_assigned"] == 2)
+        #expect(done["subscription_events_applied"] == 100)
+        let state = try await state(endpoints.actions)
+        #expect(state.ticks == ["ACME": Array(0..<100)])
+        #expect(node.diagnostics.contains("subscription quotes/ACME (run 1, kind quotes) moves to worker second"), "\(node.diagnostics)")
+
+        second.signal(SIGTERM)
+        #expect(await second.waitForExit() == 0)
+        node.signal(SIGTERM)
+        #expect(await node.waitForExit() == 0)
+    }
+
+    @Test func anAuthorityRestartBringsTheSubscriptionsBackResumingAfterTheLastAppliedEvent() async throws {
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        var node = try authority(data: true)
+        let endpoints = try await node.endpoints()
+        let feeder = try worker(endpoints.workers, name: "feeder")
+        try await follow("ACME", ticks: 90, actions: endpoints.actions)
+        try await follow("BETA", ticks: 60, actions: endpoints.actions)
+        let before = try await WireProbe(actions: endpoints.actions).stats(within: .seconds(30)) { $0["version"] ?? 0 >= 40 }
+        #expect(before["version"] ?? 0 >= 40, "\(node.diagnostics)")
+        #expect(before["subscriptions_running"] == 2)
+        node.signal(SIGKILL)
+        #expect(await node.waitForExit() != 0)
+
+        node = try authority(endpoints, data: true)
+        _ = try await node.endpoints()
+        #expect(node.diagnostics.contains("recovered version"), "\(node.diagnostics)")
+        let done = try await WireProbe(actions: endpoints.actions).stats(within: .seconds(60)) { $0["subscriptions_running"] == 0 && $0["version"] ?? 0 >= 152 }
+        #expect(done["version"] == 152, "\(node.diagnostics)")
+        #expect(done["subscriptions_running"] == 0)
+        let state = try await state(endpoints.actions)
+        #expect(state.ticks == ["ACME": Array(0..<90), "BETA": Array(0..<60)])
+        // Both runs survived the restart as the same runs, resuming where the journal left them.
+        #expect(node.diagnostics.contains("subscription quotes/ACME (run 1, kind quotes) goes to worker feeder ("), "\(node.diagnostics)")
+        #expect(node.diagnostics.contains("subscription quotes/BETA (run 2, kind quotes) goes to worker feeder ("), "\(node.diagnostics)")
+        #expect(!node.diagnostics.contains("from the start"), "\(node.diagnostics)")
+
+        feeder.signal(SIGTERM)
+        #expect(await feeder.waitForExit() == 0)
+        node.signal(SIGTERM)
+        #expect(await node.waitForExit() == 0)
+    }
+}
