@@ -148,6 +148,31 @@ import Testing
         #expect(restored.state == sequencer.state)
     }
 
+    /// A checkpoint converted for another release of the app keeps each run's number and applied
+    /// events by id (so journal records after it still find their run); buffered events are
+    /// dropped, and sent again by the handler, which resumes after the last applied one.
+    @Test func aConvertedCheckpointKeepsRunsByID() throws {
+        var sequencer = Sequencer(reactor: Ticker())
+        _ = sequencer.accept(.follow(symbol: "ACME", ticks: 10))
+        _ = sequencer.accept(.follow(symbol: "BETA", ticks: 10))
+        _ = sequencer.accept(.unfollow(symbol: "ACME"))
+        _ = sequencer.accept(.follow(symbol: "ACME", ticks: 10))
+        _ = try tick(&sequencer, "ACME", run: 3, index: 0)
+        _ = try tick(&sequencer, "ACME", run: 3, index: 1)
+        _ = try tick(&sequencer, "ACME", run: 3, index: 3)
+        let converted = sequencer.checkpoint().converted(to: Ticker.self, state: { $0 }, effect: { $0 }, mutation: { $0 })
+        var restored = Sequencer(reactor: Ticker(), restoring: converted)
+        #expect(restored.runningSubscriptions == sequencer.runningSubscriptions)
+        #expect(restored.runningSubscriptions.map(\.run) == [2, 3])
+        #expect(restored.subscriptionLedger.carried == nil)
+        #expect(try tick(&restored, "ACME", run: 3, index: 1).disposition == .duplicate)
+        #expect(try tick(&restored, "ACME", run: 3, index: 3).disposition == .buffered)
+        #expect(try tick(&restored, "ACME", run: 3, index: 2).accepted.count == 2)
+        _ = restored.accept(.unfollow(symbol: "BETA"))
+        _ = restored.accept(.follow(symbol: "BETA", ticks: 10))
+        #expect(restored.takeSubscriptionChanges().started.map(\.run) == [4])
+    }
+
     /// The inputs of a run, replayed through a fresh sequencer, give the same state and the same
     /// subscription bookkeeping (what a journal replay relies on).
     @Test func replayingTheSameInputsReproducesStateAndRuns() throws {

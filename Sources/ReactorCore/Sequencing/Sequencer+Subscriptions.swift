@@ -91,8 +91,13 @@ extension Sequencer {
                 if run.subscription == subscription { continue }
                 stop(id, run, into: &changes)
             }
-            subscriptionLedger.lastRun += 1
-            let run = SubscriptionLedger<R.Subscription, R.Action>.Run(number: subscriptionLedger.lastRun, subscription: subscription)
+            let run: SubscriptionLedger<R.Subscription, R.Action>.Run
+            if let carried = subscriptionLedger.carried?.removeValue(forKey: id) {
+                run = .init(number: carried.number, subscription: subscription, nextIndex: carried.nextIndex)
+            } else {
+                subscriptionLedger.lastRun += 1
+                run = .init(number: subscriptionLedger.lastRun, subscription: subscription)
+            }
             subscriptionLedger.runs[id] = run
             subscriptionLedger.ids[run.number] = id
             changes.started.append(describe(run, id: id))
@@ -118,6 +123,7 @@ extension Sequencer {
         subscriptionLedger = restored ?? SubscriptionLedger()
         subscriptionLedger.version = nil
         updateSubscriptions()
+        subscriptionLedger.carried = nil
         pendingSubscriptionChanges = SubscriptionChanges()
     }
 

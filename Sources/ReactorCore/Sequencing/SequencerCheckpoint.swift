@@ -36,8 +36,9 @@ extension Sequencer {
 extension SequencerCheckpoint {
     /// The same checkpoint for another reactor whose values have another shape: every app value
     /// in it (the state, each open job's effect, each buffered mutation) converted, everything
-    /// else (versions, the job ledger's bookkeeping) kept exactly. Running subscriptions are not
-    /// converted: the restored sequencer starts the new state's subscriptions as new runs. Used to migrate a checkpoint
+    /// else (versions, the job ledger's bookkeeping) kept exactly. Running subscriptions keep
+    /// their run numbers and applied events by id: the restored sequencer works out the new
+    /// state's subscriptions, and one whose id ran before continues that run. Used to migrate a checkpoint
     /// written by an older release of an app to the current one's types.
     public func converted<Other: Reactor>(
         to other: Other.Type,
@@ -48,6 +49,6 @@ extension SequencerCheckpoint {
         SequencerCheckpoint<Other>(
             state: try convertState(state), version: version, actionSeq: actionSeq,
             ledger: try ledger.converted(effect: convertEffect, mutation: convertMutation),
-            subscriptions: subscriptions.map { SubscriptionLedger(lastRun: $0.lastRun) })
+            subscriptions: subscriptions.map { SubscriptionLedger(lastRun: $0.lastRun, carried: $0.carriedRuns) })
     }
 }

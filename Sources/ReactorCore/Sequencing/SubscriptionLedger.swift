@@ -26,6 +26,24 @@ struct SubscriptionLedger<Subscription: Codable & Hashable, Action: Codable>: Co
     var lastRun: UInt64 = 0
     /// The state version the runs were last worked out at; `nil` before the first time.
     var version: UInt64?
+    /// Runs carried over from a checkpoint of another release of the app (whose subscription
+    /// type could not be converted), by id: a subscription of the restored state with such an id
+    /// keeps the run's number and applied events. Only between a conversion and a restore.
+    var carried: [String: CarriedSubscriptionRun]?
+
+    /// The runs of this ledger without their descriptions or buffered events (for a ledger of
+    /// other types; buffered events are sent again by the run's handler, which resumes after
+    /// the last applied one).
+    var carriedRuns: [String: CarriedSubscriptionRun] {
+        runs.mapValues { CarriedSubscriptionRun(number: $0.number, nextIndex: $0.nextIndex) }
+    }
+}
+
+/// A subscription run's number and progress, without its description (see
+/// `SubscriptionLedger.carried`).
+struct CarriedSubscriptionRun: Codable, Sendable {
+    var number: UInt64
+    var nextIndex: UInt64
 }
 
 extension SubscriptionLedger: Sendable where Subscription: Sendable, Action: Sendable {}
