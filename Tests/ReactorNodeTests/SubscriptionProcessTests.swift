@@ -95,6 +95,13 @@ import ZeroMQ
         #expect(node.diagnostics.contains("subscription quotes/BETA (run 2, kind quotes) goes to worker feeder ("), "\(node.diagnostics)")
         #expect(!node.diagnostics.contains("from the start"), "\(node.diagnostics)")
 
+        // The journal holds each applied tick once, as a subscription_event record.
+        let dump = try ChildProcess.node(["journal", "dump", "--app", "ticker", "--data", directory, "--json"], name: "dump")
+        #expect(await dump.waitForExit(timeout: .seconds(30)) == 0, "\(dump.diagnostics)")
+        let lines = dump.output
+        #expect(lines.count { $0.contains(#""record":"subscription_event""#) } == 150, "\(lines.suffix(3))")
+        #expect(lines.contains { $0.contains(#""record":"subscription_event","run":2,"index":59,"#) })
+
         feeder.signal(SIGTERM)
         #expect(await feeder.waitForExit() == 0)
         node.signal(SIGTERM)
