@@ -41,30 +41,36 @@ import ZeroMQ
     @Test func aSubscriptionSurvivesSIGKILLOfItsWorkerWithEveryTickAppliedOnce() async throws {
         let node = try authority()
         let endpoints = try await node.endpoints()
-        let first = try worker(endpoints.workers, name: "first")
-        try await follow("ACME", ticks: 100, actions: endpoints.actions)
+        let workers = ["first": try worker(endpoints.workers, name: "first"), "second": try worker(endpoints.workers, name: "second")]
+        let both = try await WireProbe(actions: endpoints.actions).stats(within: .seconds(30)) { $0["workers"] == 2 }
+        #expect(both["workers"] == 2, "\(node.diagnostics)")
+        try await follow("ACME", ticks: 300, actions: endpoints.actions)
         let running = try await WireProbe(actions: endpoints.actions).stats(within: .seconds(30)) { $0["version"] ?? 0 >= 25 }
-        #expect(running["version"] ?? 0 >= 25, "\(node.diagnostics)")
         #expect(running["subscriptions_running"] == 1)
         #expect(running["subscriptions_assigned"] == 1)
-        let second = try worker(endpoints.workers, name: "second")
-        let both = try await WireProbe(actions: endpoints.actions).stats(within: .seconds(30)) { $0["workers"] == 2 }
-        #expect(both["workers"] == 2)
-        first.signal(SIGKILL)
-        #expect(await first.waitForExit() != 0)
+        // Kill the worker that runs the feed, mid-run (300 ticks take 6 s).
+        let owner = try #require(workers.keys.first { node.diagnostics.contains("subscription quotes/ACME (run 1, kind quotes) goes to worker \($0) (") },
+                                 "\(node.diagnostics)")
+        let other = owner == "first" ? "second" : "first"
+        let killed = try #require(workers[owner])
+        killed.signal(SIGKILL)
+        #expect(await killed.waitForExit() != 0)
+        let atKill = try await WireProbe(actions: endpoints.actions).stats()
+        try #require(atKill["subscriptions_running"] == 1, "the feed ended before its worker was killed: \(atKill)")
 
-        let done = try await WireProbe(actions: endpoints.actions).stats(within: .seconds(60)) { $0["subscriptions_running"] == 0 && $0["version"] ?? 0 >= 101 }
-        #expect(done["version"] == 101, "\(node.diagnostics)")
+        let done = try await WireProbe(actions: endpoints.actions).stats(within: .seconds(60)) { $0["subscriptions_running"] == 0 && $0["version"] ?? 0 >= 301 }
+        #expect(done["version"] == 301, "\(node.diagnostics)")
         #expect(done["subscriptions_running"] == 0)
         #expect(done["subscription_restarts"] == 1)
         #expect(done["subscriptions_assigned"] == 2)
-        #expect(done["subscription_events_applied"] == 100)
+        #expect(done["subscription_events_applied"] == 300)
         let state = try await state(endpoints.actions)
-        #expect(state.ticks == ["ACME": Array(0..<100)])
-        #expect(node.diagnostics.contains("subscription quotes/ACME (run 1, kind quotes) moves to worker second"), "\(node.diagnostics)")
+        #expect(state.ticks == ["ACME": Array(0..<300)])
+        #expect(node.diagnostics.contains("subscription quotes/ACME (run 1, kind quotes) moves to worker \(other) ("), "\(node.diagnostics)")
 
-        second.signal(SIGTERM)
-        #expect(await second.waitForExit() == 0)
+        let survivor = try #require(workers[other])
+        survivor.signal(SIGTERM)
+        #expect(await survivor.waitForExit() == 0)
         node.signal(SIGTERM)
         #expect(await node.waitForExit() == 0)
     }
@@ -74,22 +80,23 @@ import ZeroMQ
         var node = try authority(data: true)
         let endpoints = try await node.endpoints()
         let feeder = try worker(endpoints.workers, name: "feeder")
-        try await follow("ACME", ticks: 90, actions: endpoints.actions)
-        try await follow("BETA", ticks: 60, actions: endpoints.actions)
+        try await follow("ACME", ticks: 300, actions: endpoints.actions)
+        try await follow("BETA", ticks: 200, actions: endpoints.actions)
         let before = try await WireProbe(actions: endpoints.actions).stats(within: .seconds(30)) { $0["version"] ?? 0 >= 40 }
         #expect(before["version"] ?? 0 >= 40, "\(node.diagnostics)")
-        #expect(before["subscriptions_running"] == 2)
+        // Killed mid-run: 300 ticks take 6 s.
+        try #require(before["subscriptions_running"] == 2, "\(before)")
         node.signal(SIGKILL)
         #expect(await node.waitForExit() != 0)
 
         node = try authority(endpoints, data: true)
         _ = try await node.endpoints()
         #expect(node.diagnostics.contains("recovered version"), "\(node.diagnostics)")
-        let done = try await WireProbe(actions: endpoints.actions).stats(within: .seconds(60)) { $0["subscriptions_running"] == 0 && $0["version"] ?? 0 >= 152 }
-        #expect(done["version"] == 152, "\(node.diagnostics)")
+        let done = try await WireProbe(actions: endpoints.actions).stats(within: .seconds(60)) { $0["subscriptions_running"] == 0 && $0["version"] ?? 0 >= 502 }
+        #expect(done["version"] == 502, "\(node.diagnostics)")
         #expect(done["subscriptions_running"] == 0)
         let state = try await state(endpoints.actions)
-        #expect(state.ticks == ["ACME": Array(0..<90), "BETA": Array(0..<60)])
+        #expect(state.ticks == ["ACME": Array(0..<300), "BETA": Array(0..<200)])
         // Both runs survived the restart as the same runs, resuming where the journal left them.
         #expect(node.diagnostics.contains("subscription quotes/ACME (run 1, kind quotes) goes to worker feeder ("), "\(node.diagnostics)")
         #expect(node.diagnostics.contains("subscription quotes/BETA (run 2, kind quotes) goes to worker feeder ("), "\(node.diagnostics)")
@@ -99,8 +106,8 @@ import ZeroMQ
         let dump = try ChildProcess.node(["journal", "dump", "--app", "ticker", "--data", directory, "--json"], name: "dump")
         #expect(await dump.waitForExit(timeout: .seconds(30)) == 0, "\(dump.diagnostics)")
         let lines = dump.output
-        #expect(lines.count { $0.contains(#""record":"subscription_event""#) } == 150, "\(lines.suffix(3))")
-        #expect(lines.contains { $0.contains(#""record":"subscription_event","run":2,"index":59,"#) })
+        #expect(lines.count { $0.contains(#""record":"subscription_event""#) } == 500, "\(lines.suffix(3))")
+        #expect(lines.contains { $0.contains(#""record":"subscription_event","run":2,"index":199,"#) })
 
         feeder.signal(SIGTERM)
         #expect(await feeder.waitForExit() == 0)
