@@ -27,6 +27,16 @@ import ZeroMQ
         #expect(await sent.waitForExit(timeout: .seconds(30)) == 0, "\(sent.diagnostics)")
     }
 
+    /// Polls `condition` until it holds or `timeout` passes.
+    func eventually(within timeout: Duration = .seconds(10), _ condition: () -> Bool) async -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if condition() { return true }
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        return condition()
+    }
+
     /// The ticker's state, read over the actions socket.
     func state(_ actions: String) async throws -> Ticker.State {
         let context = try ZMQContext()
@@ -69,6 +79,9 @@ import ZeroMQ
         #expect(node.diagnostics.contains("subscription quotes/ACME (run 1, kind quotes) moves to worker \(other) ("), "\(node.diagnostics)")
 
         let survivor = try #require(workers[other])
+        // It resumed after the last applied tick, and the authority stopped it with the last one.
+        #expect(survivor.diagnostics.contains("subscription quotes/ACME (run 1, kind quotes): started after event "), "\(survivor.diagnostics)")
+        #expect(await eventually { survivor.diagnostics.contains("subscription run 1: stopped") }, "\(survivor.diagnostics)")
         survivor.signal(SIGTERM)
         #expect(await survivor.waitForExit() == 0)
         node.signal(SIGTERM)
