@@ -20,6 +20,9 @@ public struct App: Sendable {
     /// one of them only. Empty for other apps.
     public let parts: [String]
     let box: any AppBox
+    /// The app's subscription handler (an `any SubscriptionHandler` of the reactor's types), or
+    /// `nil` for an app without subscriptions; the commands that run effects cast it back.
+    var subscriptionHandler: (any Sendable)?
 
     /// An app whose effect handler needs no options.
     ///
@@ -31,6 +34,22 @@ public struct App: Sendable {
     public init<R: Reactor, H: EffectHandler>(_ name: String, reactor: R, effects: H, schema: AppSchema = AppSchema())
         where H.Effect == R.Effect, H.Mutation == R.Mutation {
         self.init(name, reactor: reactor, options: [], schema: schema) { _ in effects }
+    }
+
+    /// An app with subscriptions (``Reactor/subscriptions(state:)``): `worker` (and `run`) run
+    /// `subscriptions` next to `effects`, for the kinds given with `--kinds` (default: all).
+    ///
+    /// - Parameters:
+    ///   - name: what `--app` takes.
+    ///   - reactor: the state machine the authority runs.
+    ///   - effects: what workers run for the reactor's effects.
+    ///   - subscriptions: what workers run for the reactor's subscriptions.
+    ///   - schema: the app's schema version and migrations (default: version 1).
+    public init<R: Reactor, H: EffectHandler, S: SubscriptionHandler>(_ name: String, reactor: R, effects: H, subscriptions: S,
+                                                                       schema: AppSchema = AppSchema())
+        where H.Effect == R.Effect, H.Mutation == R.Mutation, S.Subscription == R.Subscription, S.Action == R.Action {
+        self.init(name, reactor: reactor, options: [], schema: schema) { _ in effects }
+        self.subscriptionHandler = subscriptions as any SubscriptionHandler<R.Subscription, R.Action>
     }
 
     /// An app whose effect handler is made from options of its own (a delay, a URL, ...).

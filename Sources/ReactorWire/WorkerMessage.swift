@@ -15,12 +15,16 @@ package enum WorkerMessage: Sendable, Equatable {
     case failed(job: JobID, failure: EffectFailure)
     /// The worker is stopping: any job it has not reported should go to another worker now.
     case bye
+    /// The worker runs subscriptions of these kinds (empty: every kind). Sent after each `ready`.
+    case subscriber(kinds: [String])
+    /// The `index`-th event of subscription run `run`; the payload is the app's action.
+    case event(run: UInt64, index: UInt64, payload: [UInt8])
 
     /// Decodes the frames after the routing id.
     package init(frames: [[UInt8]]) throws(ProtocolError) {
         guard let first = frames.first else { throw .malformed("empty message") }
         let header = try WireHeader(first)
-        let expectedFrames = header.kind == "emit" ? 2 : 1
+        let expectedFrames = header.kind == "emit" || header.kind == "event" ? 2 : 1
         guard frames.count == expectedFrames else {
             throw .malformed("\(header.kind) is \(expectedFrames) frame\(expectedFrames == 1 ? "" : "s"), got \(frames.count)")
         }
@@ -49,6 +53,12 @@ package enum WorkerMessage: Sendable, Equatable {
             try header.expect(fields: 4)
             let attempts = try header.uint(2, "attempts")
             self = .failed(job: try Self.job(header), failure: EffectFailure(message: try header.string(3, "message", maxBytes: 4_096), attempts: Int(clamping: attempts)))
+        case "subscriber":
+            try header.expect(fields: 1)
+            self = .subscriber(kinds: try header.strings(0, "kinds"))
+        case "event":
+            try header.expect(fields: 2)
+            self = .event(run: try header.uint(0, "run"), index: try header.uint(1, "index"), payload: frames[1])
         default:
             throw ProtocolError(.unknownKind, "unknown kind '\(header.kind)' on the workers socket")
         }
@@ -81,6 +91,13 @@ package enum WorkerMessage: Sendable, Equatable {
                 w.packUInt(job.actionSeq); w.packUInt(UInt64(job.effectIndex))
                 w.packUInt(UInt64(max(0, failure.attempts))); w.packString(failure.message)
             }, count: 4)]
+        case .subscriber(let kinds):
+            [writer.header("subscriber", { w in
+                w.packArrayHeader(kinds.count)
+                for kind in kinds { w.packString(kind) }
+            }, count: 1)]
+        case .event(let run, let index, let payload):
+            [writer.header("event", { $0.packUInt(run); $0.packUInt(index) }, count: 2), payload]
         }
     }
 }
@@ -97,6 +114,11 @@ package enum AuthorityToWorker: Sendable, Equatable {
     case error(ref: UInt64, code: ErrorCode, message: String)
     /// Stop running this job: it was cancelled, and nothing more it sends will be applied.
     case cancel(JobID)
+    /// Run subscription run `run` (its id and kind given for logs), resuming after event index
+    /// `after` (`nil`: from event 0); the payload is the app's subscription.
+    case subscribe(run: UInt64, id: String, kind: String, after: UInt64?, payload: [UInt8])
+    /// Stop subscription run `run`.
+    case unsubscribe(run: UInt64)
 
     /// Decodes the frames a worker's DEALER receives.
     package init(frames: [[UInt8]]) throws(ProtocolError) {
@@ -112,6 +134,14 @@ package enum AuthorityToWorker: Sendable, Equatable {
             self = .job(try WorkerMessage.job(header), kind: try header.string(2, "kind"), payload: frames[1])
         case "heartbeat":
             self = .heartbeat
+        case "subscribe":
+            guard frames.count == 2 else { throw .malformed("subscribe needs a header and a payload frame") }
+            try header.expect(fields: 4)
+            self = .subscribe(run: try header.uint(0, "run"), id: try header.string(1, "id", maxBytes: 4_096), kind: try header.string(2, "kind"),
+                              after: try header.optionalUInt(3, "after"), payload: frames[1])
+        case "unsubscribe":
+            try header.expect(fields: 1)
+            self = .unsubscribe(run: try header.uint(0, "run"))
         case "error":
             guard case .error(let ref, let code, let message) = try AuthorityReply.decodeError(header) else {
                 throw .malformed("error header")
@@ -139,6 +169,13 @@ package enum AuthorityToWorker: Sendable, Equatable {
             AuthorityReply.error(ref: ref, code: code, message: message).frames(writer)
         case .cancel(let job):
             [writer.header("cancel", { $0.packUInt(job.actionSeq); $0.packUInt(UInt64(job.effectIndex)) }, count: 2)]
+        case .subscribe(let run, let id, let kind, let after, let payload):
+            [writer.header("subscribe", { w in
+                w.packUInt(run); w.packString(id); w.packString(kind)
+                if let after { w.packUInt(after) } else { w.packNil() }
+            }, count: 4), payload]
+        case .unsubscribe(let run):
+            [writer.header("unsubscribe", { $0.packUInt(run) }, count: 1)]
         }
     }
 }

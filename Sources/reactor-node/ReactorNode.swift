@@ -14,6 +14,7 @@ enum ReactorNode {
             App("catalog", reactor: Catalog(), effects: CatalogEffects()),
             App("shop", reactor: Shop(), parts: Shop.effects()),
             App("search", reactor: Search(), effects: SearchEffects()),
+            App("ticker", reactor: Ticker(), effects: TickerEffects(), subscriptions: TickerFeed()),
         ], program: "reactor-node")
     }
 }

@@ -40,6 +40,8 @@ struct RecordReplayer<R: Reactor> {
                 return (decoded, [])
             case .accepted(_, _, let bytes) where stored != schema.version:
                 return (decoded, try engine.replay(decoded, migrated: try migrate(bytes, isAction: true, source: source)))
+            case .subscriptionEvent(_, _, let bytes) where stored != schema.version:
+                return (decoded, try engine.replay(decoded, migrated: try migrate(bytes, isAction: true, source: source)))
             case .emitted(_, _, let bytes) where stored != schema.version:
                 return (decoded, try engine.replay(decoded, migrated: try migrate(bytes, isAction: false, source: source)))
             default:

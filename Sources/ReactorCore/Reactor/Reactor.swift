@@ -79,6 +79,27 @@ public protocol Reactor: Sendable {
     /// Mutations to apply when a job of this effect is cancelled (a "search cancelled" flag),
     /// right after the cancelling action's sync mutations. The default applies nothing.
     func cancelled(effect: Effect) -> [Mutation]
+
+    // MARK: Subscriptions
+
+    /// A serialisable description of a long-running source of actions (a price feed, a queue
+    /// consumer, a timer): runs as long as the state wants it. Defaults to ``NoSubscription``.
+    associatedtype Subscription: Codable & Sendable & Hashable = NoSubscription
+
+    /// The subscriptions that should be running in `state`; the runtime starts the ones that
+    /// enter this list and stops the ones that leave it. Must be pure and deterministic, like
+    /// `reduce`. The default is none.
+    func subscriptions(state: State) -> [Subscription]
+
+    /// The stable identity of a subscription, unique in one `subscriptions(state:)` list. The
+    /// ledger and the wire name a subscription by it, so it must be the same in every process
+    /// and after a restart. The default is `String(describing: subscription)`; override it for
+    /// descriptions holding a `Set` or `Dictionary`, whose text order is not stable.
+    func subscriptionID(of subscription: Subscription) -> String
+
+    /// The kind of a subscription: what a worker announces it can run. The default is the enum
+    /// case name, as for effects (`ticker` for `.ticker(symbol: "ACME")`).
+    func subscriptionKind(of subscription: Subscription) -> String
 }
 
 extension Reactor {

@@ -27,6 +27,7 @@ extension Sequencer {
         let mutated = mutateAll(actions, actionSeq: seq, applied: &applied)
         var acceptance = Acceptance(actionSeq: seq, version: version, applied: applied, jobs: issueJobs(actionSeq: seq, effects: mutated.async))
         if !mutated.cancel.isEmpty || !acceptance.jobs.isEmpty { cancel(mutated.cancel, into: &acceptance) }
+        updateSubscriptions()
         return acceptance
     }
 

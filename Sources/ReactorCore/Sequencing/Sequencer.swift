@@ -28,6 +28,10 @@ public struct Sequencer<R: Reactor> {
     public let emitWindow: UInt32
 
     var ledger: JobLedger<R.Effect, R.Mutation>
+    /// Running subscriptions (see `Sequencer+Subscriptions.swift`).
+    var subscriptionLedger: SubscriptionLedger<R.Subscription, R.Action>
+    /// Runs started and stopped since the runtime last took them.
+    var pendingSubscriptionChanges = SubscriptionChanges<R.Subscription>()
 
     /// Creates a sequencer at the reactor's initial state, version 0.
     public init(reactor: R, middlewares: [any Middleware<R>] = [], emitWindow: UInt32 = 65_536) {
@@ -38,6 +42,8 @@ public struct Sequencer<R: Reactor> {
         self.middlewares = middlewares
         self.emitWindow = emitWindow
         self.ledger = JobLedger()
+        self.subscriptionLedger = SubscriptionLedger()
+        resetSubscriptions()
     }
 
     /// Creates a sequencer at `state`, version 0: a test that starts from a state of its own
@@ -45,6 +51,7 @@ public struct Sequencer<R: Reactor> {
     public init(reactor: R, state: R.State, middlewares: [any Middleware<R>] = [], emitWindow: UInt32 = 65_536) {
         self.init(reactor: reactor, middlewares: middlewares, emitWindow: emitWindow)
         self.state = state
+        resetSubscriptions()
     }
 
     /// The number of jobs that have not ended.
@@ -65,6 +72,8 @@ public struct Sequencer<R: Reactor> {
         var acceptance = Acceptance(actionSeq: seq, version: version, applied: applied, jobs: jobs)
         // Cancellation: see Sequencer+Cancellation.swift.
         if !mutations.cancel.isEmpty || !jobs.isEmpty { cancel(mutations.cancel, into: &acceptance) }
+        // Subscriptions: see Sequencer+Subscriptions.swift.
+        updateSubscriptions()
         return acceptance
     }
 
@@ -163,6 +172,7 @@ public struct Sequencer<R: Reactor> {
     /// Applies what a ready job can apply; ends it when it is complete, then gives the next job
     /// of its lane its turn, and so on down the lane.
     mutating func settle(_ first: JobID, into progress: inout Progress<R.Mutation>) {
+        defer { updateSubscriptions() }
         var next: JobID? = first
         while let id = next, var job = ledger.open[id] {
             next = nil

@@ -11,13 +11,15 @@ public struct SequencerCheckpoint<R: Reactor>: Codable, Sendable {
     /// The last accepted action's sequence number.
     public var actionSeq: UInt64
     var ledger: JobLedger<R.Effect, R.Mutation>
+    /// Running subscriptions; absent in checkpoints written before subscriptions existed.
+    var subscriptions: SubscriptionLedger<R.Subscription, R.Action>?
 }
 
 
 extension Sequencer {
     /// The sequencer's complete state, for a durable snapshot.
     public func checkpoint() -> SequencerCheckpoint<R> {
-        SequencerCheckpoint(state: state, version: version, actionSeq: actionSeq, ledger: ledger)
+        SequencerCheckpoint(state: state, version: version, actionSeq: actionSeq, ledger: ledger, subscriptions: subscriptionLedger)
     }
 
     /// Restores a sequencer exactly as it was when `checkpoint` was taken.
@@ -27,13 +29,16 @@ extension Sequencer {
         self.version = checkpoint.version
         self.actionSeq = checkpoint.actionSeq
         self.ledger = checkpoint.ledger
+        restoreSubscriptions(checkpoint.subscriptions)
     }
 }
 
 extension SequencerCheckpoint {
     /// The same checkpoint for another reactor whose values have another shape: every app value
     /// in it (the state, each open job's effect, each buffered mutation) converted, everything
-    /// else (versions, the job ledger's bookkeeping) kept exactly. Used to migrate a checkpoint
+    /// else (versions, the job ledger's bookkeeping) kept exactly. Running subscriptions keep
+    /// their run numbers and applied events by id: the restored sequencer works out the new
+    /// state's subscriptions, and one whose id ran before continues that run. Used to migrate a checkpoint
     /// written by an older release of an app to the current one's types.
     public func converted<Other: Reactor>(
         to other: Other.Type,
@@ -43,6 +48,7 @@ extension SequencerCheckpoint {
     ) rethrows -> SequencerCheckpoint<Other> {
         SequencerCheckpoint<Other>(
             state: try convertState(state), version: version, actionSeq: actionSeq,
-            ledger: try ledger.converted(effect: convertEffect, mutation: convertMutation))
+            ledger: try ledger.converted(effect: convertEffect, mutation: convertMutation),
+            subscriptions: subscriptions.map { SubscriptionLedger(lastRun: $0.lastRun, carried: $0.carriedRuns) })
     }
 }

@@ -12,6 +12,13 @@ public actor Store<R: Reactor, Handler: EffectHandler> where Handler.Effect == R
     private var nextSubscriber = 0
     private var idleWaiters: [CheckedContinuation<Void, Never>] = []
     private var isShutDown = false
+    /// Runs subscriptions; `nil` when the store was given no handler.
+    private let subscriptionRunner: SubscriptionRunner<R.Subscription, R.Action>?
+    /// One task per running subscription run, by run number.
+    private var subscriptionTasks: [UInt64: Task<Void, Never>] = [:]
+
+    /// Subscription events dropped because their run had stopped or they arrived twice.
+    public private(set) var droppedEvents = 0
 
     /// Events the sequencer refused (an emit for an unknown job): zero unless a handler misbehaves.
     public private(set) var refusedEvents = 0
@@ -23,18 +30,43 @@ public actor Store<R: Reactor, Handler: EffectHandler> where Handler.Effect == R
     ///   - retry: attempts, backoff and timeout for each effect.
     ///   - middlewares: see every applied mutation.
     public init(reactor: R, effects: Handler, retry: RetryPolicy = .standard, middlewares: [any Middleware<R>] = []) {
+        self.init(reactor: reactor, effects: effects, subscriptionRunner: nil, retry: retry, middlewares: middlewares)
+    }
+
+    /// Creates a store at the reactor's initial state that also runs the reactor's
+    /// subscriptions (``Reactor/subscriptions(state:)``): each run as a task, started when it
+    /// enters the state's list (the initial state's at once) and cancelled when it leaves.
+    /// - Parameters:
+    ///   - reactor: the app.
+    ///   - effects: runs the app's effects.
+    ///   - subscriptions: runs the app's subscriptions; their events are sent as actions.
+    ///   - retry: attempts, backoff and timeout for each effect; the backoff before a
+    ///     subscription's handler runs again after it returned or threw.
+    ///   - middlewares: see every applied mutation.
+    public init<S: SubscriptionHandler>(reactor: R, effects: Handler, subscriptions: S, retry: RetryPolicy = .standard,
+                                        middlewares: [any Middleware<R>] = [])
+        where S.Subscription == R.Subscription, S.Action == R.Action {
+        self.init(reactor: reactor, effects: effects, subscriptionRunner: SubscriptionRunner(handler: subscriptions, policy: retry),
+                  retry: retry, middlewares: middlewares)
+    }
+
+    private init(reactor: R, effects: Handler, subscriptionRunner: SubscriptionRunner<R.Subscription, R.Action>?, retry: RetryPolicy,
+                 middlewares: [any Middleware<R>]) {
         var sequencer = Sequencer(reactor: reactor, middlewares: middlewares)
         // Transforms: the reactor's initial mutations and actions, applied once, now.
         let prelude = sequencer.start()?.jobs ?? []
         self.sequencer = sequencer
         self.runner = EffectRunner(handler: effects, policy: retry)
-        if !prelude.isEmpty { Task { await self.startPrelude(prelude) } }
+        self.subscriptionRunner = subscriptionRunner
+        if !prelude.isEmpty || subscriptionRunner != nil { Task { await self.startPrelude(prelude) } }
     }
 
-    /// Starts the jobs of the reactor's initial actions (unless the store was shut down first).
+    /// Starts the jobs of the reactor's initial actions and the subscriptions the state wants
+    /// (unless the store was shut down first).
     private func startPrelude(_ jobs: [Job<R.Effect>]) {
         guard !isShutDown else { return }
         for job in jobs { start(job) }
+        if subscriptionRunner != nil { startInitialSubscriptions() }
     }
 
     /// The current state.
@@ -56,6 +88,7 @@ public actor Store<R: Reactor, Handler: EffectHandler> where Handler.Effect == R
         if !isShutDown {
             for job in acceptance.jobs { start(job) }
         }
+        applySubscriptionChanges()
         return Receipt(actionSeq: acceptance.actionSeq, version: acceptance.version, state: sequencer.state, jobs: acceptance.jobs.map(\.id))
     }
 
@@ -96,6 +129,8 @@ public actor Store<R: Reactor, Handler: EffectHandler> where Handler.Effect == R
         guard !isShutDown else { return }
         isShutDown = true
         for task in running.values { task.cancel() }
+        for task in subscriptionTasks.values { task.cancel() }
+        subscriptionTasks.removeAll()
         for continuation in subscribers.values { continuation.finish() }
         subscribers.removeAll()
     }
@@ -152,6 +187,57 @@ public actor Store<R: Reactor, Handler: EffectHandler> where Handler.Effect == R
         } catch {
             refusedEvents += 1
         }
+        applySubscriptionChanges()
+    }
+
+    // MARK: Subscriptions
+
+    /// The number of subscription runs whose handler task is running.
+    public var runningSubscriptionCount: Int { subscriptionTasks.count }
+
+    /// Starts a task for every run the state wants now (those started before are skipped).
+    private func startInitialSubscriptions() {
+        guard !isShutDown else { return }
+        _ = sequencer.takeSubscriptionChanges()
+        for run in sequencer.runningSubscriptions where subscriptionTasks[run.run] == nil { startSubscription(run) }
+    }
+
+    /// Cancels the runs the last events stopped and starts the ones they started.
+    private func applySubscriptionChanges() {
+        let changes = sequencer.takeSubscriptionChanges()
+        guard !changes.isEmpty, subscriptionRunner != nil else { return }
+        for run in changes.stopped { subscriptionTasks.removeValue(forKey: run.run)?.cancel() }
+        guard !isShutDown else { return }
+        for run in changes.started { startSubscription(run) }
+    }
+
+    private func startSubscription(_ run: SubscriptionRun<R.Subscription>) {
+        guard let runner = subscriptionRunner else { return }
+        let number = run.run
+        subscriptionTasks[number] = Task {
+            await runner.run(run.subscription, resumingAfter: run.lastAppliedEvent) { [weak self] index, action in
+                await self?.receive(event: action, index: index, run: number)
+            }
+        }
+    }
+
+    private func receive(event action: R.Action, index: UInt64, run: UInt64) {
+        do {
+            let receipt = try sequencer.receive(event: action, index: index, run: run)
+            switch receipt.disposition {
+            case .duplicate, .stale: droppedEvents += 1
+            case .applied, .buffered: break
+            }
+            if receipt.accepted.contains(where: { !$0.applied.isEmpty }) { publish() }
+            if !isShutDown {
+                for acceptance in receipt.accepted {
+                    for job in acceptance.jobs { start(job) }
+                }
+            }
+        } catch {
+            refusedEvents += 1
+        }
+        applySubscriptionChanges()
     }
 
     private func publish() {

@@ -159,6 +159,8 @@ enum JournalCommand {
                 fields = [("record", #""schema""#), ("schema", "\(version)")]
             case .started:
                 fields = [("record", #""started""#), ("action_seq", "\(entry.actionSeq)")]
+            case .subscriptionEvent(let run, let index, let action):
+                fields = [("record", #""subscription_event""#), ("run", "\(run)"), ("index", "\(index)"), ("action_seq", "\(entry.actionSeq)"), ("action", value(action))]
             }
             let all = [("lsn", "\(entry.lsn)")] + fields + [("version", "\(entry.version)")]
             if json { return "{" + all.map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",") + "}" }

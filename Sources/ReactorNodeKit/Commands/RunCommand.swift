@@ -46,7 +46,8 @@ enum RunCommand {
             concurrency: try CommonOptions.int(arguments, "concurrency", in: 1...10_000),
             json: arguments.flag("json"),
             metrics: try MetricsEndpoint.address(arguments),
-            logger: try CommonOptions.logger("run", arguments)
+            logger: try CommonOptions.logger("run", arguments),
+            subscriptions: app.subscriptionHandler
         )
         return try await node.apps.visit(arguments, runner)
     }
@@ -58,6 +59,8 @@ enum RunCommand {
         let json: Bool
         let metrics: MetricsAddress?
         let logger: Logger
+        /// The app's subscription handler, if it has one.
+        let subscriptions: (any Sendable)?
 
         func visit<R: Reactor, H: EffectHandler>(reactor: R, effects: H) async throws -> Int32 where H.Effect == R.Effect, H.Mutation == R.Mutation {
             let context = try ZMQContext()
@@ -70,7 +73,9 @@ enum RunCommand {
             }
             let cluster: LocalCluster<R, H>
             do {
-                cluster = try await LocalCluster(reactor: reactor, effects: effects, configuration: configuration, workerCount: workerCount,
+                cluster = try await LocalCluster(reactor: reactor, effects: effects,
+                                                 subscriptions: subscriptions as? any SubscriptionHandler<R.Subscription, R.Action>,
+                                                 configuration: configuration, workerCount: workerCount,
                                                  workerConcurrency: concurrency, context: context, logger: logger)
             } catch {
                 throw CLIError("run: cannot start", error)

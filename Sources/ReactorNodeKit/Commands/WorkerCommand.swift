@@ -17,7 +17,7 @@ enum WorkerCommand {
                 .value("authority", "EP", help: "the authority's workers endpoint", default: "tcp://127.0.0.1:7002"),
                 .value("concurrency", "N", help: "effects run at once", default: "\(OptionDefaults.worker.concurrency)"),
                 .value("name", "NAME", help: "how the authority logs this worker (default HOST-PID)"),
-                .value("kinds", "K1,K2", help: "only these effect kinds (default: all)"),
+                .value("kinds", "K1,K2", help: "only these effect and subscription kinds (default: all)"),
                 .value("part", "NAME", help: "only this part of a composed app (its kinds NAME.*)"),
                 .value("attempts", "N", help: "attempts per effect before the app's failure hook applies", default: "\(OptionDefaults.worker.retry.maxAttempts)"),
                 .value("effect-timeout", "SECONDS", help: "one attempt may take this long", default: OptionDefaults.seconds(OptionDefaults.worker.retry.timeout)),
@@ -61,17 +61,21 @@ enum WorkerCommand {
         configuration.security = try SecurityOptions.peer(arguments)
         let logger = try CommonOptions.logger("worker \(configuration.name)", arguments)
         let metrics = try MetricsEndpoint.address(arguments)
-        return try await node.apps.visit(arguments, Runner(configuration: configuration, metrics: metrics, logger: logger), part: part)
+        return try await node.apps.visit(arguments, Runner(configuration: configuration, metrics: metrics, logger: logger,
+                                                           subscriptions: app.subscriptionHandler), part: part)
     }
 
     struct Runner: AppVisitor {
         let configuration: WorkerConfiguration
         let metrics: MetricsAddress?
         let logger: Logger
+        /// The app's subscription handler, if it has one.
+        let subscriptions: (any Sendable)?
 
         func visit<R: Reactor, H: EffectHandler>(reactor: R, effects: H) async throws -> Int32 where H.Effect == R.Effect, H.Mutation == R.Mutation {
             let context = try ZMQContext()
-            let node = WorkerNode(reactor: reactor, effects: effects, configuration: configuration, logger: logger, context: context)
+            let node = WorkerNode(reactor: reactor, effects: effects, subscriptions: subscriptions as? any SubscriptionHandler<R.Subscription, R.Action>,
+                                  configuration: configuration, logger: logger, context: context)
             let labels = MetricsEndpoint.labels(app: configuration.appName, node: configuration.name)
             let server = try MetricsEndpoint.start(metrics, command: "worker", logger: logger) { node.metrics.metricFamilies(labels: labels) }
             defer { server?.stop() }

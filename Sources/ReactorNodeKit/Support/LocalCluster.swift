@@ -17,7 +17,8 @@ struct LocalCluster<R: Reactor, H: EffectHandler>: Sendable where H.Effect == R.
     ///
     /// - Throws: what ``AuthorityNode/start()`` throws (the authority is stopped again), or what
     ///   a worker's start throws (everything started is stopped again).
-    init(reactor: R, effects: H, configuration: AuthorityConfiguration, workerCount: Int, workerConcurrency: Int = 8,
+    init(reactor: R, effects: H, subscriptions: (any SubscriptionHandler<R.Subscription, R.Action>)? = nil,
+         configuration: AuthorityConfiguration, workerCount: Int, workerConcurrency: Int = 8,
          context: ZMQContext, logger: Logger) async throws {
         self.context = context
         authority = try AuthorityNode(reactor: reactor, configuration: configuration, logger: logger.labelled("authority"), context: context)
@@ -33,7 +34,7 @@ struct LocalCluster<R: Reactor, H: EffectHandler>: Sendable where H.Effect == R.
         workers = (0..<workerCount).map { index in
             var worker = WorkerConfiguration(authorityEndpoint: endpoints.workers, appName: app, name: "worker-\(index + 1)", concurrency: workerConcurrency)
             worker.schemaVersion = configuration.schema.version
-            return WorkerNode(reactor: reactor, effects: effects, configuration: worker,
+            return WorkerNode(reactor: reactor, effects: effects, subscriptions: subscriptions, configuration: worker,
                               logger: logger.labelled("worker-\(index + 1)"), context: context)
         }
         let observerConfiguration = ObserverConfiguration(feedEndpoint: endpoints.feed, actionsEndpoint: endpoints.actions)

@@ -22,8 +22,8 @@ package final class AuthorityEngine<R: Reactor> {
     let logger: Logger
     /// Whether journal records are collected (only with persistence).
     let isJournaling: Bool
-    package private(set) var sequencer: Sequencer<R>
-    private(set) var dispatcher: Dispatcher
+    package internal(set) var sequencer: Sequencer<R>
+    var dispatcher: Dispatcher
     private(set) var clients: ClientLedger
     /// Client of each action that still has open jobs.
     private(set) var actionClients: [UInt64: String] = [:]
@@ -31,11 +31,13 @@ package final class AuthorityEngine<R: Reactor> {
     /// Jobs cancelled while a worker held them (the most recent ones): what their workers still
     /// send is counted as `cancelled_results_dropped`.
     private var cancelledJobs = RecentJobs(limit: 65_536)
-    package private(set) var metrics = AuthorityMetrics()
+    package internal(set) var metrics = AuthorityMetrics()
     var outbox = Outbox()
+    /// Which worker runs which subscription run (see `AuthorityEngine+Subscriptions.swift`).
+    var subscriptionPlacement = SubscriptionPlacement()
 
     private let encoder = MessagePackEncoder()
-    private let decoder = MessagePackDecoder()
+    let decoder = MessagePackDecoder()
     private let writer = HeaderWriter()
     private let heartbeatMilliseconds: UInt64
     /// Drawn once per process start and sent in every `pong`, so clients notice a restart.
@@ -281,6 +283,8 @@ package final class AuthorityEngine<R: Reactor> {
             logger.info("worker \(name) (\(peer)) \(known ? "re-registered" : "registered"): capacity \(trusted), kinds \(kinds.isEmpty ? "all" : kinds.joined(separator: ","))\(standing)")
             toWorker(peer, .welcome(heartbeatMilliseconds: heartbeatMilliseconds))
             for assignment in assignments { send(assignment) }
+            // A new session: whatever subscriptions it ran are gone until it says `subscriber`.
+            subscriptionPlacement.forget(peer)
             return
         }
         guard dispatcher.knows(peer) else {
@@ -295,9 +299,14 @@ package final class AuthorityEngine<R: Reactor> {
         case .bye:
             let label = workerLabel(peer)
             let requeued = dispatcher.forget(peer, now: now)
+            subscriptionPlacement.forget(peer)
             logger.info("worker \(label) said bye; \(requeued.requeued.count) job(s) go elsewhere")
             metrics[.jobsRedispatched] += UInt64(requeued.requeued.count)
             for assignment in requeued.assignments { send(assignment) }
+        case .subscriber(let kinds):
+            handleSubscriber(peer, kinds: kinds)
+        case .event(let run, let index, let payload):
+            handleSubscriptionEvent(peer, run: run, index: index, payload: payload, now: now)
         case .emit(let job, let index, let payload):
             if dropIfCancelled(job) { return }
             guard dispatcher.isOwner(peer, of: job) else {
@@ -492,6 +501,8 @@ package final class AuthorityEngine<R: Reactor> {
             break
         case .started:
             absorbStart()
+        case .subscriptionEvent(let run, let index, let payload):
+            try replaySubscriptionEvent(run: run, index: index, payload: migrated ?? payload)
         }
         defer { outbox = Outbox() }
         return outbox.applied.map(\.mutation)
@@ -563,11 +574,14 @@ package final class AuthorityEngine<R: Reactor> {
         snapshot.clients = UInt64(clients.clientCount)
         snapshot.forgottenClients = UInt64(clients.forgottenCount)
         snapshot.quarantinedWorkers = UInt64(dispatcher.quarantinedCount)
+        snapshot.subscriptionsRunning = UInt64(sequencer.runningSubscriptionCount)
+        snapshot.subscriptionsUnassigned = UInt64(unassignedSubscriptionCount)
         return snapshot
     }
 
     /// Takes what the batch produced, with what `demand` asks for the feed and the journal.
     package func takeOutbox(_ demand: Outbox.Demand = Outbox.Demand()) -> Outbox {
+        placeSubscriptions()
         outbox.version = sequencer.version
         outbox.actionSeq = sequencer.actionSeq
         if demand.mutations {
@@ -624,7 +638,7 @@ package final class AuthorityEngine<R: Reactor> {
     }
 
     /// Encodes an app value for the wire; `nil` (and an error log) if the app's type cannot.
-    private func encode<T: Encodable>(_ value: T) -> [UInt8]? {
+    func encode<T: Encodable>(_ value: T) -> [UInt8]? {
         do {
             return try encoder.encode(value)
         } catch {
@@ -641,7 +655,7 @@ package final class AuthorityEngine<R: Reactor> {
         return bytes
     }
 
-    private func send(_ assignment: Dispatcher.Assignment) {
+    func send(_ assignment: Dispatcher.Assignment) {
         guard let effect = sequencer.openEffect(assignment.job), let payload = encode(effect) else { return }
         // The kind was worked out (by reflection, by default) when the job was queued.
         let kind = dispatcher.queuedKind(of: assignment.job) ?? sequencer.reactor.kind(of: effect)
@@ -663,7 +677,7 @@ package final class AuthorityEngine<R: Reactor> {
         outbox.replies.append(envelope + message.frames(writer))
     }
 
-    private func toWorker(_ peer: PeerID, _ message: AuthorityToWorker) {
+    func toWorker(_ peer: PeerID, _ message: AuthorityToWorker) {
         outbox.toWorkers.append([peer.bytes] + message.frames(writer))
     }
 
@@ -675,7 +689,7 @@ package final class AuthorityEngine<R: Reactor> {
     }
 
     /// How log lines name a worker: its announced name and its routing id.
-    private func workerLabel(_ peer: PeerID) -> String { dispatcher.name(of: peer).map { "\($0) (\(peer))" } ?? "(\(peer))" }
+    func workerLabel(_ peer: PeerID) -> String { dispatcher.name(of: peer).map { "\($0) (\(peer))" } ?? "(\(peer))" }
 
     private func count(_ error: ProtocolError) {
         switch error.code {

@@ -65,6 +65,12 @@ extension AuthorityMetrics {
             counter("snapshots_written", "Snapshots written to the data directory.", .snapshotsWritten),
             counter("snapshot_written_bytes", "Bytes of the snapshots written to the data directory.", .snapshotBytesWritten),
             counter("handshakes_refused", "CURVE handshakes refused on any socket.", .handshakesRefused),
+            counter("subscriptions_assigned", "Subscription runs handed to a worker, restarts included.", .subscriptionsAssigned),
+            counter("subscription_restarts", "Subscription runs taken from a lost worker to go to another, resuming after the last applied event.", .subscriptionRestarts),
+            counter("subscription_events_applied", "Subscription events accepted as actions.", .subscriptionEventsApplied),
+            counters("subscription_events_dropped", "Subscription events dropped or refused, by reason.", by: "reason", [
+                ("duplicate", .subscriptionEventsDuplicate), ("stale", .subscriptionEventsStale), ("refused", .subscriptionEventsRefused),
+            ]),
             counters("socket_received_bytes", "Bytes of the frames read from each socket.", by: "socket", [
                 ("actions", .actionsBytesReceived), ("workers", .workersBytesReceived),
             ]),
@@ -82,6 +88,8 @@ extension AuthorityMetrics {
             gauge("clients_forgotten", "Forgotten clients whose tombstone is kept.", forgottenClients),
             gauge("feed_high_water_mark", "The feed's high-water mark, in messages per subscriber.", feedHighWaterMark),
             gauge("snapshot_bytes", "The size of the newest snapshot written to the data directory.", snapshotBytes),
+            gauge("subscriptions_running", "Subscription runs the state wants.", subscriptionsRunning),
+            gauge("subscriptions_unassigned", "Subscription runs waiting for a worker that serves their kind.", subscriptionsUnassigned),
             histogram("ack_latency_seconds", "From the start of the loop turn that read an action to its ack handed to ZeroMQ, journal commit included.", ackLatency),
             histogram("journal_fsync_seconds", "Time one journal commit spent in fsync or fdatasync.", journalFsyncLatency),
             histogram("snapshot_write_seconds", "Time a snapshot took to encode, write, fsync and rename, off the loop.", snapshotWriteDuration),

@@ -78,6 +78,20 @@ public enum AuthorityCounter: String, CaseIterable, Sendable {
     case cancelledResultsDropped = "cancelled_results_dropped"
     /// Mutations applied from the cancel hook (`cancelled(effect:)`) of a cancelled job.
     case mutationsCancel = "mutations_cancel"
+    /// `subscribe` messages sent: a subscription run handed to a worker (restarts included).
+    case subscriptionsAssigned = "subscriptions_assigned"
+    /// Subscription runs taken from a worker that was lost (dead, `bye`, quarantined, new
+    /// `ready`) to go to another, resuming after the last applied event.
+    case subscriptionRestarts = "subscription_restarts"
+    /// Subscription events accepted as actions (buffered ones once their turn came).
+    case subscriptionEventsApplied = "subscription_events_applied"
+    /// Subscription events of an index already applied (or buffered), dropped.
+    case subscriptionEventsDuplicate = "subscription_events_duplicate"
+    /// Subscription events of a run that stopped or is not assigned to the sender, dropped.
+    case subscriptionEventsStale = "subscription_events_stale"
+    /// Subscription events refused: unknown run, index too far ahead, or a payload that is not
+    /// the app's action.
+    case subscriptionEventsRefused = "subscription_events_refused"
 
     /// The counter's position in ``allCases`` (and in the metrics' storage), without hashing
     /// its name: the authority bumps counters for every message.
@@ -137,6 +151,12 @@ public enum AuthorityCounter: String, CaseIterable, Sendable {
         case .jobsCancelled: 51
         case .cancelledResultsDropped: 52
         case .mutationsCancel: 53
+        case .subscriptionsAssigned: 54
+        case .subscriptionRestarts: 55
+        case .subscriptionEventsApplied: 56
+        case .subscriptionEventsDuplicate: 57
+        case .subscriptionEventsStale: 58
+        case .subscriptionEventsRefused: 59
         }
     }
 }
@@ -168,6 +188,10 @@ public struct AuthorityMetrics: Sendable, Equatable {
     public var observers: UInt64 = 0
     /// The size of the newest snapshot written to the data directory, in bytes (0 before one).
     public var snapshotBytes: UInt64 = 0
+    /// Subscription runs the state wants now.
+    public var subscriptionsRunning: UInt64 = 0
+    /// Of those, runs no worker runs now (none serves their kind yet).
+    public var subscriptionsUnassigned: UInt64 = 0
     /// From the start of the loop turn that read an action to its ack handed to ZeroMQ (after
     /// its journal record was committed), in seconds.
     public var ackLatency = Histogram(bounds: Histogram.Bounds.latency)
@@ -204,6 +228,8 @@ public struct AuthorityMetrics: Sendable, Equatable {
         // the stats request (the inspector) can chart the mean latency between two polls.
         result["ack_latency_count"] = ackLatency.count
         result["ack_latency_microseconds"] = UInt64(max(0, ackLatency.sum * 1_000_000).rounded())
+        result["subscriptions_running"] = subscriptionsRunning
+        result["subscriptions_unassigned"] = subscriptionsUnassigned
         return result
     }
 }

@@ -21,6 +21,9 @@ package enum AuthorityRecord: Codable, Sendable, Equatable {
     /// The reactor's initial mutations and actions were applied, as action 1 of a fresh state
     /// (`Sequencer.start()`); replay applies them again from the app's code.
     case started
+    /// The `index`-th event of subscription run `run` (applied or buffered), with the bytes of
+    /// the action it carries: replaying it reproduces the run's dedup bookkeeping.
+    case subscriptionEvent(run: UInt64, index: UInt64, action: [UInt8])
 }
 
 /// The authority's durable snapshot: everything needed to continue without the journal before it.

@@ -36,6 +36,10 @@ extension WorkerLoop {
             break
         case .cancel(let job):
             cancel(job)
+        case .subscribe(let run, let id, let kind, let after, let payload):
+            subscribe(run: run, id: id, kind: kind, after: after, payload: payload)
+        case .unsubscribe(let run):
+            unsubscribe(run: run)
         case .error(let ref, let code, let text):
             try handleError(ref: ref, code: code, message: text)
         }

@@ -82,12 +82,15 @@ extension WorkerLoop {
             }
             startQueued()
             publishCounts()
+        case .subscriptionEvent(let token, let run, let index, let payload):
+            try forward(token: token, run: run, index: index, payload: payload)
         }
     }
 
     /// Cancels every running job and forgets the queued ones, without reporting any of them:
     /// the authority re-dispatches them (after `bye`, a new `ready`, or missed heartbeats).
     func abandonAll() {
+        abandonSubscriptions()
         guard !running.isEmpty || !queued.isEmpty else { return }
         for entry in running.values { entry.task.cancel() }
         running.removeAll()

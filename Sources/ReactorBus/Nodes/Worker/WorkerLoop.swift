@@ -42,6 +42,10 @@ where Handler.Effect == R.Effect, Handler.Mutation == R.Mutation {
     let metrics: NodeMetrics<WorkerMetrics>
     let events: Mailbox<WorkerJobEvent>
     let launcher: WorkerJobLauncher<R, Handler>
+    /// Starts subscription runs; `nil` when the worker runs none.
+    let subscriptionLauncher: WorkerSubscriptionLauncher<R>?
+    /// Subscription runs whose task is running, by run number (`run` of the entry: its token).
+    var subscriptionRuns: [UInt64: RunningJob] = [:]
     let writer = HeaderWriter()
 
     var socket: ZMQSocket
@@ -76,7 +80,7 @@ where Handler.Effect == R.Effect, Handler.Mutation == R.Mutation {
     /// - Throws: ``ZMQError`` when the socket cannot be created or the endpoint is invalid.
     init(configuration: WorkerConfiguration, logger: Logger, context: ZMQContext, runtime: NodeRuntime, poller: NodePoller,
          metrics: NodeMetrics<WorkerMetrics>, events: Mailbox<WorkerJobEvent>,
-         launcher: WorkerJobLauncher<R, Handler>) throws(ZMQError) {
+         launcher: WorkerJobLauncher<R, Handler>, subscriptionLauncher: WorkerSubscriptionLauncher<R>? = nil) throws(ZMQError) {
         self.configuration = configuration
         self.logger = logger
         self.context = context
@@ -84,6 +88,7 @@ where Handler.Effect == R.Effect, Handler.Mutation == R.Mutation {
         self.metrics = metrics
         self.events = events
         self.launcher = launcher
+        self.subscriptionLauncher = subscriptionLauncher
         self.heartbeatMilliseconds = max(1, configuration.heartbeatInterval.wholeMilliseconds)
         self.socket = try Self.makeSocket(context: context, configuration: configuration)
         self.poller = poller
@@ -261,6 +266,7 @@ where Handler.Effect == R.Effect, Handler.Mutation == R.Mutation {
                         schema: configuration.schemaVersion))
         readySentAt = MonotonicClock.milliseconds()
         metrics.update { $0.registrations += 1 }
+        try sendSubscriber()
     }
 
     /// Sends a message without ever blocking the loop: behind a full pipe it waits its turn.

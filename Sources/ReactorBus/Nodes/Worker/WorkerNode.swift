@@ -36,6 +36,8 @@ where Handler.Effect == R.Effect, Handler.Mutation == R.Mutation {
     public let effects: Handler
     /// What the worker connects to and announces.
     public let configuration: WorkerConfiguration
+    /// Runs the reactor's subscriptions; `nil` when the worker runs none.
+    public let subscriptions: (any SubscriptionHandler<R.Subscription, R.Action>)?
     private let logger: Logger
     private let context: ZMQContext
     private let runtime = NodeRuntime(name: "worker")
@@ -49,9 +51,22 @@ where Handler.Effect == R.Effect, Handler.Mutation == R.Mutation {
     ///   - configuration: endpoint, app name, concurrency, heartbeats, retries, limits.
     ///   - logger: where the worker logs; its label is replaced with `worker <name>`.
     ///   - context: the ZeroMQ context the worker's socket is created from.
-    public init(reactor: R, effects: Handler, configuration: WorkerConfiguration, logger: Logger, context: ZMQContext) {
+    public convenience init(reactor: R, effects: Handler, configuration: WorkerConfiguration, logger: Logger, context: ZMQContext) {
+        self.init(reactor: reactor, effects: effects, subscriptions: nil, configuration: configuration, logger: logger, context: context)
+    }
+
+    /// Creates a worker that also runs the reactor's subscriptions (of the configured kinds): it
+    /// tells the authority so after each `ready`, and runs each run it is given as a task until
+    /// the authority stops it or the session ends.
+    ///
+    /// - Parameters:
+    ///   - subscriptions: runs the app's subscriptions; `nil` runs none. Its backoff between
+    ///     runs of a handler that ended is the configuration's retry policy's.
+    public init(reactor: R, effects: Handler, subscriptions: (any SubscriptionHandler<R.Subscription, R.Action>)?,
+                configuration: WorkerConfiguration, logger: Logger, context: ZMQContext) {
         self.reactor = reactor
         self.effects = effects
+        self.subscriptions = subscriptions
         self.configuration = configuration
         self.logger = logger.labelled("worker \(configuration.name)")
         self.context = context
@@ -79,11 +94,15 @@ where Handler.Effect == R.Effect, Handler.Mutation == R.Mutation {
         let launcher = WorkerJobLauncher<R, Handler>(
             reactor: reactor, runner: EffectRunner(handler: effects, policy: configuration.retry), events: events,
             kinds: configuration.kinds, maxPayloadBytes: configuration.maxMessageBytes, logger: logger)
+        let subscriptionLauncher = subscriptions.map { [reactor, configuration, logger] in
+            WorkerSubscriptionLauncher<R>(reactor: reactor, runner: SubscriptionRunner(handler: $0, policy: configuration.retry), events: events,
+                                          maxPayloadBytes: configuration.maxMessageBytes, logger: logger)
+        }
         let (configuration, logger, context, recorder) = (self.configuration, self.logger, self.context, self.recorder)
         do throws(ZMQError) {
             _ = try runtime.start(mailboxFailure: { $0 }) { runtime, poller throws(ZMQError) in
                 try WorkerLoop(configuration: configuration, logger: logger, context: context, runtime: runtime, poller: poller,
-                               metrics: recorder, events: events, launcher: launcher)
+                               metrics: recorder, events: events, launcher: launcher, subscriptionLauncher: subscriptionLauncher)
             } run: { $0.run() }
         } catch {
             logger.error("cannot connect to \(configuration.authorityEndpoint): \(error)")
