@@ -12,6 +12,15 @@ struct Deque<Element> {
 
     var first: Element? { isEmpty ? nil : storage[head] }
 
+    var last: Element? { isEmpty ? nil : storage[(head + count - 1) % storage.count] }
+
+    /// The element `index` places after the first; `index` must be in `0..<count`.
+    subscript(index: Int) -> Element {
+        precondition(index >= 0 && index < count, "Deque index out of range")
+        // Every slot in head..<head+count holds an element.
+        return storage[(head + index) % storage.count]!
+    }
+
     /// The elements from first to last.
     var elements: [Element] { (0..<count).map { storage[(head + $0) % storage.count]! } }
 

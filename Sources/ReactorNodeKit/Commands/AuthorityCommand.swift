@@ -18,7 +18,7 @@ enum AuthorityCommand {
                 .value("actions", "EP", help: "where clients send actions (bind)", default: "tcp://*:7001"),
                 .value("workers", "EP", help: "where workers connect (bind)", default: "tcp://*:7002"),
                 .value("feed", "EP", help: "where snapshots are published (bind)", default: "tcp://*:7003"),
-            ] + persistenceOptions + [
+            ] + persistenceOptions + replicationOptions + [
                 .value("heartbeat", "SECONDS", help: "heartbeat interval with workers; \(OptionDefaults.authority.missedHeartbeats) missed = dead", default: OptionDefaults.seconds(OptionDefaults.authority.heartbeatInterval)),
                 .value("job-timeout", "SECONDS", help: "give a job to another worker after this long", default: OptionDefaults.seconds(OptionDefaults.authority.jobTimeout)),
                 .value("max-worker-capacity", "N", help: "most jobs one worker is given at once, whatever it announces", default: "\(OptionDefaults.authority.maxWorkerCapacity)"),
@@ -37,7 +37,9 @@ enum AuthorityCommand {
             discussion: """
             Once bound, prints one JSON line to stdout with the real endpoints, e.g.
               {"actions":"tcp://0.0.0.0:7001","workers":"tcp://0.0.0.0:7002","feed":"tcp://0.0.0.0:7003"}
-            (with "metrics":"HOST:PORT" added when --metrics is given).
+            (with "replication":EP added when --replication is given, "metrics":"HOST:PORT" when --metrics is).
+            A standby (--standby) prints {"standby_of":EP} and binds nothing else until promoted
+            by SIGUSR1; it then prints the endpoints line.
             SIGINT/SIGTERM: finish the batch in hand, write a snapshot, exit 0; a second signal exits at once.
             """,
             program: node.name
@@ -64,6 +66,7 @@ enum AuthorityCommand {
         configuration.maxMessageBytes = Int64(try CommonOptions.int(arguments, "max-message-bytes", in: 1_024...(1 << 30)))
         configuration.persistence = try persistence(arguments)
         configuration.security = try SecurityOptions.authority(arguments)
+        configuration.replication = try replication(arguments, persistence: configuration.persistence)
         let logger = try CommonOptions.logger("authority", arguments)
         let metrics = try MetricsEndpoint.address(arguments)
         return try await node.apps.visit(arguments, Runner(configuration: configuration, metrics: metrics, logger: logger))
@@ -83,6 +86,31 @@ enum AuthorityCommand {
             interval = .every(duration)
         }
         return FeedSnapshotPolicy(everyVersions: every, interval: interval)
+    }
+
+    /// `--replication`, `--replication-mode` and `--standby`.
+    static let replicationOptions: [Option] = [
+        .value("replication", "EP", help: "serve standbys here (bind): stream the journal to them; needs --data"),
+        .value("replication-mode", "MODE", help: "async (ack after the local journal) or sync (also after one standby has the record)", default: "async"),
+        .value("standby", "EP", help: "follow the primary whose --replication is EP; promote with SIGUSR1; needs --data"),
+    ]
+
+    /// The replication those options ask for; `nil` for none.
+    static func replication(_ arguments: ParsedArguments, persistence: PersistenceConfiguration?) throws -> ReplicationConfiguration? {
+        let raw = try arguments.required("replication-mode")
+        guard let mode = ReplicationConfiguration.Mode(rawValue: raw) else {
+            throw CLIError.usage("\(arguments.command): '--replication-mode \(raw)' must be async or sync")
+        }
+        let endpoint = try arguments.string("replication").map { try Endpoint.validate($0, flag: "replication", binding: true) }
+        let primary = try arguments.string("standby").map { try Endpoint.validate($0, flag: "standby", binding: false) }
+        if endpoint == nil && primary == nil {
+            if mode == .sync { throw CLIError.usage("\(arguments.command): --replication-mode sync needs --replication EP (where standbys connect)") }
+            return nil
+        }
+        if persistence == nil {
+            throw CLIError.usage("\(arguments.command): \(primary != nil ? "--standby" : "--replication") needs --data DIR (replication streams the journal)")
+        }
+        return ReplicationConfiguration(endpoint: endpoint, mode: mode, standbyOf: primary)
     }
 
     /// `--data`, `--fsync` and the snapshot and repair options (shared with `run`).
@@ -132,6 +160,17 @@ enum AuthorityCommand {
                 logger.info("signal \(signal): stopping gracefully (send it again to stop at once)")
                 node.stop()
             }
+            let promoteSignal = PromoteSignal {
+                Task {
+                    logger.info("signal SIGUSR1: promoting")
+                    do {
+                        let endpoints = try await node.promote()
+                        Output.endpoints(endpoints, metrics: server?.address)
+                    } catch {
+                        logger.error("promotion failed: \(error)")
+                    }
+                }
+            }
             let endpoints: AuthorityNode<R>.Endpoints
             do {
                 endpoints = try await node.start()
@@ -143,6 +182,7 @@ enum AuthorityCommand {
             Output.endpoints(endpoints, metrics: server?.address)
             await node.wait()
             _ = trap
+            _ = promoteSignal
             context.terminate(timeout: .seconds(2))
             let metrics = node.metrics
             if let failure = node.failure {

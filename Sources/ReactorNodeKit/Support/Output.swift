@@ -9,10 +9,16 @@ enum Output {
     static func line(_ text: String) { StandardStream.write(text + "\n", to: 1) }
 
     /// The line an authority prints once bound: its real endpoints as one JSON object, with
-    /// its metrics address (`HOST:PORT`) when it serves one.
+    /// its replication endpoint and metrics address (`HOST:PORT`) when it serves them; a standby
+    /// prints `{"standby_of":EP}` instead, and the endpoints line once promoted.
     static func endpoints<R>(_ endpoints: AuthorityNode<R>.Endpoints, metrics: MetricsAddress? = nil) {
         let served = metrics.map { #","metrics":"\#($0)""# } ?? ""
-        line(#"{"actions":"\#(endpoints.actions)","workers":"\#(endpoints.workers)","feed":"\#(endpoints.feed)"\#(served)}"#)
+        if let primary = endpoints.standbyOf {
+            line(#"{"standby_of":"\#(primary)"\#(served)}"#)
+            return
+        }
+        let replication = endpoints.replication.map { #","replication":"\#($0)""# } ?? ""
+        line(#"{"actions":"\#(endpoints.actions)","workers":"\#(endpoints.workers)","feed":"\#(endpoints.feed)"\#(replication)\#(served)}"#)
     }
 
     /// Writes one line to stderr (usage and fatal errors; events go through the logger).

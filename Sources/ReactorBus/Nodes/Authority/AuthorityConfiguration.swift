@@ -57,6 +57,9 @@ public struct AuthorityConfiguration: Sendable {
     public var persistence: PersistenceConfiguration?
     /// CURVE keys and allowlists; `nil` leaves the sockets in plain text.
     public var security: AuthoritySecurity?
+    /// Journal streaming to standbys, or following a primary (``ReplicationConfiguration``);
+    /// `nil` for neither.
+    public var replication: ReplicationConfiguration?
 
     /// Creates a configuration with the defaults above.
     public init(appName: String, actionsEndpoint: String, workersEndpoint: String, feedEndpoint: String) {

@@ -106,7 +106,10 @@ final class AuthorityDurability<R: Reactor> {
     /// Loads the newest snapshot and replays the journal after it into `engine`, migrating what
     /// an older schema version of the app stored (`schema`); then marks the journal with this
     /// build's schema version if its records so far were of another.
-    func recover(into engine: AuthorityEngine<R>, schema: AppSchema = AppSchema()) throws {
+    ///
+    /// A standby passes `markSchema: false`: its journal holds exactly its primary's records.
+    @discardableResult
+    func recover(into engine: AuthorityEngine<R>, schema: AppSchema = AppSchema(), markSchema: Bool = true) throws -> RecordReplayer<R> {
         let migrator = SchemaMigrator<R>(schema: schema, app: app)
         var after: UInt64 = 0
         /// The schema version of the snapshot (1 without one).
@@ -149,7 +152,7 @@ final class AuthorityDurability<R: Reactor> {
             logger.notice("migrated \(migrated.records) journal record(s) from schema version(s) \(migrated.from.sorted().map(String.init).joined(separator: ", ")) to \(schema.version)")
         }
         let stored = replayer.stored
-        if stored != schema.version {
+        if stored != schema.version, markSchema {
             // Records from here on are of this build's version; say so for the next reader.
             try journal.append(try encoder.encode(AuthorityRecord.schema(version: schema.version)))
             try journal.commit()
@@ -158,6 +161,7 @@ final class AuthorityDurability<R: Reactor> {
         writtenLSN = after
         let state = engine.currentMetrics()
         logger.info("recovered version \(state.version), action \(state.actionSeq), \(state.openJobs) open job(s) (\(replayed) record(s) replayed)")
+        return replayer
     }
 
     /// What was committed and written since the last call, for the engine to count.
@@ -176,7 +180,11 @@ final class AuthorityDurability<R: Reactor> {
         do {
             // Appending may rotate to a new segment, which writes and syncs the finished one.
             let request = try measured { () throws -> Journal.SyncRequest? in
-                for record in records { try journal.append(try encoder.encode(record)) }
+                for record in records {
+                    let payload = try encoder.encode(record)
+                    let lsn = try journal.append(payload)
+                    recent?.append(lsn: lsn, payload: payload)
+                }
                 if configuration.fsync == .batch { return try journal.write() }
                 try journal.commit()
                 return nil
@@ -189,6 +197,58 @@ final class AuthorityDurability<R: Reactor> {
         report.journalRecords += UInt64(records.count)
         report.journalCommits += 1
         return journal.lastLSN
+    }
+
+    // MARK: Replication
+
+    /// The newest records appended, kept for streaming to standbys (`nil`: not kept).
+    var recent: RecentRecords?
+
+    /// The oldest LSN the journal still has.
+    var firstLSN: UInt64 { journal.firstLSN }
+
+    /// The journal's records after `lsn` that reached `write(2)` (for a standby that is behind).
+    func reader(after lsn: UInt64) throws -> JournalReader { try journal.reader(after: lsn) }
+
+    /// The newest valid snapshot's LSN and payload, `nil` without one (for a standby whose
+    /// records were compacted away).
+    func newestSnapshot() throws -> (lsn: UInt64, bytes: [UInt8])? {
+        try snapshots.loadNewest().map { ($0.lsn, $0.payload) }
+    }
+
+    /// A standby's append: `payloads` are its primary's records from LSN `first` (which must
+    /// follow this journal's last), journaled unchanged and committed before returning.
+    ///
+    /// - Returns: the LSN now committed.
+    func appendReplicated(_ payloads: [[UInt8]], first: UInt64) throws -> UInt64 {
+        guard first == journal.lastLSN + 1 else {
+            throw ReplicationError.outOfSequence(expected: journal.lastLSN + 1, received: first)
+        }
+        do {
+            try measured {
+                for payload in payloads { try journal.append(payload) }
+                try journal.commit()
+            }
+        } catch {
+            failure = error
+            throw error
+        }
+        report.journalRecords += UInt64(payloads.count)
+        report.journalCommits += 1
+        return journal.committedLSN
+    }
+
+    /// A standby's install of its primary's snapshot covering through `lsn` (later than this
+    /// journal's end): written to the snapshot store, and the journal continues after it.
+    func installSnapshot(_ bytes: [UInt8], lsn: UInt64) throws {
+        finishSnapshotInProgress()
+        try journal.commit()
+        try SnapshotStore(directory: configuration.directory, app: app, snapshotDirectory: configuration.snapshotDirectory)
+            .write(bytes, coveringThrough: lsn)
+        let moved = try journal.continueAfter(lsn)
+        if !moved.isEmpty { logger.notice("journal continues after the primary's snapshot at LSN \(lsn); older segments moved aside: \(moved.joined(separator: ", "))") }
+        coveredLSN = lsn
+        writtenLSN = lsn
     }
 
     /// Takes the syncer's outcomes (after the loop's poller found ``syncOutcomes`` readable):

@@ -625,6 +625,10 @@ package final class AuthorityEngine<R: Reactor> {
         count(.journalBytes, report.journalBytes)
         count(.journalFsyncs, report.journalFsyncs)
         count(.snapshotBytesWritten, report.snapshotBytesWritten)
+        count(.replicationRecordsSent, report.replicationRecordsSent)
+        count(.replicationBytesSent, report.replicationBytesSent)
+        if let standbys = report.standbys { metrics.standbys = standbys }
+        if let lag = report.replicationLag { metrics.replicationLag = lag }
         if let mark = report.feedHighWaterMark { metrics.feedHighWaterMark = mark }
         if let observers = report.observers { metrics.observers = observers }
         if let bytes = report.lastSnapshotBytes { metrics.snapshotBytes = bytes }

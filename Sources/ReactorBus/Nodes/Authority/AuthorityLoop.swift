@@ -29,6 +29,8 @@ final class AuthorityLoop<R: Reactor>: NodeLoop {
     private let feed: FeedPublisher
     private let feedSocket: ZMQSocket
     private var durability: AuthorityDurability<R>?
+    /// Streams the journal to standbys (`--replication`); `nil` when none are served.
+    private let replication: ReplicationServer<R>?
     private let zap: ZAPHandler?
     private let monitors: [(domain: String, socket: ZMQSocket)]
     private let heartbeatMilliseconds: UInt64
@@ -76,9 +78,11 @@ final class AuthorityLoop<R: Reactor>: NodeLoop {
         replyBudget = ReplyBudget(limit: configuration.clientQueueBytes)
         snapshotSchedule = FeedSnapshotSchedule(policy: configuration.feedSnapshots)
         engine = AuthorityEngine(reactor: reactor, configuration: configuration, logger: logger, journaling: configuration.persistence != nil)
+        if configuration.replication?.endpoint != nil, configuration.persistence == nil { throw ReplicationError.primaryNeedsDataDirectory }
         if let persistence = configuration.persistence {
             durability = try AuthorityDurability(configuration: persistence, app: configuration.appName, logger: logger)
             try durability?.recover(into: engine, schema: configuration.schema)
+            if configuration.replication?.endpoint != nil { durability?.recent = RecentRecords() }
         } else {
             logger.notice("no --data directory: state is kept in memory only and lost when the authority stops")
         }
@@ -119,6 +123,13 @@ final class AuthorityLoop<R: Reactor>: NodeLoop {
             try socket.set(.receiveHighWaterMark, 100_000)
             try socket.set(.sendHighWaterMark, 100_000)
         }
+        if let replicationConfiguration = configuration.replication, let endpoint = replicationConfiguration.endpoint {
+            replication = try ReplicationServer(
+                configuration: replicationConfiguration, endpoint: endpoint, app: configuration.appName, schema: configuration.schema.version,
+                heartbeatMilliseconds: heartbeatMilliseconds, context: context, security: configuration.security, logger: logger)
+        } else {
+            replication = nil
+        }
         feed = try FeedPublisher(socket: feedSocket, queueBytes: configuration.feedQueueBytes, maxHighWaterMark: configuration.feedHighWaterMark)
         try feedSocket.set(.maxMessageSize, 4_096)
         try actions.bind(configuration.actionsEndpoint)
@@ -127,7 +138,8 @@ final class AuthorityLoop<R: Reactor>: NodeLoop {
         endpoints = AuthorityNode<R>.Endpoints(
             actions: try actions.get(.lastEndpoint),
             workers: try workers.get(.lastEndpoint),
-            feed: try feedSocket.get(.lastEndpoint)
+            feed: try feedSocket.get(.lastEndpoint),
+            replication: replication?.endpoint
         )
     }
 
@@ -151,12 +163,18 @@ final class AuthorityLoop<R: Reactor>: NodeLoop {
             let zapIndex = try zap.map { try poller.register($0.pollable) }
             let monitorIndices = try monitors.map { try poller.register($0.socket) }
             let syncIndex = durability.map { poller.register($0.syncOutcomes) }
-            logger.info("serving app \(configuration.appName): actions \(endpoints.actions), workers \(endpoints.workers), feed \(endpoints.feed)")
+            let replicationIndex = try replication.map { try poller.register($0.socket) }
+            logger.info("serving app \(configuration.appName): actions \(endpoints.actions), workers \(endpoints.workers), feed \(endpoints.feed)\(replication.map { ", replication \($0.endpoint) (\($0.mode.rawValue))" } ?? "")")
             while !runtime.isStopping {
                 try poller.wait(until: min(nextTick, feed.lastPublished + idleFeedMilliseconds))
                 if let zap, let zapIndex, poller.isReadable(zapIndex) { try zap.handleRequests(now: MonotonicClock.milliseconds()) }
                 for (offset, index) in monitorIndices.enumerated() where poller.isReadable(index) { try readMonitor(monitors[offset]) }
                 if let syncIndex, poller.isReadable(syncIndex) { try durable { try $0.collectSyncs(now: MonotonicClock.milliseconds()) } }
+                if let replication, let replicationIndex, let durability {
+                    var batch = poller.receive(replication.socket, at: replicationIndex, batch: configuration.maxBatch)
+                    let now = MonotonicClock.milliseconds()
+                    while let frames = try batch.next() { try replication.handle(frames, durability: durability, now: now) }
+                }
                 try turn(actions: poller.receive(actions, at: actionsIndex, batch: configuration.maxBatch),
                          workers: poller.receive(workers, at: workersIndex, batch: configuration.maxBatch),
                          feedReady: poller.isReadable(feedIndex))
@@ -179,6 +197,12 @@ final class AuthorityLoop<R: Reactor>: NodeLoop {
             let final = durability.wantsFinalSnapshot ? engine.takeOutbox(.init(checkpointAtRecords: 0)).checkpoint : nil
             durability.close(final: final)
             report.merge(durability.takeReport())
+        }
+        if let replication {
+            let streamed = replication.takeReport()
+            report.replicationRecordsSent += streamed.records
+            report.replicationBytesSent += streamed.bytes
+            replication.close()
         }
         engine.absorb(report)
         // Monitoring stops before its readers close (a monitor event for a closed reader would
@@ -282,6 +306,14 @@ final class AuthorityLoop<R: Reactor>: NodeLoop {
             }
             durability.snapshot(outbox.checkpoint, coveringThrough: lsn, now: now)
             held.hold(turn, until: lsn)
+            if let replication {
+                try replication.pump(durability: durability, now: now)
+                let streamed = replication.takeReport()
+                report.replicationRecordsSent += streamed.records
+                report.replicationBytesSent += streamed.bytes
+                report.standbys = UInt64(replication.standbys)
+                report.replicationLag = replication.lag(lastLSN: durability.lastLSN)
+            }
             try carryOutDurable(now: now)
             report.merge(durability.takeReport())
         } else {
@@ -295,7 +327,9 @@ final class AuthorityLoop<R: Reactor>: NodeLoop {
     /// snapshots released together only the newest is published: it supersedes the others.
     private func carryOutDurable(now: UInt64) throws {
         guard let durability else { return }
-        let released = held.release(durableThrough: durability.durableLSN)
+        // Sync replication: a record is durable once the local journal and a standby have it.
+        let durable = replication?.mode == .sync ? min(durability.durableLSN, replication?.syncDurable ?? 0) : durability.durableLSN
+        let released = held.release(durableThrough: durable)
         let newestState = released.lastIndex { $0.outbox.state != nil }
         for (index, turn) in released.enumerated() {
             try carryOut(turn, publishingState: index == newestState, now: now)

@@ -38,6 +38,12 @@ package struct AuthorityLoopReport: Equatable, Sendable {
     /// Bytes of the snapshots written, the newest one's size, and how long each took.
     package var snapshotBytesWritten: UInt64 = 0
     package var lastSnapshotBytes: UInt64?
+    /// Journal records and bytes streamed to standbys.
+    package var replicationRecordsSent: UInt64 = 0
+    package var replicationBytesSent: UInt64 = 0
+    /// Standbys following now, and the records the best one lacks, if the loop measured them.
+    package var standbys: UInt64?
+    package var replicationLag: UInt64?
     package var snapshotWriteDuration = Histogram(bounds: Histogram.Bounds.duration)
 
     /// Nothing seen yet.
@@ -70,5 +76,9 @@ package struct AuthorityLoopReport: Equatable, Sendable {
         snapshotBytesWritten += other.snapshotBytesWritten
         if let bytes = other.lastSnapshotBytes { lastSnapshotBytes = bytes }
         snapshotWriteDuration.merge(other.snapshotWriteDuration)
+        replicationRecordsSent += other.replicationRecordsSent
+        replicationBytesSent += other.replicationBytesSent
+        if let standbys = other.standbys { self.standbys = standbys }
+        if let lag = other.replicationLag { replicationLag = lag }
     }
 }

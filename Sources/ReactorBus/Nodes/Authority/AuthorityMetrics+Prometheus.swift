@@ -77,6 +77,8 @@ extension AuthorityMetrics {
             counters("socket_sent_bytes", "Bytes of the frames handed to each socket.", by: "socket", [
                 ("actions", .actionsBytesSent), ("workers", .workersBytesSent), ("feed", .feedBytesSent),
             ]),
+            counter("replication_records_sent", "Journal records streamed to standbys.", .replicationRecordsSent),
+            counter("replication_sent_bytes", "Bytes of journal records and snapshot chunks streamed to standbys.", .replicationBytesSent),
             gauge("state_version", "The state's version: mutations applied since the start of history.", version),
             gauge("action_seq", "The last accepted action's action_seq.", actionSeq),
             gauge("open_jobs", "Jobs not finished.", openJobs),
@@ -90,6 +92,8 @@ extension AuthorityMetrics {
             gauge("snapshot_bytes", "The size of the newest snapshot written to the data directory.", snapshotBytes),
             gauge("subscriptions_running", "Subscription runs the state wants.", subscriptionsRunning),
             gauge("subscriptions_unassigned", "Subscription runs waiting for a worker that serves their kind.", subscriptionsUnassigned),
+            gauge("standbys", "Standbys following this primary.", standbys),
+            gauge("replication_lag_records", "Journal records the best standby has not reported durable.", replicationLag),
             histogram("ack_latency_seconds", "From the start of the loop turn that read an action to its ack handed to ZeroMQ, journal commit included.", ackLatency),
             histogram("journal_fsync_seconds", "Time one journal commit spent in fsync or fdatasync.", journalFsyncLatency),
             histogram("snapshot_write_seconds", "Time a snapshot took to encode, write, fsync and rename, off the loop.", snapshotWriteDuration),

@@ -92,6 +92,10 @@ public enum AuthorityCounter: String, CaseIterable, Sendable {
     /// Subscription events refused: unknown run, index too far ahead, or a payload that is not
     /// the app's action.
     case subscriptionEventsRefused = "subscription_events_refused"
+    /// Journal records streamed to standbys (a standby that reconnects may get some again).
+    case replicationRecordsSent = "replication_records_sent"
+    /// Bytes of journal records and snapshot chunks streamed to standbys.
+    case replicationBytesSent = "replication_bytes_sent"
 
     /// The counter's position in ``allCases`` (and in the metrics' storage), without hashing
     /// its name: the authority bumps counters for every message.
@@ -157,6 +161,8 @@ public enum AuthorityCounter: String, CaseIterable, Sendable {
         case .subscriptionEventsDuplicate: 57
         case .subscriptionEventsStale: 58
         case .subscriptionEventsRefused: 59
+        case .replicationRecordsSent: 60
+        case .replicationBytesSent: 61
         }
     }
 }
@@ -192,6 +198,11 @@ public struct AuthorityMetrics: Sendable, Equatable {
     public var subscriptionsRunning: UInt64 = 0
     /// Of those, runs no worker runs now (none serves their kind yet).
     public var subscriptionsUnassigned: UInt64 = 0
+    /// Standbys following this primary now (`--replication`).
+    public var standbys: UInt64 = 0
+    /// Journal records the best standby has not reported durable yet: what a failover to it
+    /// would lose under async replication (0 without a standby).
+    public var replicationLag: UInt64 = 0
     /// From the start of the loop turn that read an action to its ack handed to ZeroMQ (after
     /// its journal record was committed), in seconds.
     public var ackLatency = Histogram(bounds: Histogram.Bounds.latency)
@@ -230,6 +241,8 @@ public struct AuthorityMetrics: Sendable, Equatable {
         result["ack_latency_microseconds"] = UInt64(max(0, ackLatency.sum * 1_000_000).rounded())
         result["subscriptions_running"] = subscriptionsRunning
         result["subscriptions_unassigned"] = subscriptionsUnassigned
+        result["standbys"] = standbys
+        result["replication_lag_records"] = replicationLag
         return result
     }
 }

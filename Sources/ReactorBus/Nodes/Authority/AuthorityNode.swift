@@ -20,10 +20,17 @@ import ZeroMQ
 /// gracefully when the task is cancelled, and throws ``failure`` if it stopped on its own.
 public final class AuthorityNode<R: Reactor>: Sendable {
     /// The endpoints the node bound, with real ports where an ephemeral one was asked for.
+    ///
+    /// A standby binds none of them until promoted: then `actions`, `workers` and `feed` are
+    /// empty and ``standbyOf`` names the primary it follows; ``promote()`` returns the bound ones.
     public struct Endpoints: Sendable, Equatable {
         public var actions: String
         public var workers: String
         public var feed: String
+        /// Where standbys connect (`--replication`), when this node serves them.
+        public var replication: String? = nil
+        /// The primary this node follows while it is a standby.
+        public var standbyOf: String? = nil
     }
 
     private let reactor: R
@@ -32,6 +39,7 @@ public final class AuthorityNode<R: Reactor>: Sendable {
     private let context: ZMQContext
     private let runtime = NodeRuntime(name: "authority")
     private let latestMetrics = NodeMetrics(AuthorityMetrics())
+    private let promotion: Promotion<Endpoints>
 
     /// Creates a node; nothing is bound until ``start()``.
     public init(reactor: R, configuration: AuthorityConfiguration, logger: Logger, context: ZMQContext) throws(ZMQError) {
@@ -39,6 +47,7 @@ public final class AuthorityNode<R: Reactor>: Sendable {
         self.configuration = configuration
         self.logger = logger
         self.context = context
+        promotion = try Promotion()
         try runtime.prepare()
     }
 
@@ -47,14 +56,37 @@ public final class AuthorityNode<R: Reactor>: Sendable {
     /// - Returns: the bound endpoints, once the node is ready.
     /// - Throws: a ``ZMQError`` for an endpoint that cannot be bound, a ``PersistenceError`` for a
     ///   data directory that cannot be used; the node is then not running.
+    ///
+    /// A standby (``ReplicationConfiguration/standbyOf``) recovers its own data directory and
+    /// connects to its primary; it binds nothing else until ``promote()``.
     public func start() async throws -> Endpoints {
-        let (reactor, configuration, logger, context, metrics) = (reactor, configuration, logger, context, latestMetrics)
+        let (reactor, configuration, logger, context, metrics, promotion) = (reactor, configuration, logger, context, latestMetrics, promotion)
+        if let primary = configuration.replication?.standbyOf {
+            let startup = try await runtime.start { runtime, poller in
+                try StandbyLoop(reactor: reactor, configuration: configuration, primary: primary, logger: logger, context: context,
+                                runtime: runtime, poller: poller, metrics: metrics, promotion: promotion)
+            } run: { $0.run() }
+            guard case .ready(let endpoints) = startup else { throw NodeError.alreadyStarted("authority") }
+            return endpoints
+        }
         let startup = try await runtime.start { runtime, poller in
             try AuthorityLoop(reactor: reactor, configuration: configuration, logger: logger, context: context,
                               runtime: runtime, poller: poller, metrics: metrics)
         } run: { $0.run() }
         guard case .ready(let endpoints) = startup else { throw NodeError.alreadyStarted("authority") }
+        promotion.finish(.success(endpoints))
         return endpoints
+    }
+
+    /// Makes a standby the primary (manual failover, or an election's callback): it stops
+    /// following, commits its journal, and serves actions, workers and the feed on its own
+    /// endpoints with the exact state and client ledger it followed; open jobs go to the workers
+    /// that register. On a node that is already primary it returns its endpoints.
+    ///
+    /// - Returns: the endpoints it now serves.
+    /// - Throws: ``ReplicationError/notPromoted(_:)`` when the node stopped (or failed) first.
+    public func promote() async throws -> Endpoints {
+        try await promotion.request()
     }
 
     /// Runs the node as a service: starts it, returns once it has stopped; cancelling the task

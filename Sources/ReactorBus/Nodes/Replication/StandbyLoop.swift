@@ -1,0 +1,221 @@
+import ReactorCore
+import ReactorLog
+import ReactorStorage
+import ZeroMQ
+
+/// A standby authority's loop: follows a primary's journal over a DEALER socket, journals each
+/// record at the same LSN, applies it through the recovery path (``RecordReplayer``), reports
+/// `durable` after each commit, writes its own snapshots, and — once promoted — closes all that
+/// and runs an ``AuthorityLoop`` on the same data directory, on the same thread.
+///
+/// It binds no actions, workers or feed endpoint while a standby. Losing the primary keeps the
+/// data and says `hello` again every heartbeat interval until one answers.
+final class StandbyLoop<R: Reactor>: NodeLoop {
+    private let reactor: R
+    private let configuration: AuthorityConfiguration
+    private let logger: Logger
+    private let context: ZMQContext
+    private let runtime: NodeRuntime
+    private let poller: NodePoller
+    private let metrics: NodeMetrics<AuthorityMetrics>
+    private let promotion: Promotion<AuthorityNode<R>.Endpoints>
+    private let primary: String
+    private let engine: AuthorityEngine<R>
+    private let durability: AuthorityDurability<R>
+    private var replayer: RecordReplayer<R>
+    private let dealer: ZMQSocket
+    private let heartbeatMilliseconds: UInt64
+    /// When the primary was last heard from, and whether it answered the last hello.
+    private var lastHeard: UInt64 = 0
+    private var following = false
+    private var nextHeartbeat: UInt64 = 0
+    /// A snapshot being fetched from the primary: its LSN, size and the bytes so far.
+    private var fetch: (lsn: UInt64, size: UInt64, bytes: [UInt8])?
+    /// Why following stopped for good (a refusal, a journal failure).
+    private var fatal: (any Error)?
+
+    let ready: AuthorityNode<R>.Endpoints
+
+    init(reactor: R, configuration: AuthorityConfiguration, primary: String, logger: Logger, context: ZMQContext, runtime: NodeRuntime,
+         poller: NodePoller, metrics: NodeMetrics<AuthorityMetrics>, promotion: Promotion<AuthorityNode<R>.Endpoints>) throws {
+        guard let persistence = configuration.persistence else { throw ReplicationError.needsDataDirectory }
+        self.reactor = reactor
+        self.configuration = configuration
+        self.primary = primary
+        self.logger = logger
+        self.context = context
+        self.runtime = runtime
+        self.poller = poller
+        self.metrics = metrics
+        self.promotion = promotion
+        heartbeatMilliseconds = max(1, configuration.heartbeatInterval.wholeMilliseconds)
+        engine = AuthorityEngine(reactor: reactor, configuration: configuration, logger: logger, journaling: true)
+        durability = try AuthorityDurability(configuration: persistence, app: configuration.appName, logger: logger)
+        replayer = try durability.recover(into: engine, schema: configuration.schema, markSchema: false)
+        dealer = try ZMQSocket(context: context, type: .dealer)
+        try dealer.set(.linger, 0)
+        try dealer.set(.receiveHighWaterMark, 0)
+        try dealer.connect(primary)
+        ready = AuthorityNode<R>.Endpoints(actions: "", workers: "", feed: "", standbyOf: primary)
+    }
+
+    func run() {
+        var promote = false
+        do {
+            let dealerIndex = try poller.register(dealer)
+            let promotionIndex = poller.register(promotion.requests)
+            logger.info("standby of \(primary) for app \(configuration.appName): journal at LSN \(durability.lastLSN); promote with SIGUSR1")
+            try sendHello()
+            nextHeartbeat = MonotonicClock.milliseconds() + heartbeatMilliseconds
+            while !runtime.isStopping && fatal == nil {
+                try poller.wait(until: nextHeartbeat)
+                let now = MonotonicClock.milliseconds()
+                if poller.isReadable(promotionIndex), !promotion.requests.drain().isEmpty {
+                    promote = true
+                    break
+                }
+                var batch = poller.receive(dealer, at: dealerIndex, batch: configuration.maxBatch)
+                while let frames = try batch.next(), fatal == nil { try handle(frames, now: now) }
+                if now >= nextHeartbeat { try heartbeat(now: now) }
+                engine.absorb(durability.takeReport())
+                metrics.publish(engine.currentMetrics())
+            }
+        } catch let error as ZMQError where error.isTerminated {
+            logger.info("context shut down: stopping")
+        } catch {
+            fatal = error
+        }
+        dealer.close()
+        durability.finishSnapshotInProgress()
+        durability.close(final: durability.wantsFinalSnapshot ? engine.checkpoint() : nil)
+        engine.absorb(durability.takeReport())
+        metrics.publish(engine.currentMetrics())
+        if let fatal {
+            runtime.failure.record(fatal)
+            logger.error("standby stopped: \(fatal)")
+            promotion.finish(.failure(ReplicationError.notPromoted("\(fatal)")))
+            return
+        }
+        guard promote, !runtime.isStopping else {
+            promotion.finish(.failure(ReplicationError.notPromoted("the node was stopped while a standby")))
+            return
+        }
+        runPromoted()
+    }
+
+    /// Serves as the primary on the data directory just closed (recovery reads back exactly the
+    /// state, client ledger and open jobs followed so far).
+    private func runPromoted() {
+        let state = engine.currentMetrics()
+        logger.notice("promoted to primary at journal LSN \(durability.lastLSN), version \(state.version), action \(state.actionSeq) (term \(configuration.replication?.term ?? 0))")
+        var promoted = configuration
+        promoted.replication?.standbyOf = nil
+        if promoted.replication?.endpoint == nil { promoted.replication = nil }
+        let loop: AuthorityLoop<R>
+        do {
+            loop = try AuthorityLoop(reactor: reactor, configuration: promoted, logger: logger, context: context, runtime: runtime,
+                                     poller: poller.renewed(), metrics: metrics)
+        } catch {
+            runtime.failure.record(error)
+            logger.error("promotion failed: \(error)")
+            promotion.finish(.failure(ReplicationError.notPromoted("\(error)")))
+            return
+        }
+        promotion.finish(.success(loop.endpoints))
+        loop.run()
+    }
+
+    private func send(_ message: ReplicationMessage) throws(ZMQError) {
+        _ = try dealer.trySend([message.encoded()])
+    }
+
+    private func sendHello() throws(ZMQError) {
+        try send(ReplicationMessage(.hello, term: configuration.replication?.term ?? 0, app: configuration.appName,
+                                    schema: configuration.schema.version, after: durability.lastLSN))
+    }
+
+    private func heartbeat(now: UInt64) throws(ZMQError) {
+        nextHeartbeat = now + heartbeatMilliseconds
+        if following, now > lastHeard + heartbeatMilliseconds * 3 {
+            following = false
+            fetch = nil
+            logger.warning("lost the primary \(primary) (silent for \(now - lastHeard) ms); keeping the journal at LSN \(durability.lastLSN) and retrying")
+        }
+        if following {
+            try send(ReplicationMessage(.durable, lsn: durability.durableLSN))
+        } else {
+            try sendHello()
+        }
+    }
+
+    private func handle(_ frames: [[UInt8]], now: UInt64) throws {
+        guard let header = frames.first, let message = ReplicationMessage.decode(header) else {
+            logger.warning("dropped a message from the primary that is not a replication header")
+            return
+        }
+        lastHeard = now
+        switch message.type {
+        case .welcome:
+            if !following { logger.info("following the primary \(primary) at its LSN \(message.lsn ?? 0) from LSN \(durability.lastLSN)") }
+            following = true
+        case .refused:
+            fatal = ReplicationError.refused(code: message.code ?? "?", message: message.message ?? "")
+        case .heartbeat:
+            if message.code == "hello" || !following { try sendHello() }
+        case .records:
+            guard following else { return }
+            try apply(Array(frames.dropFirst()), first: message.first ?? 0, now: now)
+        case .snapshot:
+            guard let lsn = message.lsn, let size = message.size else { return }
+            logger.info("the primary's journal no longer has the records after LSN \(durability.lastLSN): fetching its snapshot at LSN \(lsn) (\(size) bytes)")
+            fetch = (lsn, size, [])
+            try send(ReplicationMessage(.chunk, lsn: lsn, offset: 0))
+        case .snapshotChunk:
+            try received(chunk: frames.count > 1 ? frames[1] : [], message)
+        default:
+            logger.debug("ignored a \(message.type.rawValue) message from the primary")
+        }
+    }
+
+    /// Journals `payloads` (records from LSN `first`), applies them, maybe snapshots, reports durable.
+    private func apply(_ payloads: [[UInt8]], first: UInt64, now: UInt64) throws {
+        let expected = durability.lastLSN + 1
+        guard first <= expected else {
+            // A gap (records lost in a reconnect): start again from the journal's end.
+            logger.warning("records from LSN \(first) do not follow this journal's LSN \(expected - 1); asking the primary again")
+            try sendHello()
+            return
+        }
+        let skip = Int(expected - first)
+        guard skip < payloads.count else { return }
+        let fresh = Array(payloads[skip...])
+        let demand = durability.checkpointDemand(now: now)
+        let committed = try durability.appendReplicated(fresh, first: expected)
+        for (offset, payload) in fresh.enumerated() {
+            _ = try replayer.replay(JournalRecord(lsn: expected + UInt64(offset), payload: payload), into: engine)
+        }
+        if let demand, fresh.count >= demand {
+            durability.snapshot(engine.checkpoint(), coveringThrough: committed, now: now)
+        }
+        try send(ReplicationMessage(.durable, lsn: committed))
+    }
+
+    private func received(chunk bytes: [UInt8], _ message: ReplicationMessage) throws {
+        guard var fetching = fetch, message.lsn == fetching.lsn, message.offset == UInt64(fetching.bytes.count) else { return }
+        fetching.bytes += bytes
+        fetch = fetching
+        if UInt64(fetching.bytes.count) < fetching.size {
+            guard !bytes.isEmpty else { return }
+            try send(ReplicationMessage(.chunk, lsn: fetching.lsn, offset: UInt64(fetching.bytes.count)))
+            return
+        }
+        fetch = nil
+        let migrator = SchemaMigrator<R>(schema: configuration.schema, app: configuration.appName)
+        let (checkpoint, stored) = try migrator.load(fetching.bytes, file: "the primary's snapshot at LSN \(fetching.lsn)")
+        try durability.installSnapshot(fetching.bytes, lsn: fetching.lsn)
+        engine.restore(checkpoint)
+        replayer = RecordReplayer(schema: configuration.schema, app: configuration.appName, stored: stored)
+        logger.info("installed the primary's snapshot at LSN \(fetching.lsn): version \(checkpoint.sequencer.version)")
+        try send(ReplicationMessage(.durable, lsn: fetching.lsn))
+    }
+}
