@@ -63,9 +63,14 @@ struct ReplicaSet {
     /// The highest LSN some standby has durable (what sync mode may ack through); `nil` without one.
     var bestDurable: UInt64? { replicas.values.map(\.durable).max() }
 
-    /// Records the best standby lacks of the primary's `lastLSN` (0 without a standby).
+    /// The durable LSN of the last standby heard from, kept after it went silent.
+    private(set) var lastKnownDurable: UInt64?
+
+    /// Records of the primary's `lastLSN` that the best standby lacks: what a failover to it
+    /// would lose. Without a standby following, measured against the last one that did (0 if
+    /// none ever did).
     func lag(lastLSN: UInt64) -> UInt64 {
-        guard let best = bestDurable else { return 0 }
+        guard let best = bestDurable ?? lastKnownDurable else { return 0 }
         return lastLSN > best ? lastLSN - best : 0
     }
 
@@ -109,6 +114,7 @@ struct ReplicaSet {
         replica.sent = max(replica.sent, replica.durable)
         replica.lastHeard = now
         replicas[peer] = replica
+        lastKnownDurable = max(lastKnownDurable ?? 0, replica.durable)
         return true
     }
 

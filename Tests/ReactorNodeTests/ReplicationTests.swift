@@ -1,0 +1,235 @@
+import Foundation
+import ReactorApps
+import ReactorBus
+import ReactorLog
+import Testing
+import TestSupport
+import ZeroMQ
+
+/// Standby authorities with real processes: journal streaming, sync and async acks, promotion.
+@Suite struct ReplicationTests {
+    let root = NSTemporaryDirectory() + "reactorbus-replication-\(UUID().uuidString)"
+
+    /// A primary on its own data directory, serving standbys on an ephemeral port.
+    func primary(_ extra: [String] = [], endpoints: (actions: String, workers: String, feed: String)? = nil) async throws -> (process: ChildProcess, endpoints: [String: String]) {
+        let process = try ChildProcess.node(["authority", "--app", "counter", "--data", root + "/primary", "--heartbeat", "0.3",
+                                             "--actions", endpoints?.actions ?? "tcp://127.0.0.1:*", "--workers", endpoints?.workers ?? "tcp://127.0.0.1:*",
+                                             "--feed", endpoints?.feed ?? "tcp://127.0.0.1:*", "--replication", "tcp://127.0.0.1:*"] + extra, name: "primary")
+        return (process, try await Self.endpointsLine(process))
+    }
+
+    /// A standby of `replication` on `data` (relative to the test's directory).
+    func standby(of replication: String, data: String = "standby") throws -> ChildProcess {
+        try ChildProcess.node(["authority", "--app", "counter", "--data", root + "/" + data, "--heartbeat", "0.3", "--standby", replication,
+                               "--actions", "tcp://127.0.0.1:*", "--workers", "tcp://127.0.0.1:*", "--feed", "tcp://127.0.0.1:*"], name: data)
+    }
+
+    static func endpointsLine(_ process: ChildProcess, timeout: Duration = .seconds(20)) async throws -> [String: String] {
+        let line = try #require(await process.waitForLine(timeout: timeout) { $0.hasPrefix("{\"actions\"") }, "no endpoints line: \(process.diagnostics)")
+        return try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: String])
+    }
+
+    /// `send` of `count` countUp actions; returns its exit status.
+    func send(_ count: Int, to actions: String, clientID: String? = nil, concurrency: Int = 32) async throws -> Int32? {
+        let process = try ChildProcess.node(["send", "--app", "counter", "--actions", actions, "--repeat", String(count), "--concurrency", String(concurrency)]
+                                            + (clientID.map { ["--client-id", $0] } ?? []) + [#"{"countUp":{}}"#], name: "send")
+        let status = await process.waitForExit(timeout: .seconds(120))
+        #expect(status == 0, "\(process.diagnostics)")
+        return status
+    }
+
+    /// `journal dump --json` of a data directory (read-only, beside a running node).
+    func dump(_ data: String) async throws -> [String] {
+        let process = try ChildProcess.node(["journal", "dump", "--app", "counter", "--data", root + "/" + data, "--json"], name: "dump")
+        #expect(await process.waitForExit(timeout: .seconds(60)) == 0, "\(process.diagnostics)")
+        return process.output
+    }
+
+    /// The primary's stats once `condition` holds (or the last read after `timeout`).
+    func primaryStats(_ actions: String, within timeout: Duration = .seconds(60), until condition: @escaping ([String: UInt64]) -> Bool) async throws -> [String: UInt64] {
+        try await WireProbe(actions: actions).stats(within: timeout, until: condition)
+    }
+
+    /// Promotes `standby` with SIGUSR1; returns the endpoints it then serves.
+    func promote(_ standby: ChildProcess) async throws -> [String: String] {
+        standby.signal(SIGUSR1)
+        return try await Self.endpointsLine(standby)
+    }
+
+    func stop(_ processes: ChildProcess...) async {
+        for process in processes where process.isRunning { process.signal(SIGTERM) }
+        for process in processes { await process.waitForExit(timeout: .seconds(10)) }
+    }
+
+    @Test func aStandbyStartedEmptyCatchesUpStreamsUnderLoadAndIsPromotedWithTheSameJournalStateAndLedger() async throws {
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let (primaryProcess, primaryEndpoints) = try await primary()
+        let actions = try #require(primaryEndpoints["actions"])
+        let replication = try #require(primaryEndpoints["replication"])
+        // History before the standby exists: 5 actions of a known client, then 295 more.
+        let context = try ZMQContext()
+        defer { context.terminate(timeout: .seconds(2)) }
+        let original = try await sendAsClient("ledger", count: 5, to: actions, context: context)
+        _ = try await send(295, to: actions)
+        let standbyProcess = try standby(of: replication)
+        #expect(await standbyProcess.waitForLine { $0.hasPrefix("{\"standby_of\"") } == #"{"standby_of":"\#(replication)"}"#, "\(standbyProcess.diagnostics)")
+        let caughtUp = try await primaryStats(actions) { $0["standbys"] == 1 && $0["replication_lag_records"] == 0 }
+        #expect(caughtUp["standbys"] == 1 && caughtUp["replication_lag_records"] == 0, "\(standbyProcess.diagnostics)")
+        // Streaming under load.
+        _ = try await send(2_000, to: actions, concurrency: 64)
+        let streamed = try await primaryStats(actions) { $0["version"] == 2_300 && $0["replication_lag_records"] == 0 }
+        #expect(streamed["version"] == 2_300)
+        #expect(streamed["replication_lag_records"] == 0)
+        #expect(streamed["replication_records_sent"] ?? 0 >= 2_300)
+        #expect(streamed["replication_bytes_sent"] ?? 0 > 0)
+        let primaryDump = try await dump("primary")
+        #expect(primaryDump.count == 2_300)
+        #expect(try await dump("standby") == primaryDump)
+        // Failover: the primary goes, the standby is promoted and serves the same state.
+        await stop(primaryProcess)
+        let promoted = try await promote(standbyProcess)
+        #expect(standbyProcess.diagnostics.contains("promoted to primary at journal LSN 2300, version 2300"), "\(standbyProcess.diagnostics)")
+        let promotedActions = try #require(promoted["actions"])
+        let state = try await WireProbe(actions: promotedActions).stats()
+        #expect(state["version"] == 2_300)
+        #expect(state["action_seq"] == 2_300)
+        // The client ledger came along: resending (ledger, 1...5) gets the original acks, applies nothing.
+        let resent = try await sendAsClient("ledger", count: 5, to: promotedActions, context: context)
+        #expect(resent == original)
+        let after = try await WireProbe(actions: promotedActions).stats()
+        #expect(after["version"] == 2_300)
+        #expect(after["actions_duplicate"] == 5)
+        // And it takes new actions.
+        _ = try await send(10, to: promotedActions)
+        #expect(try await WireProbe(actions: promotedActions).stats()["version"] == 2_310)
+        await stop(standbyProcess)
+        #expect(standbyProcess.reap() == 0)
+    }
+
+    @Test func syncModeLosesNoAckedActionWhenThePrimaryIsKilledAndTheStandbyPromoted() async throws {
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let (primaryProcess, primaryEndpoints) = try await primary(["--replication-mode", "sync", "--metrics", "127.0.0.1:0"])
+        let metricsPort = try #require(primaryEndpoints["metrics"]?.split(separator: ":").last.flatMap { UInt16($0) })
+        let actions = try #require(primaryEndpoints["actions"])
+        let replication = try #require(primaryEndpoints["replication"])
+        // Without a standby, sync mode holds the acks.
+        let context = try ZMQContext()
+        defer { context.terminate(timeout: .seconds(2)) }
+        let held = try ActionClient<Counter>(configuration: ActionClientConfiguration(actionsEndpoint: actions, timeout: .seconds(30), retries: 0),
+                                             logger: Logger(label: "held", sink: .discard), context: context)
+        try held.start()
+        let heldAck = Task { try await held.send(.countUp) }
+        // (Stats requests wait like acks, so the gauges are read from the metrics endpoint.)
+        let before = try await Self.metrics(port: metricsPort) { $0["reactorbus_action_seq"] == 1 }
+        #expect(before["reactorbus_action_seq"] == 1)
+        #expect(before["reactorbus_standbys"] == 0)
+        #expect(before["reactorbus_acks_total"] == 0, "an ack left with no standby following")
+        #expect(primaryProcess.diagnostics.contains("sync replication: no standby is following; acks are held until one is"))
+        let standbyProcess = try standby(of: replication)
+        let first = try await heldAck.value
+        #expect(first.actionSeq == 1)
+        held.close()
+        await held.wait()
+        // Under load, the primary is killed; every acked action must be in the promoted standby.
+        let client = try ActionClient<Counter>(configuration: ActionClientConfiguration(actionsEndpoint: actions, timeout: .seconds(2), retries: 0, window: 100),
+                                               logger: Logger(label: "client", sink: .discard), context: context)
+        try client.start()
+        let acks = AckCounter()
+        let total = 20_000
+        let sending = Task { await acks.send(total, lanes: 64, through: client) { _ in .countUp } }
+        try await acks.wait(untilAcked: 1_500)
+        primaryProcess.signal(SIGKILL)
+        #expect(await primaryProcess.waitForExit() != 0)
+        let ackedAtKill = acks.acked
+        // Whatever is still unanswered fails now (an ack that could not come).
+        client.close()
+        await sending.value
+        await client.wait()
+        let acked = acks.acked
+        #expect(acked >= ackedAtKill && acked < total)
+        let promoted = try await promote(standbyProcess)
+        let state = try await WireProbe(actions: try #require(promoted["actions"])).stats()
+        let count = try #require(state["version"])
+        // Every ack received (plus the first) is in the promoted state; the rest were sent, maybe applied.
+        #expect(count >= UInt64(acked) + 1, "acked \(acked) + 1, promoted standby has \(count)\n\(standbyProcess.diagnostics)")
+        #expect(count <= UInt64(total) + 1)
+        #expect(state["action_seq"] == count)
+        await stop(standbyProcess)
+    }
+
+    @Test func asyncModeReportsItsLagAndARestartedStandbyCatchesUpUnderLoad() async throws {
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let (primaryProcess, primaryEndpoints) = try await primary()
+        let actions = try #require(primaryEndpoints["actions"])
+        let replication = try #require(primaryEndpoints["replication"])
+        var standbyProcess = try standby(of: replication)
+        _ = try await primaryStats(actions, within: .seconds(20)) { $0["standbys"] == 1 }
+        _ = try await send(500, to: actions)
+        _ = try await primaryStats(actions) { $0["replication_lag_records"] == 0 && $0["version"] == 500 }
+        // The standby dies: async acks go on, and the lag counts what a failover to it would lose.
+        standbyProcess.signal(SIGKILL)
+        await standbyProcess.waitForExit()
+        _ = try await send(1_000, to: actions)
+        let lagging = try await primaryStats(actions, within: .seconds(30)) { $0["standbys"] == 0 }
+        #expect(lagging["standbys"] == 0, "\(primaryProcess.diagnostics)")
+        #expect(lagging["version"] == 1_500)
+        #expect(lagging["replication_lag_records"] == 1_000)
+        // Restarted under load on the same directory: it says from where, and catches up.
+        let load = Task { try await send(2_000, to: actions, concurrency: 64) }
+        standbyProcess = try standby(of: replication)
+        #expect(try await load.value == 0)
+        let caughtUp = try await primaryStats(actions) { $0["standbys"] == 1 && $0["replication_lag_records"] == 0 && $0["version"] == 3_500 }
+        #expect(caughtUp["replication_lag_records"] == 0 && caughtUp["version"] == 3_500, "\(standbyProcess.diagnostics)")
+        #expect(primaryProcess.diagnostics.contains("follows from LSN 500"), "\(primaryProcess.diagnostics)")
+        #expect(try await dump("standby") == (try await dump("primary")))
+        await stop(standbyProcess, primaryProcess)
+    }
+
+    @Test func aStandbyOfAnotherAppIsRefusedWithAClearError() async throws {
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let (primaryProcess, primaryEndpoints) = try await primary()
+        let replication = try #require(primaryEndpoints["replication"])
+        let wrong = try ChildProcess.node(["authority", "--app", "primes", "--data", root + "/wrong", "--heartbeat", "0.3", "--standby", replication], name: "wrong")
+        let status = await wrong.waitForExit(timeout: .seconds(20))
+        #expect(status != nil && status != 0)
+        #expect(wrong.diagnostics.contains("the primary refused this standby (wrong_app): the standby runs app 'primes', this primary runs 'counter'"), "\(wrong.diagnostics)")
+        await stop(primaryProcess)
+    }
+
+    @Test func aStandbyNeedsADataDirectory() async throws {
+        let process = try ChildProcess.node(["authority", "--app", "counter", "--standby", "tcp://127.0.0.1:9"], name: "no-data")
+        #expect(await process.waitForExit(timeout: .seconds(10)) == 64)
+        #expect(process.diagnostics.contains("--standby needs --data DIR"), "\(process.diagnostics)")
+    }
+
+    /// The unlabelled-by-kind samples of a node's `/metrics` once `condition` holds for them (or
+    /// the last read after `timeout`), by family name.
+    static func metrics(port: UInt16, within timeout: Duration = .seconds(10), until condition: ([String: Double]) -> Bool) async throws -> [String: Double] {
+        let deadline = ContinuousClock.now + timeout
+        var samples: [String: Double] = [:]
+        while ContinuousClock.now < deadline {
+            if let answer = RawHTTPClient.exchange(port: port, "GET /metrics HTTP/1.0\r\n\r\n") {
+                samples = [:]
+                for line in answer.body.split(separator: "\n") where !line.hasPrefix("#") {
+                    guard let space = line.lastIndex(of: " "), let value = Double(line[line.index(after: space)...]) else { continue }
+                    let name = line[..<space].split(separator: "{").first.map(String.init) ?? ""
+                    samples[name] = value
+                }
+                if condition(samples) { return samples }
+            }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        return samples
+    }
+
+    /// Sends `count` countUp actions as client `clientID` (client_seq 1...count); returns their acks.
+    func sendAsClient(_ clientID: String, count: Int, to actions: String, context: ZMQContext) async throws -> [ActionAck] {
+        let client = try ActionClient<Counter>(configuration: ActionClientConfiguration(actionsEndpoint: actions, clientID: clientID, timeout: .seconds(5), retries: 2),
+                                               logger: Logger(label: clientID, sink: .discard), context: context)
+        try client.start()
+        defer { client.close() }
+        var acks: [ActionAck] = []
+        for _ in 0..<count { acks.append(try await client.send(.countUp)) }
+        return acks
+    }
+}
