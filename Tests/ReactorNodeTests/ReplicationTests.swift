@@ -19,8 +19,8 @@ import ZeroMQ
     }
 
     /// A standby of `replication` on `data` (relative to the test's directory).
-    func standby(of replication: String, data: String = "standby") throws -> ChildProcess {
-        try ChildProcess.node(["authority", "--app", "counter", "--data", root + "/" + data, "--heartbeat", "0.3", "--standby", replication,
+    func standby(of replication: String, data: String = "standby", extra: [String] = []) throws -> ChildProcess {
+        try ChildProcess.node(["authority", "--app", "counter", "--data", root + "/" + data, "--heartbeat", "0.3", "--standby", replication] + extra + [
                                "--actions", "tcp://127.0.0.1:*", "--workers", "tcp://127.0.0.1:*", "--feed", "tcp://127.0.0.1:*"], name: data)
     }
 
@@ -162,7 +162,8 @@ import ZeroMQ
         let (primaryProcess, primaryEndpoints) = try await primary()
         let actions = try #require(primaryEndpoints["actions"])
         let replication = try #require(primaryEndpoints["replication"])
-        var standbyProcess = try standby(of: replication)
+        // The standby writes snapshots of its own as it goes, and restarts from them.
+        var standbyProcess = try standby(of: replication, extra: ["--snapshot-every", "700"])
         _ = try await primaryStats(actions, within: .seconds(20)) { $0["standbys"] == 1 }
         _ = try await send(500, to: actions)
         _ = try await primaryStats(actions) { $0["replication_lag_records"] == 0 && $0["version"] == 500 }
@@ -176,13 +177,39 @@ import ZeroMQ
         #expect(lagging["replication_lag_records"] == 1_000)
         // Restarted under load on the same directory: it says from where, and catches up.
         let load = Task { try await send(2_000, to: actions, concurrency: 64) }
-        standbyProcess = try standby(of: replication)
+        standbyProcess = try standby(of: replication, extra: ["--snapshot-every", "700"])
         #expect(try await load.value == 0)
         let caughtUp = try await primaryStats(actions) { $0["standbys"] == 1 && $0["replication_lag_records"] == 0 && $0["version"] == 3_500 }
         #expect(caughtUp["replication_lag_records"] == 0 && caughtUp["version"] == 3_500, "\(standbyProcess.diagnostics)")
         #expect(primaryProcess.diagnostics.contains("follows from LSN 500"), "\(primaryProcess.diagnostics)")
         #expect(try await dump("standby") == (try await dump("primary")))
         await stop(standbyProcess, primaryProcess)
+    }
+
+    @Test func aStandbyBehindACompactedJournalGetsTheSnapshotInChunksThenTheRecordsAfterIt() async throws {
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        // A primary whose journal starts after LSN 300: its history is in a snapshot only.
+        var (primaryProcess, primaryEndpoints) = try await primary()
+        _ = try await send(300, to: try #require(primaryEndpoints["actions"]))
+        await stop(primaryProcess)
+        #expect(primaryProcess.reap() == 0)
+        let journal = root + "/primary/journal"
+        for file in try FileManager.default.contentsOfDirectory(atPath: journal) { try FileManager.default.removeItem(atPath: journal + "/" + file) }
+        (primaryProcess, primaryEndpoints) = try await primary(["--repair", "truncate"])
+        let actions = try #require(primaryEndpoints["actions"])
+        _ = try await send(50, to: actions)
+        let standbyProcess = try standby(of: try #require(primaryEndpoints["replication"]))
+        let caughtUp = try await primaryStats(actions) { $0["standbys"] == 1 && $0["replication_lag_records"] == 0 }
+        #expect(caughtUp["replication_lag_records"] == 0 && caughtUp["version"] == 350, "\(standbyProcess.diagnostics)")
+        #expect(caughtUp["replication_bytes_sent"] ?? 0 > 0)
+        await stop(primaryProcess)
+        let promoted = try await promote(standbyProcess)
+        #expect(standbyProcess.diagnostics.contains("installed the primary's snapshot at LSN 300: version 300"), "\(standbyProcess.diagnostics)")
+        let state = try await WireProbe(actions: try #require(promoted["actions"])).stats()
+        #expect(state["version"] == 350)
+        #expect(state["action_seq"] == 350)
+        await stop(standbyProcess)
+        #expect(standbyProcess.reap() == 0)
     }
 
     @Test func aStandbyOfAnotherAppIsRefusedWithAClearError() async throws {
