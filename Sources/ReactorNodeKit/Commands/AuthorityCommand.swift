@@ -160,7 +160,12 @@ enum AuthorityCommand {
                 logger.info("signal \(signal): stopping gracefully (send it again to stop at once)")
                 node.stop()
             }
+            let standby = configuration.replication?.standbyOf != nil
             let promoteSignal = PromoteSignal {
+                guard standby else {
+                    logger.info("signal SIGUSR1: this authority is the primary already; nothing to promote")
+                    return
+                }
                 Task {
                     logger.info("signal SIGUSR1: promoting")
                     do {

@@ -217,23 +217,33 @@ final class AuthorityDurability<R: Reactor> {
     }
 
     /// A standby's append: `payloads` are its primary's records from LSN `first` (which must
-    /// follow this journal's last), journaled unchanged and committed before returning.
-    ///
-    /// - Returns: the LSN now committed.
-    func appendReplicated(_ payloads: [[UInt8]], first: UInt64) throws -> UInt64 {
+    /// follow this journal's last), journaled unchanged; ``commitReplicated()`` commits them
+    /// (once for everything a turn received: a group commit).
+    func appendReplicated(_ payloads: [[UInt8]], first: UInt64) throws {
         guard first == journal.lastLSN + 1 else {
             throw ReplicationError.outOfSequence(expected: journal.lastLSN + 1, received: first)
         }
         do {
             try measured {
                 for payload in payloads { try journal.append(payload) }
-                try journal.commit()
             }
         } catch {
             failure = error
             throw error
         }
         report.journalRecords += UInt64(payloads.count)
+    }
+
+    /// Commits what ``appendReplicated(_:first:)`` appended, under the fsync policy, on this
+    /// thread. Returns the LSN now committed.
+    func commitReplicated() throws -> UInt64 {
+        guard journal.lastLSN > journal.committedLSN else { return journal.committedLSN }
+        do {
+            try measured { try journal.commit() }
+        } catch {
+            failure = error
+            throw error
+        }
         report.journalCommits += 1
         return journal.committedLSN
     }

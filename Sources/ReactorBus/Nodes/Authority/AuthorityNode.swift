@@ -86,7 +86,8 @@ public final class AuthorityNode<R: Reactor>: Sendable {
     /// - Returns: the endpoints it now serves.
     /// - Throws: ``ReplicationError/notPromoted(_:)`` when the node stopped (or failed) first.
     public func promote() async throws -> Endpoints {
-        try await promotion.request()
+        guard runtime.hasStarted else { throw ReplicationError.notPromoted("the node was not started") }
+        return try await promotion.request()
     }
 
     /// Runs the node as a service: starts it, returns once it has stopped; cancelling the task

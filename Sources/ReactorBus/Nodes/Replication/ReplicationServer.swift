@@ -84,8 +84,9 @@ final class ReplicationServer<R: Reactor> {
                 bytesSent += UInt64(bytes.count)
             }
             if end >= snapshot.bytes.count {
-                // The standby continues with a hello after the snapshot.
-                standbySet.update(peer) { $0.snapshot = nil; $0.sent = snapshot.lsn; $0.durable = snapshot.lsn }
+                // The records after the snapshot follow its last chunk; the standby reports the
+                // snapshot's LSN durable once it installed it (until then its credit is spent).
+                standbySet.update(peer) { $0.snapshot = nil; $0.sent = snapshot.lsn }
             }
         default:
             logger.debug("replication: ignored a \(message.type.rawValue) message from a standby")

@@ -33,6 +33,8 @@ final class StandbyLoop<R: Reactor>: NodeLoop {
     private var fetch: (lsn: UInt64, size: UInt64, bytes: [UInt8])?
     /// Why following stopped for good (a refusal, a journal failure).
     private var fatal: (any Error)?
+    /// Records appended (and applied) this turn, not yet committed.
+    private var uncommitted = 0
 
     let ready: AuthorityNode<R>.Endpoints
 
@@ -76,6 +78,7 @@ final class StandbyLoop<R: Reactor>: NodeLoop {
                 }
                 var batch = poller.receive(dealer, at: dealerIndex, batch: configuration.maxBatch)
                 while let frames = try batch.next(), fatal == nil { try handle(frames, now: now) }
+                if fatal == nil { try commit(now: now) }
                 if now >= nextHeartbeat { try heartbeat(now: now) }
                 engine.absorb(durability.takeReport())
                 metrics.publish(engine.currentMetrics())
@@ -189,14 +192,22 @@ final class StandbyLoop<R: Reactor>: NodeLoop {
         let skip = Int(expected - first)
         guard skip < payloads.count else { return }
         let fresh = Array(payloads[skip...])
-        let demand = durability.checkpointDemand(now: now)
-        let committed = try durability.appendReplicated(fresh, first: expected)
+        try durability.appendReplicated(fresh, first: expected)
         for (offset, payload) in fresh.enumerated() {
             _ = try replayer.replay(JournalRecord(lsn: expected + UInt64(offset), payload: payload), into: engine)
         }
-        if let demand, fresh.count >= demand {
-            durability.snapshot(engine.checkpoint(), coveringThrough: committed, now: now)
-        }
+        uncommitted += fresh.count
+    }
+
+    /// Commits the records the turn received (one commit for all), snapshots if one fell due,
+    /// and reports the LSN durable.
+    private func commit(now: UInt64) throws {
+        guard uncommitted > 0 else { return }
+        // The turn's records are appended already: a demand of 0 more records means due now.
+        let due = durability.checkpointDemand(now: now) == 0
+        let committed = try durability.commitReplicated()
+        if due { durability.snapshot(engine.checkpoint(), coveringThrough: committed, now: now) }
+        uncommitted = 0
         try send(ReplicationMessage(.durable, lsn: committed))
     }
 
@@ -212,6 +223,8 @@ final class StandbyLoop<R: Reactor>: NodeLoop {
         fetch = nil
         let migrator = SchemaMigrator<R>(schema: configuration.schema, app: configuration.appName)
         let (checkpoint, stored) = try migrator.load(fetching.bytes, file: "the primary's snapshot at LSN \(fetching.lsn)")
+        _ = try durability.commitReplicated()
+        uncommitted = 0
         try durability.installSnapshot(fetching.bytes, lsn: fetching.lsn)
         engine.restore(checkpoint)
         replayer = RecordReplayer(schema: configuration.schema, app: configuration.appName, stored: stored)
