@@ -11,10 +11,10 @@ import ZeroMQ
     let root = NSTemporaryDirectory() + "reactorbus-replication-\(UUID().uuidString)"
 
     /// A primary on its own data directory, serving standbys on an ephemeral port.
-    func primary(_ extra: [String] = [], endpoints: (actions: String, workers: String, feed: String)? = nil) async throws -> (process: ChildProcess, endpoints: [String: String]) {
+    func primary(_ extra: [String] = [], replication: String = "tcp://127.0.0.1:*") async throws -> (process: ChildProcess, endpoints: [String: String]) {
         let process = try ChildProcess.node(["authority", "--app", "counter", "--data", root + "/primary", "--heartbeat", "0.3",
-                                             "--actions", endpoints?.actions ?? "tcp://127.0.0.1:*", "--workers", endpoints?.workers ?? "tcp://127.0.0.1:*",
-                                             "--feed", endpoints?.feed ?? "tcp://127.0.0.1:*", "--replication", "tcp://127.0.0.1:*"] + extra, name: "primary")
+                                             "--actions", "tcp://127.0.0.1:*", "--workers", "tcp://127.0.0.1:*",
+                                             "--feed", "tcp://127.0.0.1:*", "--replication", replication] + extra, name: "primary")
         return (process, try await Self.endpointsLine(process))
     }
 
@@ -210,6 +210,31 @@ import ZeroMQ
         #expect(state["action_seq"] == 350)
         await stop(standbyProcess)
         #expect(standbyProcess.reap() == 0)
+    }
+
+    @Test func aStandbyThatLosesItsPrimaryKeepsItsDataAndFollowsItAgainAfterItsRestart() async throws {
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        var (primaryProcess, primaryEndpoints) = try await primary()
+        let replication = try #require(primaryEndpoints["replication"])
+        _ = try await send(200, to: try #require(primaryEndpoints["actions"]))
+        let standbyProcess = try standby(of: replication)
+        _ = try await primaryStats(try #require(primaryEndpoints["actions"])) { $0["standbys"] == 1 && $0["replication_lag_records"] == 0 }
+        primaryProcess.signal(SIGKILL)
+        await primaryProcess.waitForExit()
+        // The standby notices (3 heartbeats of silence), keeps its data, binds nothing, retries.
+        let deadline = ContinuousClock.now + .seconds(15)
+        while !standbyProcess.logTail(50).contains("lost the primary"), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        #expect(standbyProcess.logTail(50).contains("lost the primary \(replication)"), "\(standbyProcess.diagnostics)")
+        #expect(standbyProcess.isRunning)
+        #expect(!standbyProcess.output.contains { $0.hasPrefix("{\"actions\"") })
+        // The same primary comes back on the same replication endpoint; the standby follows it again.
+        (primaryProcess, primaryEndpoints) = try await primary(replication: replication)
+        let actions = try #require(primaryEndpoints["actions"])
+        _ = try await send(300, to: actions)
+        let again = try await primaryStats(actions) { $0["standbys"] == 1 && $0["replication_lag_records"] == 0 && $0["version"] == 500 }
+        #expect(again["standbys"] == 1 && again["replication_lag_records"] == 0 && again["version"] == 500, "\(standbyProcess.diagnostics)")
+        #expect(try await dump("standby") == (try await dump("primary")))
+        await stop(standbyProcess, primaryProcess)
     }
 
     @Test func aStandbyOfAnotherAppIsRefusedWithAClearError() async throws {
