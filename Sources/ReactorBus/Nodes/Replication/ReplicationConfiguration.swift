@@ -14,12 +14,14 @@ public struct ReplicationConfiguration: Sendable, Equatable {
 
     /// Where standbys connect (ROUTER, bound); `nil` serves none.
     public var endpoint: String?
+    /// When a primary's acks leave (default ``Mode/async``).
     public var mode: Mode = .async
     /// The primary's replication endpoint to follow; `nil` for a primary.
     public var standbyOf: String?
     /// The term stamped in the handshake (0 until elections set one).
     public var term: UInt64 = 0
 
+    /// A primary serving standbys at `endpoint`, a standby of `standbyOf`, or both.
     public init(endpoint: String? = nil, mode: Mode = .async, standbyOf: String? = nil) {
         self.endpoint = endpoint
         self.mode = mode
