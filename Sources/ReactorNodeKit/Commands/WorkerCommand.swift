@@ -62,7 +62,7 @@ enum WorkerCommand {
         let logger = try CommonOptions.logger("worker \(configuration.name)", arguments)
         let metrics = try MetricsEndpoint.address(arguments)
         return try await node.apps.visit(arguments, Runner(configuration: configuration, metrics: metrics, logger: logger,
-                                                           subscriptions: app.subscriptionHandler), part: part)
+                                                           subscriptions: app.subscriptionHandlers(part)), part: part)
     }
 
     struct Runner: AppVisitor {
