@@ -31,6 +31,8 @@ package final class AuthorityEngine<R: Reactor> {
     /// Jobs cancelled while a worker held them (the most recent ones): what their workers still
     /// send is counted as `cancelled_results_dropped`.
     private var cancelledJobs = RecentJobs(limit: 65_536)
+    /// Dispatch counts and times, while someone follows job events.
+    private var jobWatch = JobWatch()
     package internal(set) var metrics = AuthorityMetrics()
     var outbox = Outbox()
     /// Which worker runs which subscription run (see `AuthorityEngine+Subscriptions.swift`).
@@ -332,12 +334,14 @@ package final class AuthorityEngine<R: Reactor> {
                 metrics[.jobsFailed] += 1
                 let failure = EffectFailure(message: "worker reported \(count) mutation(s) but \(received) arrived", attempts: 1)
                 logger.warning("job \(job) on \(workerLabel(peer)): \(failure.message); the job fails")
+                noteJob { $0.ended(job, .failed, worker: dispatcher.name(of: peer), attempts: UInt32(clamping: failure.attempts)) }
                 record(.failed(job: job, failure: failure)) { sequencer throws(SequencerError) in
                     try sequencer.fail(job: job, error: failure)
                 }
                 return
             }
             metrics[.jobsDone] += 1
+            noteJob { $0.ended(job, .done, worker: dispatcher.name(of: peer)) }
             record(.completed(job: job, emitCount: count)) { sequencer throws(SequencerError) in
                 try sequencer.complete(job: job, emitCount: count)
             }
@@ -346,6 +350,7 @@ package final class AuthorityEngine<R: Reactor> {
             guard report(job, by: peer, now: now) else { return }
             metrics[.jobsFailed] += 1
             logger.warning("job \(job) failed for good on \(workerLabel(peer)): \(failure)")
+            noteJob { $0.ended(job, .failed, worker: dispatcher.name(of: peer), attempts: UInt32(clamping: failure.attempts)) }
             record(.failed(job: job, failure: failure)) { sequencer throws(SequencerError) in
                 try sequencer.fail(job: job, error: failure)
             }
@@ -369,6 +374,7 @@ package final class AuthorityEngine<R: Reactor> {
         metrics[.jobsCancelled] += UInt64(acceptance.cancelled.count)
         for job in acceptance.cancelled {
             let (_, holders, assignments) = dispatcher.cancel(job, now: now)
+            noteJob { $0.ended(job, .cancelled, worker: holders.first.flatMap { dispatcher.name(of: $0) }) }
             for peer in holders {
                 toWorker(peer, .cancel(job))
                 cancelledJobs.insert(job)
@@ -558,6 +564,19 @@ package final class AuthorityEngine<R: Reactor> {
         return true
     }
 
+    /// Whether the outbox carries job events (the feed has subscribers to topic `job`): set by
+    /// the loop; turning it off forgets what was watched.
+    package var followsJobs: Bool {
+        get { jobWatch.isOn }
+        set { if newValue != jobWatch.isOn { jobWatch.isOn = newValue } }
+    }
+
+    /// Records a job event when someone follows them.
+    private func noteJob(_ make: (inout JobWatch) -> JobEvent) {
+        guard jobWatch.isOn else { return }
+        outbox.jobEvents.append(make(&jobWatch))
+    }
+
     /// The names of the reactor's projections (none for most apps: then nothing is computed).
     package var projectionNames: [String] { projectionFeed.names }
 
@@ -660,6 +679,7 @@ package final class AuthorityEngine<R: Reactor> {
         // The kind was worked out (by reflection, by default) when the job was queued.
         let kind = dispatcher.queuedKind(of: assignment.job) ?? sequencer.reactor.kind(of: effect)
         metrics[.jobsDispatched] += 1
+        noteJob { $0.dispatched(assignment.job, to: dispatcher.name(of: assignment.worker)) }
         toWorker(assignment.worker, .job(assignment.job, kind: kind, payload: payload))
     }
 

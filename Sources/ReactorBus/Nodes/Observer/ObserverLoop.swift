@@ -487,8 +487,9 @@ final class ObserverLoop<State: Sendable>: NodeLoop {
             if held != nil, version != previous + 1 {
                 try refetch("mutation versions jump from \(previous) to \(version)")
             }
-        case .projection:
-            // Followed by ProjectionObserver; this loop never subscribes to projection topics.
+        case .projection, .job:
+            // Followed by ProjectionObserver and the inspector; this loop never subscribes to
+            // projection or job topics.
             break
         }
     }
