@@ -49,6 +49,11 @@ let package = Package(
             pkgConfig: "libmicrohttpd",
             providers: [.apt(["libmicrohttpd-dev"])]
         ),
+        .systemLibrary(
+            name: "CCurl",
+            pkgConfig: "libcurl",
+            providers: [.apt(["libcurl4-openssl-dev"])]
+        ),
 
         // Pure reactor semantics: no I/O, no threads, no ZeroMQ.
         .target(name: "ReactorCore"),
@@ -72,6 +77,10 @@ let package = Package(
         // The /metrics HTTP endpoint and the inspector's router over libmicrohttpd: the only Swift
         // module that imports CMicroHTTPD.
         .target(name: "MetricsHTTP", dependencies: ["CMicroHTTPD", "ReactorMetrics"]),
+
+        // Leader election and fencing for the authorities on etcd (its v3 JSON gateway over
+        // libcurl): the only Swift module that imports CCurl.
+        .target(name: "Coordination", dependencies: ["CCurl"]),
 
         // The wire protocol: message types, headers and their MessagePack codecs.
         .target(name: "ReactorWire", dependencies: ["ReactorCore", "MessagePack"]),
