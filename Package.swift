@@ -161,6 +161,8 @@ let package = Package(
         .testTarget(name: "ReactorBusTests", dependencies: ["ReactorBus", "ZeroMQ", "ReactorWire", "ReactorStorage", "ReactorApps", "MessagePack", "ReactorMetrics", "TestSupport", "SchemaFixtures"]),
         .testTarget(name: "ArgumentParsingTests", dependencies: ["ArgumentParsing"]),
         .testTarget(name: "ReactorMetricsTests", dependencies: ["ReactorMetrics"]),
+        // Against a real etcd (/usr/bin/etcd) on loopback, started per test by TestSupport's EtcdServer.
+        .testTarget(name: "CoordinationTests", dependencies: ["Coordination", "TestSupport"]),
         .testTarget(name: "MetricsHTTPTests", dependencies: ["MetricsHTTP", "ReactorMetrics", "TestSupport"]),
         // Multi-process tests: spawn the real reactor-node (and reactor-bench) binaries on loopback.
         .testTarget(name: "ReactorNodeTests",

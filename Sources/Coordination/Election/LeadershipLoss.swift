@@ -16,6 +16,11 @@ public struct LeadershipLoss: Sendable, Equatable, CustomStringConvertible {
     /// Why it ended.
     public var reason: Reason
 
+    public init(epoch: Int64, reason: Reason) {
+        self.epoch = epoch
+        self.reason = reason
+    }
+
     public var description: String {
         switch reason {
         case .leaseExpired:
