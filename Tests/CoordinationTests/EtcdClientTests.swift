@@ -126,6 +126,26 @@ import TestSupport
         #expect(noLeader.requests == 1)
     }
 
+    @Test func anObserverReportsARunOfFailedReadsOnce() throws {
+        let server = try CannedHTTPServer(status: 200, body: "not json")
+        defer { server.stop() }
+        let election = try LeaderElection(client: EtcdClient(endpoints: [server.url]),
+                                          configuration: LeaderElectionConfiguration(app: "tally", pollInterval: .milliseconds(10)))
+        let errors = Box<[CoordinationError]>([])
+        let changes = Box(0)
+        let observer = election.observe(onChange: { _ in changes.value += 1 }, onError: { errors.value.append($0) })
+        let deadline = ContinuousClock.now + promptly
+        while server.requests < 5 && ContinuousClock.now < deadline { Thread.sleep(forTimeInterval: 0.005) }
+        observer.stop()
+        let polls = server.requests
+        #expect(polls >= 5)
+        #expect(errors.value == [.badResponse(endpoint: server.url, detail: "not JSON: 'not json'")])
+        #expect(changes.value == 0)
+        #expect(observer.latest == nil)
+        // Stopped means stopped: no read after stop() returned.
+        #expect(server.requests == polls)
+    }
+
     static func run(_ call: String, on client: EtcdClient) throws(CoordinationError) {
         switch call {
         case "get": _ = try client.get("/k")

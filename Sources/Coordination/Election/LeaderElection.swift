@@ -152,7 +152,7 @@ public final class LeaderElection: Sendable {
         let end = min(ContinuousClock.now + configuration.pollInterval, deadline)
         while ContinuousClock.now < end, cancellation?.isCancelled != true {
             let step = min(end - ContinuousClock.now, .milliseconds(20))
-            if step > .zero { Thread.sleep(forTimeInterval: Double(step.components.attoseconds) / 1e18 + Double(step.components.seconds)) }
+            if step > .zero { Thread.sleep(forTimeInterval: Double(step.components.seconds) + Double(step.components.attoseconds) / 1e18) }
         }
     }
 

@@ -34,8 +34,8 @@ final class LoopThread: Sendable {
     func pause(_ duration: Duration) -> Bool {
         guard !isStopping else { return false }
         if duration > .zero {
-            let (seconds, attoseconds) = duration.components
-            let nanoseconds = min(Int(seconds) &* 1_000_000_000 &+ Int(attoseconds / 1_000_000_000), 3_600_000_000_000)
+            let (seconds, attoseconds) = min(duration, .seconds(3_600)).components
+            let nanoseconds = Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)
             _ = wake.wait(timeout: .now() + .nanoseconds(nanoseconds))
         }
         return !isStopping
