@@ -113,7 +113,7 @@ let package = Package(
 
         // The one process harness of the package (children with line-collected stdout, stderr
         // files, bounded waits, reaped on drop), for the multi-process tests and reactor-bench;
-        // and a raw HTTP client for the metrics endpoint's tests.
+        // a raw HTTP client for the metrics endpoint's tests; and a real etcd on loopback for the coordination tests.
         // A plain target rather than a test target so that the benchmark can use it too; not a product.
         .target(name: "TestSupport", dependencies: ["SystemCalls"]),
 
