@@ -75,6 +75,18 @@ import TestSupport
         #expect(try client.delete("/k") == 0)
     }
 
+    @Test func aPrefixListsItsKeysInOrderAndNothingElse() async throws {
+        let etcd = try await EtcdServer.start()
+        let client = try EtcdClient(endpointList: etcd.clientURL)
+        for key in ["/app/standbys/b", "/app/standbys/a", "/app/standbyz", "/app/standby", "/app/leader"] {
+            try client.put(key, value: Data(key.utf8))
+        }
+        #expect(try client.list(prefix: "/app/standbys/").map(\.key) == ["/app/standbys/a", "/app/standbys/b"])
+        #expect(try client.list(prefix: "/app/standby").map(\.key) == ["/app/standby", "/app/standbys/a", "/app/standbys/b", "/app/standbyz"])
+        #expect(try client.list(prefix: "/other/").isEmpty)
+        #expect(throws: CoordinationError.self) { try client.list(prefix: "") }
+    }
+
     /// Answers etcd never sends, each to the call it breaks, and the error expected.
     @Test(arguments: [
         (200, "not json", "get", "not JSON: 'not json'"),

@@ -94,6 +94,21 @@ public final class EtcdClient: Sendable {
         return try answer.objects("kvs").first?.keyValue()
     }
 
+    /// Every key that starts with `prefix`, in key order (etcd's `range_end` = the prefix with
+    /// its last byte increased).
+    public func list(prefix: String, timeout: Duration? = nil) throws(CoordinationError) -> [EtcdKeyValue] {
+        var end = Array(prefix.utf8)
+        guard let last = end.indices.last(where: { end[$0] < 0xFF }) else {
+            throw .invalidConfiguration("cannot list the empty prefix or one of 0xFF bytes only")
+        }
+        end[last] += 1
+        end.removeSubrange((last + 1)...)
+        let request: [String: Any] = ["key": Self.base64(prefix), "range_end": Data(end).base64EncodedString()]
+        let answer = try call("/v3/kv/range", request, timeout: timeout)
+        _ = try answer.headerRevision()
+        return try answer.objects("kvs").map { entry throws(CoordinationError) in try entry.keyValue() }
+    }
+
     /// Writes `value` under `key` (attached to `lease` unless 0) and returns the write's revision.
     @discardableResult
     public func put(_ key: String, value: Data, lease: Int64 = 0, timeout: Duration? = nil) throws(CoordinationError) -> Int64 {
