@@ -137,6 +137,8 @@ final class ClientLoop: NodeLoop {
     private var terms = AuthorityTermWatch()
     /// Since when the current endpoint has had no completed handshake; `nil` while connected.
     private var unconnectedSince: UInt64?
+    /// Whether the client moved to another endpoint since its last handshake.
+    private var movedSinceConnected = false
     private var socketIndex = 0
     private var monitorIndex = 0
     private var mailboxIndex = 0
@@ -383,9 +385,12 @@ final class ClientLoop: NodeLoop {
         stallSince = nil
         unconnectedSince = nil
         let resent = try resendUnanswered()
-        if connections > 1 {
+        if movedSinceConnected {
+            logger.info("connected to \(endpoints.current); resent \(resent) unacknowledged action(s) with their client_seq")
+        } else if connections > 1 {
             logger.info("reconnected to \(endpoints.current); resent \(resent) unacknowledged action(s) with their client_seq")
         }
+        movedSinceConnected = false
         try sendProbe()
         connectionProbe = probe
     }
@@ -415,6 +420,7 @@ final class ClientLoop: NodeLoop {
         let lost = endpoints.current
         let next = endpoints.advance()
         failovers += 1
+        movedSinceConnected = true
         logger.info("authority \(lost) lost (\(reason)); trying \(next)")
         connected = false
         if let probe { requests[probe] = nil }
