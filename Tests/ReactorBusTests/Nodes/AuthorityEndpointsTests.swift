@@ -92,6 +92,38 @@ import TestSupport
         }
     }
 
+    /// An authority whose journal failed refuses actions `unavailable` and stops; with another
+    /// authority to go to, the client keeps the action and resends it there.
+    @Test func anActionRefusedUnavailableIsResentToTheNextAuthorityNotFailed() async throws {
+        try await FakeClientAuthority.with(handler: { message, _ in
+            guard case .action(_, let seq, _) = message else { return .answer }
+            return .reply([.error(ref: seq, code: .unavailable, message: "the journal failed")])
+        }) { context, failing in
+            let next = try await FakeClientAuthority.start(context: context)
+            let client = try ActionClient<Counter>(configuration: .init(actionsEndpoint: "\(failing.actionsEndpoint),\(next.actionsEndpoint)"),
+                                                   logger: quietLogger, context: context)
+            try client.start()
+            #expect(try await client.send(.countUp).clientSeq == 1)
+            #expect(failing.recorded.actions.map(\.clientSeq) == [1])
+            #expect(next.recorded.actions.map(\.clientSeq) == [1])
+            #expect(await FakeClientAuthority.eventually { client.diagnostics.value.failovers == 1 })
+            client.close()
+            await client.wait()
+            await next.stop()
+        }
+        // With one endpoint the refusal is the answer, as before.
+        try await FakeClientAuthority.with(handler: { message, _ in
+            guard case .action(_, let seq, _) = message else { return .answer }
+            return .reply([.error(ref: seq, code: .unavailable, message: "the journal failed")])
+        }) { context, failing in
+            let client = try ActionClient<Counter>(configuration: .init(actionsEndpoint: failing.actionsEndpoint), logger: quietLogger, context: context)
+            try client.start()
+            await #expect(throws: ClientError.refused(code: .unavailable, message: "the journal failed")) { try await client.send(.countUp) }
+            client.close()
+            await client.wait()
+        }
+    }
+
     @Test func aClientThatCannotConnectToTheFirstEndpointUsesTheNext() async throws {
         try await FakeClientAuthority.with { context, fake in
             var configuration = ActionClientConfiguration(actionsEndpoint: "tcp://127.0.0.1:1,\(fake.actionsEndpoint)")
@@ -104,6 +136,35 @@ import TestSupport
             client.close()
             await client.wait()
         }
+    }
+
+    /// A worker whose authority fell silent says `ready` to the next one, not to the same one.
+    @Test func aWorkerWhoseAuthorityFallsSilentRegistersWithTheNext() async throws {
+        let context = try ZMQContext()
+        let first = try FakeWorkerAuthority(context: context)
+        let second = try FakeWorkerAuthority(context: context)
+        let configuration = WorkerConfiguration(authorityEndpoint: "\(first.endpoint),\(second.endpoint)", appName: "test", name: "w-failover",
+                                                concurrency: 2, heartbeatInterval: .milliseconds(300))
+        let worker = WorkerNode(reactor: Counter(), effects: CounterEffects(), configuration: configuration, logger: quietLogger, context: context)
+        try worker.start()
+        _ = try await first.register(heartbeatMilliseconds: 300)
+        #expect(await eventually { worker.metrics.isRegistered })
+        first.setAnswersHeartbeats(false)
+        let ready = try #require(await second.next(within: .seconds(10)))
+        #expect(ready.message == .ready(name: "w-failover", app: "test", capacity: 2, kinds: []))
+        second.send(.welcome(heartbeatMilliseconds: 300), to: ready.peer)
+        #expect(await eventually { worker.metrics.isRegistered })
+        let metrics = worker.metrics
+        #expect(metrics.failovers == 1)
+        #expect(metrics.reconnects == 1)
+        #expect(metrics.registrations == 2)
+        #expect(first.unread.isEmpty, "no second ready to the silent authority: \(first.unread.map(\.message))")
+        worker.stop()
+        worker.stop()
+        #expect(await finishes(worker))
+        first.close()
+        second.close()
+        #expect(context.terminate(timeout: promptly))
     }
 
     @Test func anObserverWhoseFeedFallsSilentFetchesFromTheNextAuthority() async throws {

@@ -557,6 +557,10 @@ final class ClientLoop: NodeLoop {
             } else {
                 busy(ref, message: message)
             }
+        case .error(let ref, .unavailable, let message) where endpoints.isList && actions[ref] != nil:
+            // The authority could not journal the action and stops: whether it survives is
+            // unknown, so it is kept and resent, under its client_seq, to the next authority.
+            try failOver(because: "it refused client_seq \(ref) as unavailable: \(message)")
         case .error(let ref, let code, let message):
             let refusal = ClientError.refused(code: code, message: message)
             if let pending = actions.removeValue(forKey: ref) {
