@@ -185,6 +185,25 @@ import ZeroMQ
         #expect(await authorityB.waitForExit() == 0)
     }
 
+    /// Nobody listens at either endpoint (ipc paths that do not exist): send goes round both, and
+    /// gives up after its connect timeout, counted over the whole list, naming the list.
+    @Test func sendGivesUpOnAListOfAbsentAuthoritiesWithinItsConnectTimeout() async throws {
+        let list = "\(b.actions),\(b.feed)"
+        let started = ContinuousClock.now
+        let send = try ChildProcess.node(["send", "--app", "counter", "--actions", list, "--connect-timeout", "3", "--repeat", "10", #"{"countUp":{}}"#], name: "send")
+        let status = await send.waitForExit(timeout: .seconds(30))
+        let elapsed = ContinuousClock.now - started
+        #expect(status == 69, "\(send.diagnostics)")
+        #expect(elapsed >= .seconds(3) && elapsed < .seconds(3) + .seconds(6), "gave up after \(elapsed)")
+        #expect(send.diagnostics.contains("the authority at \(list) could not be reached for 3 s"), "\(send.diagnostics)")
+        #expect(send.output.last?.contains(#""acked":0,"#) == true)
+        // About one move a second, round robin: B's actions, its feed path, B's actions again...
+        let moves = lines(of: send, containing: "; trying ")
+        #expect(moves.count >= 2 && moves.count <= 4, "\(moves)")
+        #expect(moves.first?.contains("authority \(b.actions) lost (no connection for") == true && moves.first?.hasSuffix("trying \(b.feed)") == true, "\(moves)")
+        #expect(moves.dropFirst().first?.hasSuffix("trying \(b.actions)") == true, "\(moves)")
+    }
+
     @Test func aBadEntryInAListIsAUsageErrorThatNamesIt() async throws {
         let cases: [([String], String)] = [
             (["send", "--app", "counter", "--actions", "tcp://127.0.0.1:7001,bogus", #"{"countUp":{}}"#],
