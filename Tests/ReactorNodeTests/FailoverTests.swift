@@ -74,19 +74,19 @@ import ZeroMQ
         defer { cleanUp() }
         let a = try authority()
         let aEndpoints = try await a.endpoints()
-        let total = 20_000
+        let total = 50_000
         let send = try ChildProcess.node(["send", "--app", "counter", "--actions", "\(aEndpoints.actions),\(b.actions)", "--repeat", String(total),
                                           "--concurrency", "64", "--connect-timeout", "60", #"{"countUp":{}}"#], name: "send")
         let authorityB = try await takeOver(from: a, at: 1_000, actions: aEndpoints.actions, while: send)
         #expect(await send.waitForExit(timeout: .seconds(120)) == 0, "\(send.diagnostics)\(authorityB.diagnostics)")
         let summary = try #require(send.output.last)
-        #expect(summary.contains(#""sent":20000,"acked":20000,"failed":0,"last_version":20000"#), "\(summary)")
+        #expect(summary.contains(#""sent":50000,"acked":50000,"failed":0,"last_version":50000"#), "\(summary)")
         expectMovedToB(send, from: aEndpoints.actions, to: b.actions)
-        // Each countUp applied once: 20,000 accepted actions, 20,000 versions, however many were resent.
+        // Each countUp applied once: 50,000 accepted actions, 50,000 versions, however many were resent.
         let stats = try await WireProbe(actions: b.actions).stats()
         #expect(stats["version"] == UInt64(total))
         #expect(stats["action_seq"] == UInt64(total))
-        #expect(try await observeOnce(aEndpoints) == #"{"version":20000,"state":{"count":20000}}"#)
+        #expect(try await observeOnce(aEndpoints) == #"{"version":50000,"state":{"count":50000}}"#)
         authorityB.signal(SIGTERM)
         #expect(await authorityB.waitForExit() == 0)
     }
@@ -95,17 +95,22 @@ import ZeroMQ
         defer { cleanUp() }
         let a = try authority()
         let aEndpoints = try await a.endpoints()
-        let total = 5_000
+        let total = 20_000
         let context = try ZMQContext()
         var configuration = ActionClientConfiguration(actionsEndpoint: "\(aEndpoints.actions),\(b.actions)", window: 100)
         configuration.connectTimeout = .seconds(60)
-        let client = try ActionClient<Counter>(configuration: configuration, logger: Logger(label: "client", sink: .discard), context: context)
+        let log = Box<[String]>([])
+        let logger = Logger(label: "client", level: .info, sink: .capture { line in log.value.append(line) })
+        let client = try ActionClient<Counter>(configuration: configuration, logger: logger, context: context)
         try client.start()
         let acks = AckCounter()
         let sending = Task { await acks.send(total, lanes: 100, through: client) { _ in .countUp } }
-        try await acks.wait(untilAcked: 500)
-        let authorityB = try await takeOver(from: a, at: 500, actions: aEndpoints.actions)
+        try await acks.wait(untilAcked: 1_000)
+        let authorityB = try await takeOver(from: a, at: 1_000, actions: aEndpoints.actions)
         await sending.value
+        let moves = log.value.filter { $0.contains("; trying ") }
+        #expect(moves.contains { $0.contains("authority \(aEndpoints.actions) lost") && $0.contains("; trying \(b.actions)") }, "\(moves)")
+        #expect(moves.count % 2 == 1, "\(moves)")
         #expect(acks.failures.isEmpty, "\(acks.failures.prefix(3))")
         #expect(acks.acked == total)
         // The same client, now talking to B, reads B's state: every action once.
@@ -166,12 +171,12 @@ import ZeroMQ
         let observer = try ChildProcess.node(["observe", "--app", "counter", "--feed", "\(aEndpoints.feed),\(b.feed)",
                                               "--actions", "\(aEndpoints.actions),\(b.actions)", "--json"], name: "observer")
         #expect(await observer.waitForLine { $0.hasPrefix(#"{"version""#) } != nil, "\(observer.diagnostics)")
-        let total = 20_000
+        let total = 50_000
         let send = try ChildProcess.node(["send", "--app", "counter", "--actions", "\(aEndpoints.actions),\(b.actions)", "--repeat", String(total),
                                           "--concurrency", "64", "--connect-timeout", "60", #"{"countUp":{}}"#], name: "send")
         let authorityB = try await takeOver(from: a, at: 1_000, actions: aEndpoints.actions, while: send)
         #expect(await send.waitForExit(timeout: .seconds(120)) == 0, "\(send.diagnostics)")
-        let final = #"{"version":20000,"state":{"count":20000}}"#
+        let final = #"{"version":50000,"state":{"count":50000}}"#
         #expect(await observer.waitForLine(timeout: .seconds(60)) { $0 == final } != nil, "\(observer.output.suffix(3))\(observer.diagnostics)")
         // Versions only ever grow on the way, across the move too.
         let versions = observer.output.compactMap { line in
