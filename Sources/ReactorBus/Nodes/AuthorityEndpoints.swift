@@ -40,7 +40,7 @@ struct AuthorityEndpoints: Sendable, Hashable {
     }
 
     /// What is wrong with `text` as a list of endpoints, naming the bad entry, or `nil` when each
-    /// entry is of the form `TRANSPORT://ADDRESS`. One endpoint (no comma) is left to ZeroMQ to
+    /// entry is of the form `TRANSPORT://ADDRESS` with a transport of tcp, ipc or inproc. One endpoint (no comma) is left to ZeroMQ to
     /// judge when the node connects, as it always was. `setting` names the value in the message.
     static func problem(in text: String, setting: String) -> String? {
         guard text.contains(",") else { return nil }
@@ -49,6 +49,11 @@ struct AuthorityEndpoints: Sendable, Hashable {
             if entry.isEmpty { return "\(which) is empty; separate endpoints with single commas" }
             guard let separator = entry.range(of: "://"), !entry[..<separator.lowerBound].isEmpty, !entry[separator.upperBound...].isEmpty else {
                 return "\(which) is not an endpoint (e.g. tcp://127.0.0.1:7001)"
+            }
+            // Checked now, as ZeroMQ would only refuse it when the node moves there.
+            let transport = entry[..<separator.lowerBound]
+            guard ["tcp", "ipc", "inproc"].contains(transport) else {
+                return "\(which) has transport '\(transport)'; use tcp, ipc or inproc"
             }
         }
         return nil

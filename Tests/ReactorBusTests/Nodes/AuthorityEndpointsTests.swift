@@ -35,6 +35,8 @@ import TestSupport
                 == "authorityEndpoint 'tcp://127.0.0.1:7001,127.0.0.1:8001': entry 2 '127.0.0.1:8001' is not an endpoint (e.g. tcp://127.0.0.1:7001)")
         #expect(AuthorityEndpoints.problem(in: "://x,tcp://127.0.0.1:8001", setting: "actionsEndpoint")
                 == "actionsEndpoint '://x,tcp://127.0.0.1:8001': entry 1 '://x' is not an endpoint (e.g. tcp://127.0.0.1:7001)")
+        #expect(AuthorityEndpoints.problem(in: "tcp://127.0.0.1:7001,udp://127.0.0.1:8001", setting: "actionsEndpoint")
+                == "actionsEndpoint 'tcp://127.0.0.1:7001,udp://127.0.0.1:8001': entry 2 'udp://127.0.0.1:8001' has transport 'udp'; use tcp, ipc or inproc")
     }
 
     @Test func nodesRefuseABadListBeforeConnecting() async throws {
