@@ -5,10 +5,10 @@ import ReactorWire
 ///
 /// An authority elected after another one serves a higher term. A node that has seen term `T`
 /// must not follow an authority of an older term (a deposed one that still answers, or a standby
-/// that was never promoted): it moves on to its next endpoint instead. Authorities of this
-/// protocol version do not announce a term yet (their `start_id` is random, not ordered), so every
-/// answer carries `nil` and is trusted; once one does, it is read where the node reads the
-/// answer (``term(of:)``), and this check applies unchanged.
+/// that was never promoted): it moves on to its next endpoint instead. An authority elected on
+/// etcd (`authority --election`) names its term, the epoch of its leadership, in every `pong`
+/// and `welcome` (``term(of:)``); one that runs without an election names none (`nil`), and is
+/// trusted as before.
 struct AuthorityTermWatch: Sendable, Hashable {
     /// What ``check(_:)`` found.
     enum Verdict: Sendable, Hashable {
@@ -30,13 +30,16 @@ struct AuthorityTermWatch: Sendable, Hashable {
         return .trusted
     }
 
-    /// The term an answer on the actions socket carries: none in this protocol version.
+    /// The term an answer on the actions socket carries: an elected authority's `pong` names it.
     static func term(of reply: AuthorityReply) -> UInt64? {
-        nil
+        if case .pong(_, _, _, _, _, _, let term) = reply { return term }
+        return nil
     }
 
-    /// The term a message on the workers socket carries: none in this protocol version.
+    /// The term a message on the workers socket carries: an elected authority's `welcome`
+    /// names it.
     static func term(of message: AuthorityToWorker) -> UInt64? {
-        nil
+        if case .welcome(_, let term) = message { return term }
+        return nil
     }
 }

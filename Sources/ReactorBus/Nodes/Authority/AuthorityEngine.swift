@@ -31,6 +31,10 @@ package final class AuthorityEngine<R: Reactor> {
     /// Jobs cancelled while a worker held them (the most recent ones): what their workers still
     /// send is counted as `cancelled_results_dropped`.
     private var cancelledJobs = RecentJobs(limit: 65_536)
+    /// The term (epoch) of this authority's leadership when it was elected (`--election`), named
+    /// in every `pong` and `welcome` so that peers never follow an older authority again; `nil`
+    /// for an authority that runs without an election.
+    package var term: UInt64?
     /// Dispatch counts and times, while someone follows job events.
     private var jobWatch = JobWatch()
     package internal(set) var metrics = AuthorityMetrics()
@@ -103,7 +107,7 @@ package final class AuthorityEngine<R: Reactor> {
             }
         case .ping(let id):
             let pong = AuthorityReply.pong(requestID: id, version: sequencer.version, startID: startID, app: configuration.appName,
-                                           schema: configuration.schema.version, compatible: configuration.schema.compatibleVersions.sorted())
+                                           schema: configuration.schema.version, compatible: configuration.schema.compatibleVersions.sorted(), term: term)
             outbox.promptReplies.append(envelope + pong.frames(writer))
         case .stats(let id):
             reply(envelope, .stats(requestID: id, counters: currentMetrics().dictionary), request: id)
@@ -283,7 +287,7 @@ package final class AuthorityEngine<R: Reactor> {
             }
             let standing = dispatcher.isQuarantined(peer) ? " (still quarantined)" : ""
             logger.info("worker \(name) (\(peer)) \(known ? "re-registered" : "registered"): capacity \(trusted), kinds \(kinds.isEmpty ? "all" : kinds.joined(separator: ","))\(standing)")
-            toWorker(peer, .welcome(heartbeatMilliseconds: heartbeatMilliseconds))
+            toWorker(peer, .welcome(heartbeatMilliseconds: heartbeatMilliseconds, term: term))
             for assignment in assignments { send(assignment) }
             // A new session: whatever subscriptions it ran are gone until it says `subscriber`.
             subscriptionPlacement.forget(peer)

@@ -190,7 +190,7 @@ public final class ActionClient<R: Reactor>: Sendable {
 
     /// Checks that the authority answers; returns its current state version.
     public func ping() async throws(ClientError) -> UInt64 {
-        guard case .pong(_, let version, _, _, _, _) = try await request(.ping) else {
+        guard case .pong(_, let version, _, _, _, _, _) = try await request(.ping) else {
             throw .badReply(ProtocolError(.unknownKind, "expected a pong"))
         }
         return version

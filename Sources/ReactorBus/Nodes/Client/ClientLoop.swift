@@ -521,8 +521,8 @@ final class ClientLoop: NodeLoop {
             }
             busyRound = 0
             pending.continuation.resume(returning: .success(ActionAck(clientSeq: clientSeq, actionSeq: actionSeq, version: version)))
-        case .snapshot(let id, _, _, _, _), .pong(let id, _, _, _, _, _), .stats(let id, _), .snapshotChunk(let id, _, _, _, _, _, _):
-            if case .pong(_, _, let startID, let app, let schema, let compatible) = reply {
+        case .snapshot(let id, _, _, _, _), .pong(let id, _, _, _, _, _, _), .stats(let id, _), .snapshotChunk(let id, _, _, _, _, _, _):
+            if case .pong(_, _, let startID, let app, let schema, let compatible, _) = reply {
                 if case .older(let term, let highest) = terms.check(AuthorityTermWatch.term(of: reply)) {
                     logger.warning("the authority at \(endpoints.current) answers from term \(term), older than term \(highest) seen before")
                     if endpoints.isList {

@@ -289,7 +289,7 @@ final class ObserverLoop<State: Sendable>: NodeLoop {
                 continue
             }
             switch reply {
-            case .pong(_, _, _, let app, let schema, let compatible):
+            case .pong(_, _, _, let app, let schema, let compatible, _):
                 if case .older(let term, let highest) = terms.check(AuthorityTermWatch.term(of: reply)) {
                     logger.warning("the authority at \(actionsEndpoints.current) answers from term \(term), older than term \(highest) seen before")
                     if feedEndpoints.isList {

@@ -27,7 +27,7 @@ extension WorkerLoop {
 
     private func handle(_ message: AuthorityToWorker) throws(ZMQError) {
         switch message {
-        case .welcome(let interval):
+        case .welcome(let interval, _):
             if case .older(let term, let highest) = terms.check(AuthorityTermWatch.term(of: message)) {
                 logger.warning("the authority at \(endpoints.current) answers from term \(term), older than term \(highest) seen before")
                 if endpoints.isList {
