@@ -49,6 +49,11 @@ let package = Package(
             pkgConfig: "libmicrohttpd",
             providers: [.apt(["libmicrohttpd-dev"])]
         ),
+        .systemLibrary(
+            name: "CCurl",
+            pkgConfig: "libcurl",
+            providers: [.apt(["libcurl4-openssl-dev"])]
+        ),
 
         // Pure reactor semantics: no I/O, no threads, no ZeroMQ.
         .target(name: "ReactorCore"),
@@ -72,6 +77,10 @@ let package = Package(
         // The /metrics HTTP endpoint and the inspector's router over libmicrohttpd: the only Swift
         // module that imports CMicroHTTPD.
         .target(name: "MetricsHTTP", dependencies: ["CMicroHTTPD", "ReactorMetrics"]),
+
+        // Leader election and fencing for the authorities on etcd (its v3 JSON gateway over
+        // libcurl): the only Swift module that imports CCurl.
+        .target(name: "Coordination", dependencies: ["CCurl"]),
 
         // The wire protocol: message types, headers and their MessagePack codecs.
         .target(name: "ReactorWire", dependencies: ["ReactorCore", "MessagePack"]),
@@ -104,7 +113,7 @@ let package = Package(
 
         // The one process harness of the package (children with line-collected stdout, stderr
         // files, bounded waits, reaped on drop), for the multi-process tests and reactor-bench;
-        // and a raw HTTP client for the metrics endpoint's tests.
+        // a raw HTTP client for the metrics endpoint's tests; and a real etcd on loopback for the coordination tests.
         // A plain target rather than a test target so that the benchmark can use it too; not a product.
         .target(name: "TestSupport", dependencies: ["SystemCalls"]),
 
@@ -152,6 +161,8 @@ let package = Package(
         .testTarget(name: "ReactorBusTests", dependencies: ["ReactorBus", "ZeroMQ", "ReactorWire", "ReactorStorage", "ReactorApps", "MessagePack", "ReactorMetrics", "TestSupport", "SchemaFixtures"]),
         .testTarget(name: "ArgumentParsingTests", dependencies: ["ArgumentParsing"]),
         .testTarget(name: "ReactorMetricsTests", dependencies: ["ReactorMetrics"]),
+        // Against a real etcd (/usr/bin/etcd) on loopback, started per test by TestSupport's EtcdServer.
+        .testTarget(name: "CoordinationTests", dependencies: ["Coordination", "TestSupport"]),
         .testTarget(name: "MetricsHTTPTests", dependencies: ["MetricsHTTP", "ReactorMetrics", "TestSupport"]),
         // Multi-process tests: spawn the real reactor-node (and reactor-bench) binaries on loopback.
         .testTarget(name: "ReactorNodeTests",

@@ -16,7 +16,8 @@ for flag in "$@"; do
     esac
 done
 
-packages=(libzmq3-dev libmsgpack-dev libmicrohttpd-dev pkg-config)
+# libcurl: the Coordination module talks to etcd over HTTP; etcd-server: its tests run a real etcd.
+packages=(libzmq3-dev libmsgpack-dev libmicrohttpd-dev libcurl4-openssl-dev etcd-server pkg-config)
 if $browser; then packages+=(chromium chromium-driver python3-selenium); fi
 missing=()
 for p in "${packages[@]}"; do

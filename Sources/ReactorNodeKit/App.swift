@@ -22,7 +22,9 @@ public struct App: Sendable {
     let box: any AppBox
     /// The app's subscription handler (an `any SubscriptionHandler` of the reactor's types), or
     /// `nil` for an app without subscriptions; the commands that run effects cast it back.
-    var subscriptionHandler: (any Sendable)?
+    var subscriptionHandler: (any Sendable)? { subscriptionHandlers(nil) }
+    /// The subscription handler of the whole app (`nil`) or of one part (a composed app's).
+    private(set) var subscriptionHandlers: @Sendable (_ part: String?) -> (any Sendable)?
 
     /// An app whose effect handler needs no options.
     ///
@@ -49,7 +51,8 @@ public struct App: Sendable {
                                                                        schema: AppSchema = AppSchema())
         where H.Effect == R.Effect, H.Mutation == R.Mutation, S.Subscription == R.Subscription, S.Action == R.Action {
         self.init(name, reactor: reactor, options: [], schema: schema) { _ in effects }
-        self.subscriptionHandler = subscriptions as any SubscriptionHandler<R.Subscription, R.Action>
+        let handler = subscriptions as any SubscriptionHandler<R.Subscription, R.Action>
+        self.subscriptionHandlers = { _ in handler }
     }
 
     /// An app whose effect handler is made from options of its own (a delay, a URL, ...).
@@ -72,6 +75,7 @@ public struct App: Sendable {
         self.schema = schema
         self.parts = []
         self.box = TypedApp(reactor: reactor, makeEffects: effects, restrict: nil)
+        self.subscriptionHandlers = { _ in nil }
     }
 
     /// A composed app (``ComposedReactor``) whose effects run through its parts' handlers
@@ -90,6 +94,27 @@ public struct App: Sendable {
         self.parts = parts.map(\.name)
         let effects = ComposedEffects(parts)
         self.box = TypedApp(reactor: reactor, makeEffects: { _ in effects }, restrict: { $0.only($1) })
+        self.subscriptionHandlers = { _ in nil }
+    }
+
+    /// A composed app whose parts also have subscriptions (each a ``Scope/subscriptions(_:)``):
+    /// a worker runs every part's effects and subscriptions, or with `--part NAME` only that
+    /// part's, announcing its kinds (`NAME.*`) for both.
+    ///
+    /// - Parameters:
+    ///   - name: what `--app` takes.
+    ///   - reactor: the state machine the authority runs.
+    ///   - parts: the effect handlers of the parts, named like their scopes.
+    ///   - subscriptions: the subscription handlers of the parts that have subscriptions.
+    ///   - schema: the app's schema version and migrations (default: version 1).
+    public init<R: Reactor>(_ name: String, reactor: R, parts: [PartEffects<R.Effect, R.Mutation>],
+                            subscriptions: [PartSubscriptions<R.Subscription, R.Action>], schema: AppSchema = AppSchema()) {
+        self.init(name, reactor: reactor, parts: parts, schema: schema)
+        let all = ComposedSubscriptions(subscriptions)
+        self.subscriptionHandlers = { part in
+            guard let part else { return all as any SubscriptionHandler<R.Subscription, R.Action> }
+            return all.only(part).map { $0 as any SubscriptionHandler<R.Subscription, R.Action> }
+        }
     }
 }
 

@@ -112,6 +112,28 @@ public final class TestStore<R: Reactor> where R.State: Equatable {
         assertedState = sequencer.state
     }
 
+    /// Applies the reactor's initial mutations and actions (``Reactor/initialMutations``,
+    /// ``Reactor/initialActions``), as a fresh `Store` or authority does when it starts, and
+    /// checks the state they produce; their effects wait to be stubbed or run.
+    ///
+    /// A store made at a given `state` starts only if that state is fresh too (nothing sent yet);
+    /// a reactor without initial values changes nothing (then the closure must be `nil`).
+    public func start(
+        fileID: StaticString = #fileID, filePath: StaticString = #filePath, line: UInt = #line, column: UInt = #column,
+        assert updateStateToExpectedResult: ((inout R.State) throws -> Void)? = nil
+    ) {
+        let site = SourceSite(fileID: fileID, filePath: filePath, line: line, column: column)
+        let before = assertedState
+        if let acceptance = sequencer.start() { pending += acceptance.jobs }
+        _ = recorder.drain()
+        expectState(from: before, updateStateToExpectedResult, actual: sequencer.state, after: "starting", at: site)
+        assertedState = sequencer.state
+    }
+
+    /// The subscriptions the current state wants running (``Reactor/subscriptions(state:)``),
+    /// oldest run first: a test checks them after each step and sends their events as actions.
+    public var runningSubscriptions: [R.Subscription] { sequencer.runningSubscriptions.map(\.subscription) }
+
     // MARK: Mutations
 
     /// Receives the next applied mutation when `isExpected` accepts it, and checks its state.

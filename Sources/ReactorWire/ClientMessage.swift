@@ -97,7 +97,7 @@ package enum AuthorityReply: Sendable, Equatable {
     /// authority that predates the field. `schema` is the app's schema version the authority
     /// speaks and `compatible` the other versions it accepts from peers (1 and none from an
     /// authority that predates the fields).
-    case pong(requestID: UInt64, version: UInt64, startID: UInt64, app: String, schema: UInt32 = 1, compatible: [UInt32] = [])
+    case pong(requestID: UInt64, version: UInt64, startID: UInt64, app: String, schema: UInt32 = 1, compatible: [UInt32] = [], term: UInt64? = nil)
     /// The authority's counters, a MessagePack map of name to unsigned integer.
     case stats(requestID: UInt64, counters: [String: UInt64])
     /// Bytes `offset..<offset + payload.count` of the state's encoding at `version`, which is
@@ -126,8 +126,9 @@ package enum AuthorityReply: Sendable, Equatable {
             let app = header.fieldCount >= 4 ? try header.string(3, "app") : ""
             let schema = header.fieldCount >= 5 ? try header.uint32(4, "schema") : 1
             let compatible = header.fieldCount >= 6 ? try header.uint32s(5, "compatible") : []
+            let term = header.fieldCount >= 7 ? try header.optionalUInt(6, "term") : nil
             self = .pong(requestID: try header.uint(0, "request_id"), version: try header.uint(1, "version"), startID: startID, app: app,
-                         schema: schema, compatible: compatible)
+                         schema: schema, compatible: compatible, term: term)
         case "stats":
             try header.expect(fields: 2)
             guard case .map(let entries) = try header.value(1, "counters") else { throw .malformed("stats.counters must be a map") }
@@ -164,12 +165,13 @@ package enum AuthorityReply: Sendable, Equatable {
             [writer.header("ack", { $0.packUInt(clientSeq); $0.packUInt(actionSeq); $0.packUInt(version) }, count: 3)]
         case .snapshot(let id, let version, let actionSeq, let app, let payload):
             [writer.header("snapshot", { $0.packUInt(id); $0.packUInt(version); $0.packUInt(actionSeq); $0.packString(app) }, count: 4), payload]
-        case .pong(let id, let version, let startID, let app, let schema, let compatible):
+        case .pong(let id, let version, let startID, let app, let schema, let compatible, let term):
             [writer.header("pong", { w in
                 w.packUInt(id); w.packUInt(version); w.packUInt(startID); w.packString(app); w.packUInt(UInt64(schema))
                 w.packArrayHeader(compatible.count)
                 for other in compatible { w.packUInt(UInt64(other)) }
-            }, count: 6)]
+                if let term { w.packUInt(term) } else { w.packNil() }
+            }, count: 7)]
         case .stats(let id, let counters):
             [writer.header("stats", { writer in
                 writer.packUInt(id)

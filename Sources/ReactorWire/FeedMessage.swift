@@ -12,12 +12,16 @@ package enum FeedMessage: Sendable, Equatable {
     /// A projection's new value at `version` (published only when it changed); the payload is
     /// the projection's value. Topic `projection:NAME`.
     case projection(name: String, version: UInt64, actionSeq: UInt64, payload: [UInt8])
+    /// What happened to a job at the authority (dispatched to a worker, done, failed,
+    /// cancelled): published only while someone subscribes to topic `job` (an inspector).
+    case job(JobEvent)
 
     /// The topic frames, which SUB sockets filter on by prefix.
     package enum Topic {
         package static let snapshot = "snapshot"
         package static let mutation = "mutation"
         package static let heartbeat = "heartbeat"
+        package static let job = "job"
         /// The prefix of projection topics: `projection:NAME`.
         package static let projectionPrefix = "projection:"
 
@@ -51,6 +55,14 @@ package enum FeedMessage: Sendable, Equatable {
         case Topic.heartbeat:
             try header.expect(fields: 2)
             self = .heartbeat(version: try header.uint(0, "version"), actionSeq: try header.uint(1, "action_seq"))
+        case Topic.job:
+            try header.expect(fields: 7)
+            guard let event = JobEvent.Event(rawValue: try header.string(2, "event")) else {
+                throw .malformed("unknown job event '\((try? header.string(2, "event")) ?? "")'")
+            }
+            self = .job(JobEvent(event, job: JobID(actionSeq: try header.uint(0, "action_seq"), effectIndex: try header.uint32(1, "effect_index")),
+                                 worker: try header.optionalString(3, "worker"), dispatch: try header.uint32(4, "dispatch"),
+                                 attempts: try header.optionalUInt32(5, "attempts"), microseconds: try header.optionalUInt(6, "microseconds")))
         case _ where topic.hasPrefix(Topic.projectionPrefix):
             guard frames.count == 3 else { throw .malformed("projection needs a payload frame") }
             try header.expect(fields: 2)
@@ -84,6 +96,14 @@ package enum FeedMessage: Sendable, Equatable {
             [Array(Topic.heartbeat.utf8), writer.feedHeader(count: 2) { $0.packUInt(version); $0.packUInt(actionSeq) }]
         case .projection(let name, let version, let actionSeq, let payload):
             [Array(Topic.projection(name).utf8), writer.feedHeader(count: 2) { $0.packUInt(version); $0.packUInt(actionSeq) }, payload]
+        case .job(let event):
+            [Array(Topic.job.utf8), writer.feedHeader(count: 7) { w in
+                w.packUInt(event.job.actionSeq); w.packUInt(UInt64(event.job.effectIndex)); w.packString(event.event.rawValue)
+                if let worker = event.worker { w.packString(worker) } else { w.packNil() }
+                w.packUInt(UInt64(event.dispatch))
+                if let attempts = event.attempts { w.packUInt(UInt64(attempts)) } else { w.packNil() }
+                if let microseconds = event.microseconds { w.packUInt(microseconds) } else { w.packNil() }
+            }]
         }
     }
 }

@@ -82,6 +82,11 @@ struct WireHeader {
         return try uint(index, name)
     }
 
+    func optionalString(_ index: Int, _ name: String, maxBytes: Int = 1_024) throws(ProtocolError) -> String? {
+        if index < fields.count, case .nil = fields[index] { return nil }
+        return try string(index, name, maxBytes: maxBytes)
+    }
+
     func optionalUInt32(_ index: Int, _ name: String) throws(ProtocolError) -> UInt32? {
         if index < fields.count, case .nil = fields[index] { return nil }
         return try uint32(index, name)

@@ -104,8 +104,9 @@ package enum WorkerMessage: Sendable, Equatable {
 
 /// What the authority sends to a worker.
 package enum AuthorityToWorker: Sendable, Equatable {
-    /// Registration accepted; heartbeats are expected every `heartbeatMilliseconds`.
-    case welcome(heartbeatMilliseconds: UInt64)
+    /// Registration accepted; heartbeats are expected every `heartbeatMilliseconds`. An elected
+    /// authority names its term (epoch), so that a worker never follows an older one again.
+    case welcome(heartbeatMilliseconds: UInt64, term: UInt64? = nil)
     /// A job to run; the payload is the app's effect.
     case job(JobID, kind: String, payload: [UInt8])
     /// A sign of life.
@@ -126,8 +127,9 @@ package enum AuthorityToWorker: Sendable, Equatable {
         let header = try WireHeader(first)
         switch header.kind {
         case "welcome":
-            try header.expect(fields: 1)
-            self = .welcome(heartbeatMilliseconds: try header.uint(0, "heartbeat_ms"))
+            try header.expect(atLeast: 1)
+            self = .welcome(heartbeatMilliseconds: try header.uint(0, "heartbeat_ms"),
+                            term: header.fieldCount >= 2 ? try header.optionalUInt(1, "term") : nil)
         case "job":
             guard frames.count == 2 else { throw .malformed("job needs a header and a payload frame") }
             try header.expect(fields: 3)
@@ -159,8 +161,14 @@ package enum AuthorityToWorker: Sendable, Equatable {
     /// The frames to send (without a routing id).
     package func frames(_ writer: HeaderWriter) -> [[UInt8]] {
         switch self {
-        case .welcome(let interval):
-            [writer.header("welcome", { $0.packUInt(interval) }, count: 1)]
+        case .welcome(let interval, let term):
+            // The term only from an elected authority: a worker of an older release expects one
+            // field, and can only join authorities that run without an election.
+            if let term {
+                [writer.header("welcome", { $0.packUInt(interval); $0.packUInt(term) }, count: 2)]
+            } else {
+                [writer.header("welcome", { $0.packUInt(interval) }, count: 1)]
+            }
         case .job(let job, let kind, let payload):
             [writer.header("job", { $0.packUInt(job.actionSeq); $0.packUInt(UInt64(job.effectIndex)); $0.packString(kind) }, count: 3), payload]
         case .heartbeat:

@@ -228,7 +228,7 @@ struct BenchClientPeer {
             while let frames = try socket.tryReceiveMultipart() {
                 guard let reply = try? AuthorityReply(frames: frames) else { continue }
                 switch reply {
-                case .pong(let answered, _, _, _, _, _) where answered == id: return reply
+                case .pong(let answered, _, _, _, _, _, _) where answered == id: return reply
                 case .snapshot(let answered, _, _, _, _) where answered == id: return reply
                 case .stats(let answered, _) where answered == id: return reply
                 default: continue

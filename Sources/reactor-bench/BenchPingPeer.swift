@@ -71,7 +71,7 @@ struct BenchPingPeer {
             while let frames = try socket.tryReceiveMultipart() {
                 let at = MonotonicClock.nanoseconds()
                 switch try? AuthorityReply(frames: frames) {
-                case .pong(let id, _, _, _, _, _) where id == outstanding?.id:
+                case .pong(let id, _, _, _, _, _, _) where id == outstanding?.id:
                     let rtt = at - (outstanding?.sent ?? at)
                     rtts.record(nanoseconds: rtt)
                     if rtt > 100_000_000 { stalls += 1 }

@@ -15,6 +15,7 @@ enum ReactorNode {
             App("shop", reactor: Shop(), parts: Shop.effects()),
             App("search", reactor: Search(), effects: SearchEffects()),
             App("ticker", reactor: Ticker(), effects: TickerEffects(), subscriptions: TickerFeed()),
+            App("desk", reactor: Desk(), parts: Desk.effects(), subscriptions: Desk.subscriptions()),
         ], program: "reactor-node")
     }
 }

@@ -16,21 +16,14 @@ import ZeroMQ
     /// A worker played by the test over a raw DEALER, so that it can send what a real worker
     /// never would: results after the cancel.
     final class ScriptedWorker {
-        let context: ZMQContext
-        let socket: ZMQSocket
+        let dealer: RawDealer
         let writer = HeaderWriter()
 
         init(_ endpoint: String) throws {
-            context = try ZMQContext()
-            socket = try ZMQSocket(context: context, type: .dealer)
-            try socket.set(.linger, 0)
-            try socket.connect(endpoint)
+            dealer = try RawDealer(endpoint)
         }
 
-        deinit {
-            socket.close()
-            context.terminate(timeout: .seconds(2))
-        }
+        var socket: ZMQSocket { dealer.socket }
 
         func send(_ message: WorkerMessage) throws { _ = try socket.trySend(message.frames(writer)) }
 

@@ -12,40 +12,7 @@ import ZeroMQ
 /// processes: workers of one part, an observer of one child's projection, initial actions that a
 /// restart does not apply again.
 @Suite struct ComposedAppTests {
-    /// An in-process client of the shop: sends actions, reads the typed state.
-    final class ShopClient {
-        let context: ZMQContext
-        let client: ActionClient<Shop>
-
-        init(actions: String) throws {
-            context = try ZMQContext()
-            var configuration = ActionClientConfiguration(actionsEndpoint: actions, timeout: .seconds(2), retries: 10, window: 8)
-            configuration.connectTimeout = .seconds(10)
-            client = try ActionClient<Shop>(configuration: configuration, logger: Logger(label: "shop-client", sink: .discard), context: context)
-            try client.start()
-        }
-
-        func send(_ action: Shop.Action) async throws -> ActionAck { try await client.send(action) }
-
-        func state() async throws -> Snapshot<Shop.State> { try await client.snapshot() }
-
-        /// The state once `condition` holds, or the last one read after `timeout`.
-        func state(within timeout: Duration = .seconds(20), until condition: (Shop.State) -> Bool) async throws -> Snapshot<Shop.State> {
-            let deadline = ContinuousClock.now + timeout
-            var last = try await state()
-            while ContinuousClock.now < deadline, !condition(last.state) {
-                try await Task.sleep(for: .milliseconds(50))
-                last = try await state()
-            }
-            return last
-        }
-
-        func close() async {
-            client.close()
-            await client.wait()
-            context.terminate(timeout: .seconds(2))
-        }
-    }
+    typealias ShopClient = AppClient<Shop>
 
     @Test func aWorkerOfOnePartRunsOnlyThatPartsJobsAndTheOthersWait() async throws {
         let cluster = try await ClusterProcesses(app: "shop")

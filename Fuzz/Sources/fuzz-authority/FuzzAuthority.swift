@@ -397,7 +397,7 @@ final class Harness<R: FuzzApp> {
             fuzzCheck(version == after.version && actionSeq == after.actionSeq && app == R.name, "snapshot reply at \(version)/\(actionSeq)")
             guard let state = try? decoder.decode(R.State.self, from: payload) else { fuzzFailure("the snapshot payload does not decode") }
             fuzzCheck(state == engine.sequencer.state, "the snapshot payload is not the current state")
-        case .pong(_, let version, _, _, _, _):
+        case .pong(_, let version, _, _, _, _, _):
             fuzzCheck(after == before && version == after.version, "pong at version \(version), engine at \(after.version)")
         case .stats(_, let counters):
             fuzzCheck(after == before && counters["version"] == after.version, "stats report version \(counters["version"] ?? 0), engine at \(after.version)")

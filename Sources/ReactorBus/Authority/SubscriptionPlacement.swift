@@ -1,9 +1,10 @@
 import ReactorWire
+import ReactorCore
 
 /// Which worker runs which subscription run: a pure value the authority's engine drives.
 ///
 /// A worker serves subscriptions once it has said so (`subscriber`, after each `ready`), for the
-/// kinds it named (none named: every kind). A run goes to the serving worker with the fewest runs
+/// kinds it named (none named: every kind; `NAME.*`: a composed app's part). A run goes to the serving worker with the fewest runs
 /// (the lowest routing id on a tie, so the choice does not depend on dictionary order). A run
 /// stays with its worker until the state stops wanting it or the worker is lost; subscriptions
 /// have no timeout and take no job slot.
@@ -49,7 +50,7 @@ struct SubscriptionPlacement: Sendable {
     /// The worker for a run of `kind`: serving, not excluded, fewest runs.
     func pick(kind: String, excluding excluded: (PeerID) -> Bool) -> PeerID? {
         var best: (peer: PeerID, load: Int)?
-        for (peer, kinds) in subscribers where kinds.isEmpty || kinds.contains(kind) {
+        for (peer, kinds) in subscribers where EffectKind.serves(kinds, kind: kind) {
             guard !excluded(peer) else { continue }
             let runs = load[peer, default: 0]
             if let current = best {

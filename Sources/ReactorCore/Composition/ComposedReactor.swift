@@ -2,7 +2,8 @@
 ///
 /// The defaults delegate to the parts: `mutate` and `reduce` (a composition with no actions or
 /// mutations of its own writes neither), lanes, kinds, the failure hook, cancellation (ids
-/// `NAME.id`, cancel-in-flight, the cancel hook), `transform(action:)`,
+/// `NAME.id`, cancel-in-flight, the cancel hook), subscriptions (the parts' in order, ids and
+/// kinds `NAME.id`, `NAME.kind`), `transform(action:)`,
 /// initial actions and mutations (the parts' in order) and projections (each part's whole state
 /// when it is `Equatable`, then its own projections). A parent with actions of its own writes
 /// `mutate` and `reduce` and calls ``mutateParts(state:action:)`` and
@@ -99,6 +100,30 @@ extension ComposedReactor {
             if let mutations = part.cancelled(effect) { return mutations }
         }
         return []
+    }
+
+    /// The subscriptions the parts want, in part order. A parent with subscriptions of its own
+    /// returns them together with `subscriptionsOfParts(state:)`.
+    public func subscriptionsOfParts(state: State) -> [Subscription] {
+        parts.flatMap { $0.subscriptions(state) }
+    }
+
+    public func subscriptions(state: State) -> [Subscription] {
+        subscriptionsOfParts(state: state)
+    }
+
+    public func subscriptionID(of subscription: Subscription) -> String {
+        for part in parts {
+            if let id = part.subscriptionID(subscription) { return id }
+        }
+        return String(describing: subscription)
+    }
+
+    public func subscriptionKind(of subscription: Subscription) -> String {
+        for part in parts {
+            if let kind = part.subscriptionKind(subscription) { return kind }
+        }
+        return EffectKind.caseName(of: subscription)
     }
 
     public func transform(action: Action) -> [Action] {

@@ -12,6 +12,9 @@ public struct Part<Parent: Reactor>: Sendable {
     let cancelID: @Sendable (Parent.Effect) -> CancelID??
     let cancelsInFlight: @Sendable (Parent.Effect) -> Bool?
     let cancelled: @Sendable (Parent.Effect) -> [Parent.Mutation]?
+    let subscriptions: @Sendable (Parent.State) -> [Parent.Subscription]
+    let subscriptionID: @Sendable (Parent.Subscription) -> String?
+    let subscriptionKind: @Sendable (Parent.Subscription) -> String?
     /// The child's initial actions, lifted.
     public let initialActions: [Parent.Action]
     /// The child's initial mutations, lifted.
@@ -41,6 +44,9 @@ public struct Part<Parent: Reactor>: Sendable {
         cancelID = { scope.cancelID(for: $0) }
         cancelsInFlight = { scope.cancelsInFlight($0) }
         cancelled = { scope.cancelled(effect: $0) }
+        subscriptions = { scope.subscriptions(state: $0) }
+        subscriptionID = { scope.subscriptionID(of: $0) }
+        subscriptionKind = { scope.subscriptionKind(of: $0) }
         initialActions = scope.initialActions
         initialMutations = scope.initialMutations
         projections = whole + scope.projections

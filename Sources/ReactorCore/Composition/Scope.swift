@@ -2,15 +2,17 @@
 /// actions, mutations and effects as cases of the parent's (``Embedding``).
 ///
 /// Every method lifts the child's own, unchanged: `mutate`, `reduce`, lanes, kinds, the failure
-/// hook, cancellation (ids, cancel-in-flight, the cancel hook), `transform(action:)`, initial
-/// actions and mutations, projections, and (with ``effects(_:)``) its effect handler. Each returns `nil` (or `false`) for a parent value that
+/// hook, cancellation (ids, cancel-in-flight, the cancel hook), subscriptions, `transform(action:)`,
+/// initial actions and mutations, projections, and (with ``effects(_:)`` and
+/// ``subscriptions(_:)``) its effect and subscription handlers. Each returns `nil` (or `false`) for a parent value that
 /// is not this child's, so a parent delegates in one line per child, or lists its scopes as
 /// ``Part``s of a ``ComposedReactor`` that does it all.
 ///
 /// Names: the child's effect kinds become `NAME.kind` and its lanes `NAME.lane`, so two
 /// children never share a lane by accident, and a worker serves one child by announcing
 /// the kind pattern `NAME.*` (`reactor-node worker --part NAME`). Its cancel ids become
-/// `NAME.id`, so a child cancels its own jobs only. Its projections become
+/// `NAME.id`, so a child cancels its own jobs only; its subscriptions' ids and kinds become
+/// `NAME.id` and `NAME.kind` likewise. Its projections become
 /// `NAME.projection`, and with an `Equatable` child state the scope offers its whole part as
 /// the projection `NAME` (``projection``).
 public struct Scope<Parent: Reactor, Child: Reactor>: Sendable {
@@ -26,17 +28,30 @@ public struct Scope<Parent: Reactor, Child: Reactor>: Sendable {
     public let mutation: Embedding<Parent.Mutation, Child.Mutation>
     /// The child's effects inside the parent's.
     public let effect: Embedding<Parent.Effect, Child.Effect>
+    /// The child's subscriptions inside the parent's.
+    public let subscription: Embedding<Parent.Subscription, Child.Subscription>
 
-    /// Places `child` in a parent under `name`.
+    /// Places `child`, which has subscriptions, in a parent under `name`: its subscriptions
+    /// become the parent's (ids `NAME.id`, kinds `NAME.kind`), and their events its actions.
     public init(_ name: String, _ child: Child, state: WritableKeyPath<Parent.State, Child.State> & Sendable,
                 action: Embedding<Parent.Action, Child.Action>, mutation: Embedding<Parent.Mutation, Child.Mutation>,
-                effect: Embedding<Parent.Effect, Child.Effect>) {
+                effect: Embedding<Parent.Effect, Child.Effect>, subscription: Embedding<Parent.Subscription, Child.Subscription>) {
         self.name = name
         self.child = child
         self.state = state
         self.action = action
         self.mutation = mutation
         self.effect = effect
+        self.subscription = subscription
+    }
+
+    /// Places `child` in a parent under `name`. (A child with subscriptions needs the
+    /// initialiser that also says where they go, so they are never dropped unnoticed.)
+    public init(_ name: String, _ child: Child, state: WritableKeyPath<Parent.State, Child.State> & Sendable,
+                action: Embedding<Parent.Action, Child.Action>, mutation: Embedding<Parent.Mutation, Child.Mutation>,
+                effect: Embedding<Parent.Effect, Child.Effect>) where Child.Subscription == NoSubscription {
+        self.init(name, child, state: state, action: action, mutation: mutation, effect: effect,
+                  subscription: Embedding({ (none: NoSubscription) -> Parent.Subscription in switch none {} }, extract: { _ in nil }))
     }
 
     /// The child's `mutate` for one of its actions, lifted; `nil` for another action.
@@ -88,6 +103,21 @@ public struct Scope<Parent: Reactor, Child: Reactor>: Sendable {
         self.effect.extract(effect).map { child.cancelled(effect: $0).map(mutation.embed) }
     }
 
+    /// The subscriptions the child wants in its part of `state`, lifted.
+    public func subscriptions(state: Parent.State) -> [Parent.Subscription] {
+        child.subscriptions(state: state[keyPath: self.state]).map(subscription.embed)
+    }
+
+    /// The child's id of one of its subscriptions, as `NAME.id`; `nil` for another subscription.
+    public func subscriptionID(of subscription: Parent.Subscription) -> String? {
+        self.subscription.extract(subscription).map { "\(name).\(child.subscriptionID(of: $0))" }
+    }
+
+    /// The child's kind of one of its subscriptions, as `NAME.kind`; `nil` for another one.
+    public func subscriptionKind(of subscription: Parent.Subscription) -> String? {
+        self.subscription.extract(subscription).map { "\(name).\(child.subscriptionKind(of: $0))" }
+    }
+
     /// The child's `transform(action:)` of one of its actions, lifted; `nil` for another action.
     public func transform(action: Parent.Action) -> [Parent.Action]? {
         self.action.extract(action).map { child.transform(action: $0).map(self.action.embed) }
@@ -116,6 +146,15 @@ public struct Scope<Parent: Reactor, Child: Reactor>: Sendable {
     public func effects<H: EffectHandler>(_ handler: H) -> PartEffects<Parent.Effect, Parent.Mutation>
         where H.Effect == Child.Effect, H.Mutation == Child.Mutation {
         PartEffects(name: name, handler: handler, embed: mutation.embed, extract: effect.extract)
+    }
+}
+
+extension Scope {
+    /// The child's subscription handler as a handler of the parent's subscriptions of this
+    /// child: it runs them with `handler` and lifts the actions they send.
+    public func subscriptions<H: SubscriptionHandler>(_ handler: H) -> PartSubscriptions<Parent.Subscription, Parent.Action>
+        where H.Subscription == Child.Subscription, H.Action == Child.Action {
+        PartSubscriptions(name: name, handler: handler, embed: action.embed, extract: subscription.extract)
     }
 }
 

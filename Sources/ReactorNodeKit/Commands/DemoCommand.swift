@@ -12,7 +12,7 @@ enum DemoCommand {
     static func spec(_ node: NodeProgram) -> Command {
         Command(
             name: "demo",
-            summary: "authority, two workers and an observer in one process, with a scripted workload",
+            summary: "authority, two workers and an observer in one process, with scripted workloads of three apps",
             options: [
                 .value("actions", "N", help: "counter actions to send (half countUp, half countUpAsync)", default: "20000"),
                 .value("log-level", "LEVEL", help: "node logs on stderr", default: "warning"),
@@ -29,7 +29,7 @@ enum DemoCommand {
         defer { context.terminate(timeout: .seconds(3)) }
         var checks: [(String, Bool)] = []
 
-        Output.error("demo 1/2: counter — \(count) actions (half sync, half through 2 workers), one observer")
+        Output.error("demo 1/3: counter — \(count) actions (half sync, half through 2 workers), one observer")
         let counter = try await LocalCluster(reactor: Counter(), effects: CounterEffects(), configuration: .loopback(app: "counter"),
                                              workerCount: 2, context: context, logger: logger)
         try counter.observer.start()
@@ -88,7 +88,7 @@ enum DemoCommand {
         await counterClient.wait()
         await counter.shutdown()
 
-        Output.error("demo 2/2: primes — factorisation on workers, an ordered lane that finishes out of order")
+        Output.error("demo 2/3: primes — factorisation on workers, an ordered lane that finishes out of order")
         let primes = try await LocalCluster(reactor: Primes(), effects: PrimesEffects(), configuration: .loopback(app: "primes"),
                                             workerCount: 2, context: context, logger: logger)
         try primes.observer.start()
@@ -117,11 +117,51 @@ enum DemoCommand {
         await primesClient.wait()
         await primes.shutdown()
 
+        Output.error("demo 3/3: desk — two composed reactors, a quote feed (subscription), a lookup replaced in flight (cancellation), an initial and an expanding action (transforms)")
+        checks += try await desk(context: context, logger: logger)
+
         Output.line("")
         for (name, ok) in checks { Output.line("\(ok ? "PASS" : "FAIL")  \(name)") }
         let failed = checks.filter { !$0.1 }.count
         Output.line("demo: \(checks.count - failed) passed, \(failed) failed")
         return failed == 0 ? 0 : 1
+    }
+
+    /// The desk app: a composed ticker and search, each feature checked on the final state.
+    private static func desk(context: ZMQContext, logger: Logger) async throws -> [(String, Bool)] {
+        let feed = TickerFeed(interval: .milliseconds(5))
+        let desk = try await LocalCluster(reactor: Desk(), effects: ComposedEffects(Desk.effects()),
+                                          subscriptions: ComposedSubscriptions(Desk.subscriptions(feed: feed)),
+                                          configuration: .loopback(app: "desk"), workerCount: 2, context: context, logger: logger)
+        let client = try desk.client(logger: logger)
+        let opening = try await client.snapshot()
+        // A slow lookup, replaced in flight by the lookup of `watch`, which also follows XYZ.
+        _ = try await client.send(.lookup(.search(query: "slow", pauseMilliseconds: 60_000)))
+        let watch = try await client.send(.watch(symbol: "XYZ", ticks: 40, pauseMilliseconds: 0))
+        var state = try await client.snapshot().state
+        let deadline = ContinuousClock.now + .seconds(30)
+        var lastShown = ""
+        while state.ticks < 50 || state.lookup.finished.isEmpty, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(50))
+            state = try await client.snapshot().state
+            let board = state.board.joined(separator: ", ")
+            if board != lastShown {
+                Output.error("  board: \(board)")
+                lastShown = board
+            }
+        }
+        Output.line("desk: board \(state.board.joined(separator: ", ")), lookups finished \(state.lookup.finished), cancelled \(state.lookup.cancelled)")
+        client.close()
+        await client.wait()
+        await desk.shutdown()
+        return [
+            ("desk: a fresh state followed ACME once (initial action, version \(opening.version))", opening.state.quotes.targets == ["ACME": 10]),
+            ("desk: watch was one action (one ack, seq \(watch.actionSeq)) that looked XYZ up and followed it", watch.actionSeq == 3 && state.quotes.targets["XYZ"] == 40),
+            ("desk: every tick of both feeds applied exactly once, in order (subscriptions)",
+             state.quotes.ticks == ["ACME": Array(0..<10), "XYZ": Array(0..<40)] && state.ticks == 50),
+            ("desk: the slow lookup was cancelled in flight and its cancel hook applied",
+             state.lookup.cancelled == ["slow"] && state.lookup.finished == ["XYZ"] && !state.lookup.results.contains("slow:2")),
+        ]
     }
 
     /// A value shared between the demo's tasks.

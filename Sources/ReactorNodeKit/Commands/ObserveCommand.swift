@@ -15,15 +15,15 @@ enum ObserveCommand {
             summary: "print the current state, then every newer snapshot from the feed",
             options: [
                 node.apps.appOption,
-                .value("feed", "EP", help: "the authority's feed endpoint", default: "tcp://127.0.0.1:7003"),
-                .value("actions", "EP", help: "the authority's actions endpoint (for the current snapshot)", default: "tcp://127.0.0.1:7001"),
+                .value("feed", "EP[,EP...]", help: "the authority's feed endpoint; several, comma-separated: authorities that take over from one another, tried in order", default: "tcp://127.0.0.1:7003"),
+                .value("actions", "EP[,EP...]", help: "the authority's actions endpoint (for the current snapshot); one per --feed endpoint, in the same order", default: "tcp://127.0.0.1:7001"),
                 .flag("json", help: #"one JSON line per snapshot: {"version":V,"state":{...}}"#),
                 .flag("once", help: "print the current snapshot and exit (non-zero if none within --timeout)"),
                 .value("projection", "NAME", help: #"follow this projection of the state, printed only when it changes: {"version":V,"projection":NAME,"value":...}"#),
                 .value("timeout", "SECONDS", help: "with --once: how long to wait for the snapshot", default: "5"),
                 CommonOptions.logLevel,
             ] + SecurityOptions.peer,
-            discussion: "Data goes to stdout (one line per snapshot); logs to stderr. SIGINT/SIGTERM stops.",
+            discussion: "Data goes to stdout (one line per snapshot); logs to stderr. SIGINT/SIGTERM stops. With several authorities, a feed silent for 3 s moves observe to the next --feed/--actions pair, where it fetches the snapshot again.",
             program: node.name
         )
     }
@@ -31,8 +31,11 @@ enum ObserveCommand {
     static func run(_ arguments: ParsedArguments, _ node: NodeProgram) async throws -> Int32 {
         let registered = try node.apps.app(arguments)
         let app = registered.name
-        let feed = try Endpoint.validate(try arguments.required("feed"), flag: "feed", binding: false)
-        let actions = try Endpoint.validate(try arguments.required("actions"), flag: "actions", binding: false)
+        let feed = try Endpoint.validateList(try arguments.required("feed"), flag: "feed")
+        let actions = try Endpoint.validateList(try arguments.required("actions"), flag: "actions")
+        guard Endpoint.count(feed) == Endpoint.count(actions) else {
+            throw CLIError.usage("observe: --feed lists \(Endpoint.count(feed)) endpoint(s) and --actions \(Endpoint.count(actions)): give one actions endpoint per feed endpoint, in the same order (the i-th of each is one authority's)")
+        }
         let security = try SecurityOptions.peer(arguments)
         let timeout = try CommonOptions.seconds(arguments, "timeout") ?? .seconds(5)
         let logger = try CommonOptions.logger("observe", arguments)

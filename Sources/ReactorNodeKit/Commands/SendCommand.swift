@@ -16,7 +16,7 @@ enum SendCommand {
             summary: "send actions typed as JSON; exits 0 only when every action was acked",
             options: [
                 node.apps.appOption,
-                .value("actions", "EP", help: "the authority's actions endpoint", default: "tcp://127.0.0.1:7001"),
+                .value("actions", "EP[,EP...]", help: "the authority's actions endpoint; several, comma-separated: authorities that take over from one another, tried in order", default: "tcp://127.0.0.1:7001"),
                 .value("repeat", "N", help: "send the list of actions N times", default: "1"),
                 .value("concurrency", "C", help: "actions in flight at once (unacked)", default: "64"),
                 .value("timeout", "SECONDS", help: "per attempt over a live connection; an unacked action is resent (idempotently) \(OptionDefaults.client.retries) times", default: OptionDefaults.seconds(OptionDefaults.client.timeout)),
@@ -31,6 +31,8 @@ enum SendCommand {
             Progress goes to stderr once a second; one JSON summary line goes to stdout.
             An authority that answers 'busy' slows send down (jittered backoff, same client_seq) instead
             of failing actions; unacknowledged actions are resent when a restarted authority is back.
+            With several --actions endpoints, a lost authority (no connection for 1 s, or no pong) makes send
+            move to the next one and resend its unacknowledged actions there with the same client_seq.
             Exits 69 when the authority cannot be reached within --connect-timeout.
             """,
             program: node.name
@@ -48,7 +50,7 @@ enum SendCommand {
             }
         }
         var configuration = ActionClientConfiguration(
-            actionsEndpoint: try Endpoint.validate(try arguments.required("actions"), flag: "actions", binding: false),
+            actionsEndpoint: try Endpoint.validateList(try arguments.required("actions"), flag: "actions"),
             timeout: try CommonOptions.seconds(arguments, "timeout") ?? OptionDefaults.client.timeout,
             window: try CommonOptions.int(arguments, "concurrency", in: 1...ActionClientConfiguration.maximumWindow)
         )

@@ -14,14 +14,14 @@ enum WorkerCommand {
             summary: "run the app's effects for an authority and send their mutations back",
             options: [
                 node.apps.appOption,
-                .value("authority", "EP", help: "the authority's workers endpoint", default: "tcp://127.0.0.1:7002"),
+                .value("authority", "EP[,EP...]", help: "the authority's workers endpoint; several, comma-separated: authorities that take over from one another, tried in order", default: "tcp://127.0.0.1:7002"),
                 .value("concurrency", "N", help: "effects run at once", default: "\(OptionDefaults.worker.concurrency)"),
                 .value("name", "NAME", help: "how the authority logs this worker (default HOST-PID)"),
                 .value("kinds", "K1,K2", help: "only these effect and subscription kinds (default: all)"),
                 .value("part", "NAME", help: "only this part of a composed app (its kinds NAME.*)"),
                 .value("attempts", "N", help: "attempts per effect before the app's failure hook applies", default: "\(OptionDefaults.worker.retry.maxAttempts)"),
                 .value("effect-timeout", "SECONDS", help: "one attempt may take this long", default: OptionDefaults.seconds(OptionDefaults.worker.retry.timeout)),
-                .value("heartbeat", "SECONDS", help: "heartbeat interval; \(OptionDefaults.worker.missedHeartbeats) missed = authority lost, reconnect", default: OptionDefaults.seconds(OptionDefaults.worker.heartbeatInterval)),
+                .value("heartbeat", "SECONDS", help: "heartbeat interval; \(OptionDefaults.worker.missedHeartbeats) missed = authority lost, reconnect (to the next --authority endpoint, if several)", default: OptionDefaults.seconds(OptionDefaults.worker.heartbeatInterval)),
             ] + node.apps.effectOptions + [
                 CommonOptions.maxMessageBytes(default: OptionDefaults.worker.maxMessageBytes),
                 MetricsEndpoint.option,
@@ -38,7 +38,7 @@ enum WorkerCommand {
     static func run(_ arguments: ParsedArguments, _ node: NodeProgram) async throws -> Int32 {
         let app = try node.apps.app(arguments)
         var configuration = WorkerConfiguration(
-            authorityEndpoint: try Endpoint.validate(try arguments.required("authority"), flag: "authority", binding: false),
+            authorityEndpoint: try Endpoint.validateList(try arguments.required("authority"), flag: "authority"),
             appName: app.name,
             concurrency: try CommonOptions.int(arguments, "concurrency", in: 1...10_000),
             kinds: arguments.string("kinds")?.split(separator: ",").map(String.init) ?? [],
@@ -62,7 +62,7 @@ enum WorkerCommand {
         let logger = try CommonOptions.logger("worker \(configuration.name)", arguments)
         let metrics = try MetricsEndpoint.address(arguments)
         return try await node.apps.visit(arguments, Runner(configuration: configuration, metrics: metrics, logger: logger,
-                                                           subscriptions: app.subscriptionHandler), part: part)
+                                                           subscriptions: app.subscriptionHandlers(part)), part: part)
     }
 
     struct Runner: AppVisitor {

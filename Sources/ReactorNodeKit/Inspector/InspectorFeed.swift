@@ -34,6 +34,7 @@ final class InspectorFeed<R: Reactor>: Sendable {
                 try socket.set(.receiveHighWaterMark, 100_000)
                 try socket.set(.subscribe, FeedMessage.Topic.mutation)
                 try socket.set(.subscribe, FeedMessage.Topic.heartbeat)
+                try socket.set(.subscribe, FeedMessage.Topic.job)
                 try socket.connect(endpoint)
                 try run(socket, history: history, needSnapshot: needSnapshot)
             } catch {
@@ -85,6 +86,8 @@ final class InspectorFeed<R: Reactor>: Sendable {
                     if history.receive(recorded) { needSnapshot() }
                 case .heartbeat(let version, let actionSeq), .snapshot(let version, let actionSeq, _):
                     if history.heartbeat(version: version, actionSeq: actionSeq) { needSnapshot() }
+                case .job(let event):
+                    history.noteJob(event)
                 case .projection:
                     continue  // not subscribed: the inspector shows the whole state, not the app's projections
                 }

@@ -1,6 +1,7 @@
 import Glibc
 import MessagePack
 import ReactorCore
+import ReactorWire
 import Synchronization
 
 /// What an inspector knows about a cluster: the live state, the last mutations and actions, full
@@ -35,9 +36,17 @@ final class InspectorHistory<R: Reactor>: Sendable {
         /// Versions of the mutations it emitted (and of its failure hook's), in order.
         var versions: [UInt64] = []
         var lastAt: Double
-        /// `done` or `failed`, when the journal said so; `failed` too when the feed carried
-        /// failure-hook mutations for it.
+        /// `done`, `failed` or `cancelled`, from the feed's job events or the journal; `failed`
+        /// too when the feed carried failure-hook mutations for it.
         var outcome: String?
+        /// The worker that holds or ran it, as it named itself (the feed's job events).
+        var worker: String?
+        /// Dispatches by the authority so far (more than 1 after a lost worker or a timeout).
+        var dispatches: UInt32?
+        /// Attempts on its last worker, when it failed.
+        var attempts: UInt32?
+        /// Authority time from the last dispatch to the worker's report, in microseconds.
+        var microseconds: UInt64?
     }
 
     /// One action: its mutations and jobs.
@@ -185,6 +194,29 @@ final class InspectorHistory<R: Reactor>: Sendable {
             guard book.actions[job.actionSeq] != nil else { return }
             let now = Self.now()
             book.actions[job.actionSeq]?.jobs[job.effectIndex, default: Job(effectIndex: job.effectIndex, lastAt: now)].outcome = outcome
+            book.generation += 1
+        }
+    }
+
+    /// Notes what the authority's job events say: the worker, the dispatches, the outcome and
+    /// the duration.
+    func noteJob(_ event: JobEvent) {
+        book.withLock { book in
+            let now = Self.now()
+            // A job's dispatch may be the first sign of an action without sync mutations.
+            noteActions(through: event.job.actionSeq, at: now, in: &book)
+            guard book.actions[event.job.actionSeq] != nil else { return }
+            var job = book.actions[event.job.actionSeq]?.jobs[event.job.effectIndex] ?? Job(effectIndex: event.job.effectIndex, lastAt: now)
+            if let worker = event.worker { job.worker = worker }
+            if event.dispatch > 0 { job.dispatches = event.dispatch }
+            switch event.event {
+            case .dispatched: break
+            case .done, .failed, .cancelled:
+                job.outcome = event.event.rawValue
+                job.attempts = event.attempts ?? job.attempts
+                job.microseconds = event.microseconds ?? job.microseconds
+            }
+            book.actions[event.job.actionSeq]?.jobs[event.job.effectIndex] = job
             book.generation += 1
         }
     }

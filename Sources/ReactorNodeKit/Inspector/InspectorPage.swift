@@ -242,8 +242,11 @@ async function showAction(seq) {
     for (const job of a.jobs) {
       const block = document.createElement("div");
       block.className = "job"; block.dataset.job = job.job;
-      block.append(text("div", `job ${job.job}: worker ${job.worker ?? "not on the feed"}, attempts ${job.attempts ?? "not on the feed"}, ` +
-        `${job.outcome ?? "outcome not on the feed"}, last mutation seen ${job.seen_after_ms.toFixed(0)} ms after the action`));
+      const tries = job.dispatches === null ? "dispatch not seen" : `dispatch ${job.dispatches}` +
+        (job.attempts === null ? "" : `, ${job.attempts} attempt(s) on the worker`);
+      block.append(text("div", `job ${job.job}: worker ${job.worker ?? "unknown"}, ${tries}, ` +
+        `${job.outcome ?? "running"}` + (job.duration_ms === null ? "" : ` in ${job.duration_ms.toFixed(1)} ms`) +
+        `, last mutation seen ${job.seen_after_ms.toFixed(0)} ms after the action`));
       block.append(...job.mutations.map(mutationLine));
       jobs.append(block);
     }

@@ -150,9 +150,11 @@ struct InspectorRoutes<R: Reactor>: Sendable {
             .object([
                 ("job", .string("\(seq).\(job.effectIndex)")),
                 ("effect_index", .uint(UInt64(job.effectIndex))),
-                // The feed does not say which worker ran a job, nor how many attempts it took.
-                ("worker", .nil),
-                ("attempts", .nil),
+                // From the authority's job events, while the inspector follows them.
+                ("worker", job.worker.map { .string($0) } ?? .nil),
+                ("dispatches", job.dispatches.map { .uint(UInt64($0)) } ?? .nil),
+                ("attempts", job.attempts.map { .uint(UInt64($0)) } ?? .nil),
+                ("duration_ms", job.microseconds.map { .double(Double($0) / 1_000) } ?? .nil),
                 ("outcome", job.outcome.map { .string($0) } ?? .nil),
                 ("seen_after_ms", .double(max(0, job.lastAt - entry.firstSeenAt))),
                 ("mutations", .array(mutations.filter { job.versions.contains($0.version) }.map(line))),

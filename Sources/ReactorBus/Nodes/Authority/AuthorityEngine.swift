@@ -31,6 +31,12 @@ package final class AuthorityEngine<R: Reactor> {
     /// Jobs cancelled while a worker held them (the most recent ones): what their workers still
     /// send is counted as `cancelled_results_dropped`.
     private var cancelledJobs = RecentJobs(limit: 65_536)
+    /// The term (epoch) of this authority's leadership when it was elected (`--election`), named
+    /// in every `pong` and `welcome` so that peers never follow an older authority again; `nil`
+    /// for an authority that runs without an election.
+    package var term: UInt64?
+    /// Dispatch counts and times, while someone follows job events.
+    private var jobWatch = JobWatch()
     package internal(set) var metrics = AuthorityMetrics()
     var outbox = Outbox()
     /// Which worker runs which subscription run (see `AuthorityEngine+Subscriptions.swift`).
@@ -101,7 +107,7 @@ package final class AuthorityEngine<R: Reactor> {
             }
         case .ping(let id):
             let pong = AuthorityReply.pong(requestID: id, version: sequencer.version, startID: startID, app: configuration.appName,
-                                           schema: configuration.schema.version, compatible: configuration.schema.compatibleVersions.sorted())
+                                           schema: configuration.schema.version, compatible: configuration.schema.compatibleVersions.sorted(), term: term)
             outbox.promptReplies.append(envelope + pong.frames(writer))
         case .stats(let id):
             reply(envelope, .stats(requestID: id, counters: currentMetrics().dictionary), request: id)
@@ -281,7 +287,7 @@ package final class AuthorityEngine<R: Reactor> {
             }
             let standing = dispatcher.isQuarantined(peer) ? " (still quarantined)" : ""
             logger.info("worker \(name) (\(peer)) \(known ? "re-registered" : "registered"): capacity \(trusted), kinds \(kinds.isEmpty ? "all" : kinds.joined(separator: ","))\(standing)")
-            toWorker(peer, .welcome(heartbeatMilliseconds: heartbeatMilliseconds))
+            toWorker(peer, .welcome(heartbeatMilliseconds: heartbeatMilliseconds, term: term))
             for assignment in assignments { send(assignment) }
             // A new session: whatever subscriptions it ran are gone until it says `subscriber`.
             subscriptionPlacement.forget(peer)
@@ -332,12 +338,14 @@ package final class AuthorityEngine<R: Reactor> {
                 metrics[.jobsFailed] += 1
                 let failure = EffectFailure(message: "worker reported \(count) mutation(s) but \(received) arrived", attempts: 1)
                 logger.warning("job \(job) on \(workerLabel(peer)): \(failure.message); the job fails")
+                noteJob { $0.ended(job, .failed, worker: dispatcher.name(of: peer), attempts: UInt32(clamping: failure.attempts)) }
                 record(.failed(job: job, failure: failure)) { sequencer throws(SequencerError) in
                     try sequencer.fail(job: job, error: failure)
                 }
                 return
             }
             metrics[.jobsDone] += 1
+            noteJob { $0.ended(job, .done, worker: dispatcher.name(of: peer)) }
             record(.completed(job: job, emitCount: count)) { sequencer throws(SequencerError) in
                 try sequencer.complete(job: job, emitCount: count)
             }
@@ -346,6 +354,7 @@ package final class AuthorityEngine<R: Reactor> {
             guard report(job, by: peer, now: now) else { return }
             metrics[.jobsFailed] += 1
             logger.warning("job \(job) failed for good on \(workerLabel(peer)): \(failure)")
+            noteJob { $0.ended(job, .failed, worker: dispatcher.name(of: peer), attempts: UInt32(clamping: failure.attempts)) }
             record(.failed(job: job, failure: failure)) { sequencer throws(SequencerError) in
                 try sequencer.fail(job: job, error: failure)
             }
@@ -369,6 +378,7 @@ package final class AuthorityEngine<R: Reactor> {
         metrics[.jobsCancelled] += UInt64(acceptance.cancelled.count)
         for job in acceptance.cancelled {
             let (_, holders, assignments) = dispatcher.cancel(job, now: now)
+            noteJob { $0.ended(job, .cancelled, worker: holders.first.flatMap { dispatcher.name(of: $0) }) }
             for peer in holders {
                 toWorker(peer, .cancel(job))
                 cancelledJobs.insert(job)
@@ -558,6 +568,19 @@ package final class AuthorityEngine<R: Reactor> {
         return true
     }
 
+    /// Whether the outbox carries job events (the feed has subscribers to topic `job`): set by
+    /// the loop; turning it off forgets what was watched.
+    package var followsJobs: Bool {
+        get { jobWatch.isOn }
+        set { if newValue != jobWatch.isOn { jobWatch.isOn = newValue } }
+    }
+
+    /// Records a job event when someone follows them.
+    private func noteJob(_ make: (inout JobWatch) -> JobEvent) {
+        guard jobWatch.isOn else { return }
+        outbox.jobEvents.append(make(&jobWatch))
+    }
+
     /// The names of the reactor's projections (none for most apps: then nothing is computed).
     package var projectionNames: [String] { projectionFeed.names }
 
@@ -664,6 +687,7 @@ package final class AuthorityEngine<R: Reactor> {
         // The kind was worked out (by reflection, by default) when the job was queued.
         let kind = dispatcher.queuedKind(of: assignment.job) ?? sequencer.reactor.kind(of: effect)
         metrics[.jobsDispatched] += 1
+        noteJob { $0.dispatched(assignment.job, to: dispatcher.name(of: assignment.worker)) }
         toWorker(assignment.worker, .job(assignment.job, kind: kind, payload: payload))
     }
 

@@ -282,6 +282,8 @@ final class AuthorityLoop<R: Reactor>: NodeLoop {
             checkpointAtRecords: durability?.checkpointDemand(now: now))
         if !projectionTopics.isEmpty { demand.projections = Set(projectionTopics.filter { feed.wants($0.topic) }.map(\.name)) }
         let outbox = engine.takeOutbox(demand)
+        // Job events from the next turn on, while anyone follows them (an inspector).
+        engine.followsJobs = feed.wants(FeedMessage.Topic.job)
         if outbox.state != nil {
             snapshotSchedule.took(version: outbox.version, costNanoseconds: outbox.stateEncodeNanoseconds, now: now)
         }
@@ -426,6 +428,9 @@ final class AuthorityLoop<R: Reactor>: NodeLoop {
                 guard let payload else { continue }
                 report.feedBytesSent += UInt64(try feed.publish(.mutation(version: mutation.version, actionSeq: mutation.actionSeq, origin: mutation.origin, payload: payload), now: now))
             }
+        }
+        for event in outbox.jobEvents {
+            report.feedBytesSent += UInt64(try feed.publish(.job(event), now: now))
         }
         for (name, payload) in outbox.projections {
             report.feedBytesSent += UInt64(try feed.publish(.projection(name: name, version: outbox.version, actionSeq: outbox.actionSeq, payload: payload), now: now))

@@ -1,4 +1,5 @@
 import ReactorCore
+import ReactorWire
 
 extension AuthorityEngine {
     /// Everything one turn of the engine asks the loop to do, in the order it must happen:
@@ -77,6 +78,8 @@ extension AuthorityEngine {
         package var checkpoint: AuthorityCheckpoint<R>?
         /// Projections whose value changed since last published, encoded, at ``version``.
         package var projections: [(name: String, payload: [UInt8])] = []
+        /// Job events for the feed's `job` topic (only while ``AuthorityEngine/followsJobs``).
+        package var jobEvents: [JobEvent] = []
 
         /// What the loop needs to refuse a request's reply: the request and the envelope's size.
         package struct RequestReply: Equatable {

@@ -24,6 +24,12 @@ import ZeroMQ
 ///   unanswered is resent as soon as a handshake completes again, or when a `pong` reports a new
 ///   authority start id. Calls that wait ``ActionClientConfiguration/connectTimeout`` without a
 ///   connection fail with ``ClientError/unreachable(endpoint:waited:)``.
+/// - Failover: with several actions endpoints (comma-separated in
+///   ``ActionClientConfiguration/actionsEndpoint``), a lost authority (no connection for
+///   ``ActionClientConfiguration/failoverAfter``, or no `pong` within the timeout) makes the
+///   client move to the next endpoint, round robin, and resend every unacknowledged action with
+///   the same `(client_id, client_seq)`; the new authority's copy of the client ledger acks each
+///   with its original `action_seq` or applies it once.
 /// - Task cancellation is not observed: a sent action cannot be taken back, so every call ends
 ///   with its answer, a refusal, a timeout or ``ClientError/closed``.
 ///
@@ -184,7 +190,7 @@ public final class ActionClient<R: Reactor>: Sendable {
 
     /// Checks that the authority answers; returns its current state version.
     public func ping() async throws(ClientError) -> UInt64 {
-        guard case .pong(_, let version, _, _, _, _) = try await request(.ping) else {
+        guard case .pong(_, let version, _, _, _, _, _) = try await request(.ping) else {
             throw .badReply(ProtocolError(.unknownKind, "expected a pong"))
         }
         return version

@@ -3,7 +3,11 @@ import ReactorWire
 
 /// How an ``ActionClient`` talks to the authority's actions socket.
 public struct ActionClientConfiguration: Sendable {
-    /// The authority's actions endpoint, e.g. `tcp://127.0.0.1:7001`.
+    /// The authority's actions endpoint, e.g. `tcp://127.0.0.1:7001`; or several, separated by
+    /// commas (`tcp://10.0.0.1:7001,tcp://10.0.0.2:7001`), when standby authorities can take over:
+    /// the client talks to the first, and when it loses it (no connection for
+    /// ``failoverAfter``, or no `pong` to its probe within ``timeout``) it moves to the next,
+    /// round robin, and resends every unacknowledged action with the same `client_seq`.
     public var actionsEndpoint: String
     /// This client's identity for idempotent retry: 1–64 bytes of UTF-8, unique per client process.
     ///
@@ -30,6 +34,9 @@ public struct ActionClientConfiguration: Sendable {
     /// Attempts do not time out while there is no connection: what is unanswered is resent as
     /// soon as the connection is back. Default 10 s.
     public var connectTimeout: Duration = .seconds(10)
+    /// With several endpoints in ``actionsEndpoint``: how long the client waits for a connection
+    /// to one before it tries the next. Default 1 s.
+    public var failoverAfter: Duration = .seconds(1)
     /// How `busy` refusals are waited out; see ``BusyBackoff``.
     public var busyBackoff = BusyBackoff()
     /// The app whose actions this client sends. When set, no action leaves before the authority
@@ -66,6 +73,7 @@ public struct ActionClientConfiguration: Sendable {
 
     /// Checks what the wire protocol requires of the values.
     func validated() throws(ClientError) -> ActionClientConfiguration {
+        if let problem = AuthorityEndpoints.problem(in: actionsEndpoint, setting: "actionsEndpoint") { throw .invalidArgument(problem) }
         let idBytes = clientID.utf8.count
         guard idBytes >= 1, idBytes <= ClientMessage.maxClientIDBytes else {
             throw .invalidArgument("clientID must be 1–\(ClientMessage.maxClientIDBytes) bytes of UTF-8, got \(idBytes)")
@@ -73,6 +81,7 @@ public struct ActionClientConfiguration: Sendable {
         guard retries >= 0 else { throw .invalidArgument("retries must not be negative, got \(retries)") }
         guard timeout > .zero else { throw .invalidArgument("timeout must be positive, got \(timeout)") }
         guard connectTimeout > .zero else { throw .invalidArgument("connectTimeout must be positive, got \(connectTimeout)") }
+        guard failoverAfter > .zero else { throw .invalidArgument("failoverAfter must be positive, got \(failoverAfter)") }
         try busyBackoff.validate()
         guard maxMessageBytes > 0 else { throw .invalidArgument("maxMessageBytes must be positive, got \(maxMessageBytes)") }
         var copy = self

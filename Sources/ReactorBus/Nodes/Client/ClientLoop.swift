@@ -20,6 +20,8 @@ struct ClientDiagnostics: Sendable, Equatable {
     var connections = 0
     /// Actions resent because the connection came back or the authority's start id changed.
     var reconnectResends = 0
+    /// Moves to the next of several actions endpoints after losing the current one.
+    var failovers = 0
 }
 
 /// The request kinds of the actions socket besides actions.
@@ -60,6 +62,13 @@ enum ClientRequestKind: Sendable {
 /// completed handshake (ZeroMQ would only queue it), attempts do not time out meanwhile, and
 /// everything unanswered is resent with the same `client_seq` once a handshake completes. A
 /// `pong` carries the authority's start id, so a restart is noticed even without a disconnect.
+///
+/// With several actions endpoints (``AuthorityEndpoints``) the loop talks to one at a time; it
+/// counts it as lost when no handshake completed for ``ActionClientConfiguration/failoverAfter``
+/// (never connected, or disconnected), or when its probe `ping` went unanswered for the attempt
+/// timeout over a live connection. It then replaces its socket with one connected to the next
+/// endpoint, and the handshake there resends everything unanswered with the same `client_seq`
+/// (the authorities share the client ledger, so each action is applied once).
 final class ClientLoop: NodeLoop {
     typealias ActionContinuation = UnsafeContinuation<Result<ActionAck, ClientError>, Never>
     typealias ReplyContinuation = UnsafeContinuation<Result<AuthorityReply, ClientError>, Never>
@@ -111,15 +120,25 @@ final class ClientLoop: NodeLoop {
 
     private let configuration: ActionClientConfiguration
     private let logger: Logger
-    private let socket: ZMQSocket
-    private let monitor: ZMQSocket
+    private let context: ZMQContext
+    private var socket: ZMQSocket
+    private var monitor: ZMQSocket
     private let mailbox: Mailbox<Command>
     private let runtime: NodeRuntime
     private let diagnostics: NodeMetrics<ClientDiagnostics>
-    private let poller: NodePoller
+    private var poller: NodePoller
     private let writer = HeaderWriter()
     private let timeoutMilliseconds: UInt64
     private let connectTimeoutMilliseconds: UInt64
+    private let failoverMilliseconds: UInt64
+    /// The actions endpoints; the socket is connected to the current one.
+    private var endpoints: AuthorityEndpoints
+    /// The terms authorities answered with (see ``AuthorityTermWatch``).
+    private var terms = AuthorityTermWatch()
+    /// Since when the current endpoint has had no completed handshake; `nil` while connected.
+    private var unconnectedSince: UInt64?
+    /// Whether the client moved to another endpoint since its last handshake.
+    private var movedSinceConnected = false
     private var socketIndex = 0
     private var monitorIndex = 0
     private var mailboxIndex = 0
@@ -164,6 +183,7 @@ final class ClientLoop: NodeLoop {
     private var busyRefusals = 0
     private var connections = 0
     private var reconnectResends = 0
+    private var failovers = 0
 
     /// Creates the DEALER, its monitor, and connects; throws what ZeroMQ reports.
     init(configuration: ActionClientConfiguration, logger: Logger, context: ZMQContext, mailbox: Mailbox<Command>,
@@ -171,13 +191,31 @@ final class ClientLoop: NodeLoop {
         self.configuration = configuration
         appVerified = configuration.appName == nil && configuration.schema == nil
         self.logger = logger
+        self.context = context
         self.mailbox = mailbox
         self.runtime = runtime
         self.poller = poller
         self.diagnostics = diagnostics
         self.timeoutMilliseconds = max(1, configuration.timeout.wholeMilliseconds)
         self.connectTimeoutMilliseconds = max(1, configuration.connectTimeout.wholeMilliseconds)
-        socket = try ZMQSocket(context: context, type: .dealer)
+        self.failoverMilliseconds = max(1, configuration.failoverAfter.wholeMilliseconds)
+        endpoints = AuthorityEndpoints(configuration.actionsEndpoint)
+        (socket, monitor) = try Self.connect(to: endpoints.current, configuration: configuration, context: context)
+        do {
+            try register()
+        } catch {
+            socket.stopMonitor()
+            monitor.close()
+            socket.close()
+            throw error
+        }
+        unconnectedSince = MonotonicClock.milliseconds()
+        actions.reserveCapacity(configuration.window)
+    }
+
+    /// A DEALER with the client's options and its monitor, connected to `endpoint`.
+    private static func connect(to endpoint: String, configuration: ActionClientConfiguration, context: ZMQContext) throws(ZMQError) -> (ZMQSocket, ZMQSocket) {
+        let socket = try ZMQSocket(context: context, type: .dealer)
         let watcher: ZMQSocket
         do {
             try socket.set(.linger, 0)
@@ -194,22 +232,26 @@ final class ClientLoop: NodeLoop {
             throw error
         }
         do {
-            try socket.connect(configuration.actionsEndpoint)
-            socketIndex = try poller.register(socket)
-            monitorIndex = try poller.register(watcher)
+            try socket.connect(endpoint)
         } catch {
+            socket.stopMonitor()
             watcher.close()
             socket.close()
             throw error
         }
-        monitor = watcher
+        return (socket, watcher)
+    }
+
+    /// Registers the socket, its monitor and the mailbox with the poller.
+    private func register() throws(ZMQError) {
+        socketIndex = try poller.register(socket)
+        monitorIndex = try poller.register(monitor)
         mailboxIndex = poller.register(mailbox)
-        actions.reserveCapacity(configuration.window)
     }
 
     /// Runs until the thread is asked to stop or ZeroMQ fails, then answers every call it holds.
     func run() {
-        logger.debug("connected to \(configuration.actionsEndpoint) as \(configuration.clientID)")
+        logger.debug("connected to \(endpoints.current) as \(configuration.clientID)")
         var failure = ClientError.closed
         while !runtime.isStopping && fatal == nil {
             do {
@@ -223,6 +265,7 @@ final class ClientLoop: NodeLoop {
                 try fillWindow()
                 try expireDeadlines()
                 try probeIfSilent()
+                try failOverIfUnconnected()
                 checkReachability()
             } catch where error.isTerminated {
                 // The context was terminated (the owner is shutting down): a normal close.
@@ -252,6 +295,7 @@ final class ClientLoop: NodeLoop {
         if !busyQueue.isEmpty { next = min(next, pausedUntil) }
         if let stallSince { next = min(next, stallSince + connectTimeoutMilliseconds) }
         if connected, probe == nil, !actions.isEmpty { next = min(next, lastHeard + Self.probeMilliseconds) }
+        if endpoints.isList, let unconnectedSince { next = min(next, unconnectedSince + failoverMilliseconds) }
         return next
     }
 
@@ -327,7 +371,7 @@ final class ClientLoop: NodeLoop {
             } else if event.event == .disconnected {
                 connectionDown()
             } else if !event.event.isDisjoint(with: .handshakeFailures) {
-                logger.warning("the handshake with \(configuration.actionsEndpoint) failed (error \(event.value)): check the CURVE keys of client and authority")
+                logger.warning("the handshake with \(endpoints.current) failed (error \(event.value)): check the CURVE keys of client and authority")
             }
         }
     }
@@ -339,10 +383,14 @@ final class ClientLoop: NodeLoop {
         connections += 1
         lastHeard = MonotonicClock.milliseconds()
         stallSince = nil
+        unconnectedSince = nil
         let resent = try resendUnanswered()
-        if connections > 1 {
-            logger.info("reconnected to \(configuration.actionsEndpoint); resent \(resent) unacknowledged action(s) with their client_seq")
+        if movedSinceConnected {
+            logger.info("connected to \(endpoints.current); resent \(resent) unacknowledged action(s) with their client_seq")
+        } else if connections > 1 {
+            logger.info("reconnected to \(endpoints.current); resent \(resent) unacknowledged action(s) with their client_seq")
         }
+        movedSinceConnected = false
         try sendProbe()
         connectionProbe = probe
     }
@@ -350,9 +398,45 @@ final class ClientLoop: NodeLoop {
     private func connectionDown() {
         guard connected else { return }
         connected = false
+        unconnectedSince = MonotonicClock.milliseconds()
         if let probe { requests[probe] = nil }
         probe = nil
-        logger.warning("lost the connection to \(configuration.actionsEndpoint); unacknowledged actions are resent when it is back")
+        logger.warning("lost the connection to \(endpoints.current); unacknowledged actions are resent \(endpoints.isList ? "on the first of the actions endpoints that answers" : "when it is back")")
+    }
+
+    // MARK: Failover
+
+    /// With several endpoints: moves on when the current one has had no handshake for the
+    /// failover time.
+    private func failOverIfUnconnected() throws(ZMQError) {
+        guard endpoints.isList, !connected, let since = unconnectedSince,
+              MonotonicClock.milliseconds() >= since + failoverMilliseconds else { return }
+        try failOver(because: "no connection for \(configuration.failoverAfter)")
+    }
+
+    /// Leaves the current endpoint for the next: a new socket (what the old one still held is
+    /// dropped with it), a fresh app check, and the handshake there resends everything unanswered.
+    private func failOver(because reason: String) throws(ZMQError) {
+        let lost = endpoints.current
+        let next = endpoints.advance()
+        failovers += 1
+        movedSinceConnected = true
+        logger.info("authority \(lost) lost (\(reason)); trying \(next)")
+        connected = false
+        if let probe { requests[probe] = nil }
+        probe = nil
+        connectionProbe = nil
+        // Another authority: its start id is its own, and its app is checked again before
+        // anything new is sent (what was sent before is resent: the ledger answers it).
+        authorityStartID = 0
+        appVerified = configuration.appName == nil && configuration.schema == nil
+        socket.stopMonitor()
+        monitor.close()
+        socket.close()
+        (socket, monitor) = try Self.connect(to: next, configuration: configuration, context: context)
+        poller = poller.renewed()
+        try register()
+        unconnectedSince = MonotonicClock.milliseconds()
     }
 
     /// Resends every unanswered action not waiting out `busy`, and every request; returns the
@@ -421,6 +505,8 @@ final class ClientLoop: NodeLoop {
                 continue
             }
             try handle(reply)
+            // A failover replaced the socket: what the old one held is not read.
+            if batch.socket !== socket { return }
         }
     }
 
@@ -435,8 +521,15 @@ final class ClientLoop: NodeLoop {
             }
             busyRound = 0
             pending.continuation.resume(returning: .success(ActionAck(clientSeq: clientSeq, actionSeq: actionSeq, version: version)))
-        case .snapshot(let id, _, _, _, _), .pong(let id, _, _, _, _, _), .stats(let id, _), .snapshotChunk(let id, _, _, _, _, _, _):
-            if case .pong(_, _, let startID, let app, let schema, let compatible) = reply {
+        case .snapshot(let id, _, _, _, _), .pong(let id, _, _, _, _, _, _), .stats(let id, _), .snapshotChunk(let id, _, _, _, _, _, _):
+            if case .pong(_, _, let startID, let app, let schema, let compatible, _) = reply {
+                if case .older(let term, let highest) = terms.check(AuthorityTermWatch.term(of: reply)) {
+                    logger.warning("the authority at \(endpoints.current) answers from term \(term), older than term \(highest) seen before")
+                    if endpoints.isList {
+                        try failOver(because: "term \(term) is older than \(highest)")
+                        return
+                    }
+                }
                 let wasVerified = appVerified
                 guard checkApp(app, schema: schema, compatible: compatible) else { return }
                 try noteStart(startID, resend: id != connectionProbe)
@@ -464,6 +557,10 @@ final class ClientLoop: NodeLoop {
             } else {
                 busy(ref, message: message)
             }
+        case .error(let ref, .unavailable, let message) where endpoints.isList && actions[ref] != nil:
+            // The authority could not journal the action and stops: whether it survives is
+            // unknown, so it is kept and resent, under its client_seq, to the next authority.
+            try failOver(because: "it refused client_seq \(ref) as unavailable: \(message)")
         case .error(let ref, let code, let message):
             let refusal = ClientError.refused(code: code, message: message)
             if let pending = actions.removeValue(forKey: ref) {
@@ -483,14 +580,14 @@ final class ClientLoop: NodeLoop {
     /// authority that predates the app field says nothing and is trusted).
     private func checkApp(_ app: String, schema: UInt32, compatible: [UInt32]) -> Bool {
         if let own = configuration.schema, !own.agrees(withAuthority: schema, accepting: compatible) {
-            return refuse(own.disagreement(app: app, endpoint: configuration.actionsEndpoint, authority: schema))
+            return refuse(own.disagreement(app: app, endpoint: endpoints.current, authority: schema))
         }
         guard let expected = configuration.appName, !app.isEmpty else {
             appVerified = true
             return true
         }
         guard app == expected else {
-            return refuse("the authority at \(configuration.actionsEndpoint) serves app '\(app)', not '\(expected)'")
+            return refuse("the authority at \(endpoints.current) serves app '\(app)', not '\(expected)'")
         }
         appVerified = true
         return true
@@ -511,11 +608,11 @@ final class ClientLoop: NodeLoop {
         defer { authorityStartID = startID }
         guard authorityStartID != 0, startID != authorityStartID else { return }
         guard resend else {
-            logger.info("the authority at \(configuration.actionsEndpoint) restarted (new start id)")
+            logger.info("the authority at \(endpoints.current) restarted (new start id)")
             return
         }
         let resent = try resendUnanswered()
-        logger.info("the authority at \(configuration.actionsEndpoint) restarted; resent \(resent) unacknowledged action(s) with their client_seq")
+        logger.info("the authority at \(endpoints.current) restarted; resent \(resent) unacknowledged action(s) with their client_seq")
     }
 
     /// Keeps a `busy` action for a resend after the pause, or fails it past the give-up time.
@@ -566,6 +663,10 @@ final class ClientLoop: NodeLoop {
                 if next.key == probe {
                     requests[next.key] = nil
                     probe = nil
+                    if endpoints.isList, connected {
+                        try failOver(because: "no pong within \(configuration.timeout)")
+                        return
+                    }
                 } else if !connected {
                     continue  // resent when the connection is back
                 } else if pending.attempts < attempts {
@@ -613,6 +714,7 @@ final class ClientLoop: NodeLoop {
     private func publishDiagnostics() {
         diagnostics.publish(ClientDiagnostics(
             inFlight: actions.count, queued: waiting.count, actionSends: actionSends, lateAnswers: lateAnswers,
-            badReplies: badReplies, busyRefusals: busyRefusals, connections: connections, reconnectResends: reconnectResends))
+            badReplies: badReplies, busyRefusals: busyRefusals, connections: connections, reconnectResends: reconnectResends,
+            failovers: failovers))
     }
 }

@@ -26,6 +26,10 @@ import ZeroMQ
 /// ``ObserverConfiguration/silenceTimeout``, it fetches again. Messages that do not decode are
 /// counted in ``metrics`` and dropped.
 ///
+/// With several authorities (comma-separated endpoints, see ``ObserverConfiguration/feedEndpoint``)
+/// a silent feed moves the observer to the next authority's feed and actions endpoints, where it
+/// fetches the state again; versions delivered still only grow.
+///
 /// The feed's receive queue is bounded (``ObserverConfiguration/receiveHighWaterMark``), so a
 /// slow observer never slows the authority: it loses feed messages and catches up by refetching.
 ///

@@ -1,8 +1,12 @@
 /// How an ``Observer`` follows the authority.
 public struct ObserverConfiguration: Sendable {
-    /// The authority's feed endpoint (its PUB socket).
+    /// The authority's feed endpoint (its PUB socket); or several, separated by commas, when
+    /// standby authorities can take over: then ``actionsEndpoint`` lists as many, in the same
+    /// order (the i-th feed and the i-th actions endpoint are one authority's). The observer
+    /// follows the first; when its feed has been silent for ``silenceTimeout`` it moves to the
+    /// next pair, round robin, and fetches the snapshot there.
     public var feedEndpoint: String
-    /// The authority's actions endpoint, where snapshots are fetched.
+    /// The authority's actions endpoint, where snapshots are fetched; one per feed endpoint.
     public var actionsEndpoint: String
     /// How long a snapshot fetch may stay unanswered before it is asked again.
     public var requestTimeout: Duration
@@ -74,11 +78,14 @@ public struct ObserverMetrics: Sendable, Hashable, CustomStringConvertible {
     public var mutations: UInt64 = 0
     /// Feed messages or answers that did not decode, and snapshots whose state did not decode; dropped.
     public var malformed: UInt64 = 0
+    /// Moves to the next of several authorities (feed and actions endpoints) after a silent feed.
+    public var failovers: UInt64 = 0
 
     public init() {}
 
     public var description: String {
         "snapshots \(snapshotsReceived) received, \(snapshotsDelivered) delivered, \(staleIgnored) stale; "
             + "\(refetches) refetches, \(fetchTimeouts) fetch timeouts, \(heartbeats) heartbeats, \(mutations) mutations, \(malformed) malformed"
+            + (failovers > 0 ? ", \(failovers) failovers" : "")
     }
 }

@@ -16,6 +16,8 @@ import ZeroMQ
 /// - without one it delivers only feed snapshots with a higher version than the one held.
 ///
 /// Either way, heartbeats that show a version it does not hold, or a silent feed, fetch again.
+/// With several authorities (``AuthorityEndpoints``, feed and actions endpoints in pairs) a silent
+/// feed instead moves both sockets to the next pair, and the fetch there resynchronises.
 final class ObserverLoop<State: Sendable>: NodeLoop {
     /// Feed messages handled per turn at most, so timers and answers stay responsive.
     static var receiveBatch: Int { 4_096 }
@@ -31,9 +33,15 @@ final class ObserverLoop<State: Sendable>: NodeLoop {
     private let runtime: NodeRuntime
     private let hub: SnapshotHub<State>
     private let counters: NodeMetrics<ObserverMetrics>
-    private let feed: ZMQSocket
-    private let actions: ZMQSocket
-    private let poller: NodePoller
+    private let context: ZMQContext
+    private var feed: ZMQSocket
+    private var actions: ZMQSocket
+    private var poller: NodePoller
+    /// The feed endpoints and the actions endpoints, in pairs; the sockets follow the current pair.
+    private var feedEndpoints: AuthorityEndpoints
+    private var actionsEndpoints: AuthorityEndpoints
+    /// The terms authorities answered with (see ``AuthorityTermWatch``).
+    private var terms = AuthorityTermWatch()
     private let writer = HeaderWriter()
     private let requestTimeout: UInt64
     private let silenceTimeout: UInt64
@@ -79,7 +87,37 @@ final class ObserverLoop<State: Sendable>: NodeLoop {
         silenceTimeout = max(1, configuration.silenceTimeout.wholeMilliseconds)
         chunkBytes = UInt64(max(1_024, min(configuration.maxMessageBytes, Self.maxChunkBytes)))
         lastFeedMessage = MonotonicClock.milliseconds()
-        feed = try ZMQSocket(context: context, type: .sub)
+        self.context = context
+        let problem = AuthorityEndpoints.problem(in: configuration.feedEndpoint, setting: "feedEndpoint")
+            ?? AuthorityEndpoints.problem(in: configuration.actionsEndpoint, setting: "actionsEndpoint")
+        feedEndpoints = AuthorityEndpoints(configuration.feedEndpoint)
+        actionsEndpoints = AuthorityEndpoints(configuration.actionsEndpoint)
+        if let problem = problem ?? Self.pairing(feedEndpoints, actionsEndpoints) {
+            logger.error("\(problem)")
+            throw ZMQError(code: ZMQError.Code.invalidArgument, function: "zmq_connect", endpoint: configuration.feedEndpoint)
+        }
+        (feed, actions) = try Self.connect(feed: feedEndpoints.current, actions: actionsEndpoints.current, configuration: configuration,
+                                           following: follower != nil, context: context)
+        do {
+            try register()
+        } catch {
+            feed.close()
+            actions.close()
+            throw error
+        }
+    }
+
+    /// Why the lists of feed and actions endpoints do not pair up, or `nil` when they do.
+    private static func pairing(_ feed: AuthorityEndpoints, _ actions: AuthorityEndpoints) -> String? {
+        guard feed.all.count != actions.all.count else { return nil }
+        return "feedEndpoint lists \(feed.all.count) endpoint(s) and actionsEndpoint \(actions.all.count): give one actions endpoint per feed endpoint, in the same order"
+    }
+
+    /// A SUB subscribed to the topics followed and a DEALER, connected to one authority's feed and actions endpoints.
+    private static func connect(feed feedEndpoint: String, actions actionsEndpoint: String, configuration: ObserverConfiguration,
+                                following: Bool, context: ZMQContext) throws(ZMQError) -> (ZMQSocket, ZMQSocket) {
+        let feed = try ZMQSocket(context: context, type: .sub)
+        let actions: ZMQSocket
         do {
             actions = try ZMQSocket(context: context, type: .dealer)
         } catch {
@@ -94,27 +132,32 @@ final class ObserverLoop<State: Sendable>: NodeLoop {
             try feed.set(.maxMessageSize, Int64(-1))
             // Subscribe before anything else (Clone pattern): whatever is published after the
             // fetched snapshot reaches us.
-            if follower == nil { try feed.set(.subscribe, FeedMessage.Topic.snapshot) }
+            if !following { try feed.set(.subscribe, FeedMessage.Topic.snapshot) }
             try feed.set(.subscribe, FeedMessage.Topic.heartbeat)
-            if configuration.followMutations || follower != nil { try feed.set(.subscribe, FeedMessage.Topic.mutation) }
+            if configuration.followMutations || following { try feed.set(.subscribe, FeedMessage.Topic.mutation) }
             try configuration.security?.apply(to: feed)
-            try feed.connect(configuration.feedEndpoint)
+            try feed.connect(feedEndpoint)
             try actions.set(.linger, 0)
             try actions.set(.maxMessageSize, Int64(configuration.maxMessageBytes) + 4_096)
             try configuration.security?.apply(to: actions)
-            try actions.connect(configuration.actionsEndpoint)
-            feedIndex = try poller.register(feed)
-            actionsIndex = try poller.register(actions)
+            try actions.connect(actionsEndpoint)
         } catch {
             feed.close()
             actions.close()
             throw error
         }
+        return (feed, actions)
+    }
+
+    /// Registers both sockets with the poller.
+    private func register() throws(ZMQError) {
+        feedIndex = try poller.register(feed)
+        actionsIndex = try poller.register(actions)
     }
 
     /// Runs until the thread is asked to stop or ZeroMQ fails; then closes the sockets and ends the streams.
     func run() {
-        logger.debug("following \(configuration.feedEndpoint), fetching from \(configuration.actionsEndpoint)")
+        logger.debug("following \(feedEndpoints.current), fetching from \(actionsEndpoints.current)")
         do throws(ZMQError) {
             try requestSnapshot()
             while !runtime.isStopping {
@@ -185,14 +228,45 @@ final class ObserverLoop<State: Sendable>: NodeLoop {
         let now = MonotonicClock.milliseconds()
         if let fetch, fetch.deadline <= now {
             counters.update { $0.fetchTimeouts += 1 }
-            logger.warning("no snapshot from \(configuration.actionsEndpoint) within \(configuration.requestTimeout); asking again")
+            logger.warning("no snapshot from \(actionsEndpoints.current) within \(configuration.requestTimeout); asking again")
             try requestSnapshot()
         }
         if now >= lastFeedMessage + silenceTimeout {
             lastFeedMessage = now
-            try refetch("the feed has been silent for \(configuration.silenceTimeout)")
+            if feedEndpoints.isList {
+                try failOver(because: "its feed has been silent for \(configuration.silenceTimeout)")
+            } else {
+                try refetch("the feed has been silent for \(configuration.silenceTimeout)")
+            }
         }
         if hasUndelivered { deliverWhenDue() }
+    }
+
+    /// Leaves the current authority for the next pair of endpoints: new sockets (what the old
+    /// ones held is dropped), then a fetch there. The state held stays until a newer one comes:
+    /// versions never go back.
+    private func failOver(because reason: String) throws(ZMQError) {
+        let lost = feedEndpoints.current
+        feedEndpoints.advance()
+        actionsEndpoints.advance()
+        counters.update {
+            $0.failovers += 1
+            $0.refetches += 1
+        }
+        logger.info("authority \(lost) lost (\(reason)); trying \(feedEndpoints.current) (actions \(actionsEndpoints.current))")
+        feed.close()
+        actions.close()
+        (feed, actions) = try Self.connect(feed: feedEndpoints.current, actions: actionsEndpoints.current, configuration: configuration,
+                                           following: follower != nil, context: context)
+        poller = poller.renewed()
+        try register()
+        // Another authority: its app's schema is checked again, and it may speak chunks or not.
+        schemaVerified = false
+        chunked = true
+        behindHeartbeats = 0
+        pending = []
+        lastFeedMessage = MonotonicClock.milliseconds()
+        try requestSnapshot()
     }
 
     /// Stops the observer with a `wrong_app` failure saying `message`.
@@ -215,10 +289,17 @@ final class ObserverLoop<State: Sendable>: NodeLoop {
                 continue
             }
             switch reply {
-            case .pong(_, _, _, let app, let schema, let compatible):
+            case .pong(_, _, _, let app, let schema, let compatible, _):
+                if case .older(let term, let highest) = terms.check(AuthorityTermWatch.term(of: reply)) {
+                    logger.warning("the authority at \(actionsEndpoints.current) answers from term \(term), older than term \(highest) seen before")
+                    if feedEndpoints.isList {
+                        try failOver(because: "term \(term) is older than \(highest)")
+                        return
+                    }
+                }
                 guard let own = configuration.schema, !schemaVerified else { break }
                 guard own.agrees(withAuthority: schema, accepting: compatible) else {
-                    refuse(own.disagreement(app: app, endpoint: configuration.actionsEndpoint, authority: schema))
+                    refuse(own.disagreement(app: app, endpoint: actionsEndpoints.current, authority: schema))
                     return
                 }
                 schemaVerified = true
@@ -253,7 +334,7 @@ final class ObserverLoop<State: Sendable>: NodeLoop {
     /// Whether `app` is the one expected; else the observer stops with `wrong_app`.
     private func checkApp(_ app: String) -> Bool {
         guard let expected = configuration.appName, app != expected else { return true }
-        refuse("the authority at \(configuration.actionsEndpoint) serves app '\(app)', not '\(expected)'")
+        refuse("the authority at \(actionsEndpoints.current) serves app '\(app)', not '\(expected)'")
         return false
     }
 
@@ -487,8 +568,9 @@ final class ObserverLoop<State: Sendable>: NodeLoop {
             if held != nil, version != previous + 1 {
                 try refetch("mutation versions jump from \(previous) to \(version)")
             }
-        case .projection:
-            // Followed by ProjectionObserver; this loop never subscribes to projection topics.
+        case .projection, .job:
+            // Followed by ProjectionObserver and the inspector; this loop never subscribes to
+            // projection or job topics.
             break
         }
     }

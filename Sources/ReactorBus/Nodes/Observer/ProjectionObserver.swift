@@ -15,6 +15,10 @@ import ZeroMQ
 /// delivered, or with the same bytes, is skipped. Like every feed message, a projection message
 /// can be lost to a full feed queue; the next change brings the current value.
 ///
+/// With several authorities (comma-separated endpoints, see ``ObserverConfiguration/feedEndpoint``)
+/// the feed is connected to every feed endpoint at once, and the current state is fetched from the
+/// first actions endpoint that answers.
+///
 /// Not thread-safe: one task calls ``next(timeout:)`` at a time.
 public final class ProjectionObserver<R: Reactor> {
     /// The projection followed.
@@ -51,7 +55,9 @@ public final class ProjectionObserver<R: Reactor> {
             try feed.set(.subscribe, FeedMessage.Topic.projection(name))
             try feed.set(.subscribe, FeedMessage.Topic.heartbeat)
             try configuration.security?.apply(to: feed)
-            try feed.connect(configuration.feedEndpoint)
+            // Several authorities (a comma-separated list): the feed hears whichever publishes,
+            // and values not newer than the last one are skipped anyway.
+            for endpoint in AuthorityEndpoints(configuration.feedEndpoint).all { try feed.connect(endpoint) }
             _ = try poller.register(feed)
         } catch {
             feed.close()

@@ -3,7 +3,11 @@ import ReactorCore
 
 /// What a ``WorkerNode`` connects to, what it announces and how patient it is.
 public struct WorkerConfiguration: Sendable, Hashable {
-    /// The authority's workers endpoint, e.g. `tcp://127.0.0.1:7002`.
+    /// The authority's workers endpoint, e.g. `tcp://127.0.0.1:7002`; or several, separated by
+    /// commas, when standby authorities can take over: the worker registers with the first, and
+    /// when that one is lost (``missedHeartbeats`` intervals without a word) it moves to the next,
+    /// round robin, and sends `ready` there. Its running jobs are cancelled on the move: the
+    /// authority that serves now re-dispatches whatever is unfinished.
     public var authorityEndpoint: String
     /// The app the worker serves; the authority refuses a worker of another app (`wrong_app`).
     public var appName: String

@@ -20,16 +20,25 @@ extension WorkerLoop {
                 continue
             }
             try handle(message)
+            // A failover replaced the socket: what the old one held is not read.
+            if batch.socket !== socket { return }
         }
     }
 
     private func handle(_ message: AuthorityToWorker) throws(ZMQError) {
         switch message {
-        case .welcome(let interval):
+        case .welcome(let interval, _):
+            if case .older(let term, let highest) = terms.check(AuthorityTermWatch.term(of: message)) {
+                logger.warning("the authority at \(endpoints.current) answers from term \(term), older than term \(highest) seen before")
+                if endpoints.isList {
+                    try failOver(because: "(term \(term) is older than \(highest))")
+                    return
+                }
+            }
             if interval > 0 { heartbeatMilliseconds = interval }
             readySentAt = nil
             metrics.update { $0.isRegistered = true }
-            logger.info("registered with the authority at \(configuration.authorityEndpoint) (heartbeat every \(heartbeatMilliseconds) ms)")
+            logger.info("registered with the authority at \(endpoints.current) (heartbeat every \(heartbeatMilliseconds) ms)")
         case .job(let job, let kind, let payload):
             try accept(job, kind: kind, payload: payload)
         case .heartbeat:

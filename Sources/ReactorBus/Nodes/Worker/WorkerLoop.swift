@@ -50,6 +50,10 @@ where Handler.Effect == R.Effect, Handler.Mutation == R.Mutation {
 
     var socket: ZMQSocket
     var poller: NodePoller
+    /// The workers endpoints; the socket is connected to the current one.
+    var endpoints: AuthorityEndpoints
+    /// The terms authorities answered with (see ``AuthorityTermWatch``).
+    var terms = AuthorityTermWatch()
     var socketItem = 0
     var eventsItem = 0
 
@@ -90,10 +94,15 @@ where Handler.Effect == R.Effect, Handler.Mutation == R.Mutation {
         self.launcher = launcher
         self.subscriptionLauncher = subscriptionLauncher
         self.heartbeatMilliseconds = max(1, configuration.heartbeatInterval.wholeMilliseconds)
-        self.socket = try Self.makeSocket(context: context, configuration: configuration)
+        if let problem = AuthorityEndpoints.problem(in: configuration.authorityEndpoint, setting: "authorityEndpoint") {
+            logger.error("\(problem)")
+            throw ZMQError(code: ZMQError.Code.invalidArgument, function: "zmq_connect", endpoint: configuration.authorityEndpoint)
+        }
+        self.endpoints = AuthorityEndpoints(configuration.authorityEndpoint)
+        self.socket = try Self.makeSocket(context: context, configuration: configuration, endpoint: endpoints.current)
         self.poller = poller
         try attach(socket, to: poller)
-        logger.info("connecting to \(configuration.authorityEndpoint) as '\(configuration.name)' (app \(configuration.appName), capacity \(configuration.concurrency))")
+        logger.info("connecting to \(endpoints.current) as '\(configuration.name)' (app \(configuration.appName), capacity \(configuration.concurrency))")
         try sendReady()
     }
 
@@ -211,12 +220,12 @@ where Handler.Effect == R.Effect, Handler.Mutation == R.Mutation {
     // MARK: - Socket
 
     /// A new DEALER with the worker's options, connected (connecting completes in the background).
-    private static func makeSocket(context: ZMQContext, configuration: WorkerConfiguration) throws(ZMQError) -> ZMQSocket {
+    private static func makeSocket(context: ZMQContext, configuration: WorkerConfiguration, endpoint: String) throws(ZMQError) -> ZMQSocket {
         let socket = try ZMQSocket(context: context, type: .dealer)
         do {
             try socket.set(.maxMessageSize, Int64(configuration.maxMessageBytes))
             try configuration.security?.apply(to: socket)
-            try socket.connect(configuration.authorityEndpoint)
+            try socket.connect(endpoint)
         } catch {
             socket.close()
             throw error
@@ -233,10 +242,30 @@ where Handler.Effect == R.Effect, Handler.Mutation == R.Mutation {
         lastHeard = MonotonicClock.milliseconds()
     }
 
-    /// The authority has been silent too long: drop everything and start a new session.
+    /// The authority has been silent too long: drop everything and start a new session, on the
+    /// next endpoint when there are several.
     private func reconnect(silentFor silence: UInt64) throws(ZMQError) {
+        let cancelling = running.isEmpty ? "" : "; cancelling \(running.count) running job\(running.count == 1 ? "" : "s")"
+        if endpoints.isList {
+            try failOver(because: "after \(configuration.missedHeartbeats) missed heartbeats (\(silence) ms silent)\(cancelling)")
+            return
+        }
         metrics.update { $0.reconnects += 1 }
         logger.warning("no word from the authority for \(silence) ms; reconnecting\(running.isEmpty ? "" : " and cancelling \(running.count) running job\(running.count == 1 ? "" : "s")")")
+        try replaceSocket()
+    }
+
+    /// Leaves the current endpoint for the next one and announces the worker there (`ready`).
+    /// Running jobs are cancelled and their late results dropped: the authority that serves now
+    /// re-dispatches what is unfinished.
+    func failOver(because reason: String) throws(ZMQError) {
+        let lost = endpoints.current
+        let next = endpoints.advance()
+        metrics.update {
+            $0.reconnects += 1
+            $0.failovers += 1
+        }
+        logger.info("authority \(lost) lost \(reason); trying \(next)")
         try replaceSocket()
     }
 
@@ -249,7 +278,7 @@ where Handler.Effect == R.Effect, Handler.Mutation == R.Mutation {
         metrics.update { $0.isRegistered = false }
         try? socket.set(.linger, 0)
         socket.close()
-        socket = try Self.makeSocket(context: context, configuration: configuration)
+        socket = try Self.makeSocket(context: context, configuration: configuration, endpoint: endpoints.current)
         try attach(socket, to: poller.renewed())
         try sendReady()
     }

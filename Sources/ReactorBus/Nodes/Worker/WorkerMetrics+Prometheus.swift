@@ -20,6 +20,7 @@ extension WorkerMetrics {
             counter("jobs_cancelled", "Jobs the authority cancelled while they ran or waited here.", jobsCancelled),
             counter("mutations_emitted", "Emit messages sent.", mutationsEmitted),
             counter("reconnects", "New connections after the authority went silent.", reconnects),
+            counter("failovers", "Moves to the next of several authority endpoints after the current one went silent.", failovers),
             counter("registrations", "Ready messages sent.", registrations),
             counter("malformed_messages", "Messages from the authority that did not follow the protocol, dropped.", malformedMessages),
             .counter("reactorbus_socket_received_bytes_total", "Bytes of the frames read from each socket.", labels: socket, bytesReceived),

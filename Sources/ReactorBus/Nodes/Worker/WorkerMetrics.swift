@@ -18,6 +18,9 @@ public struct WorkerMetrics: Sendable, Hashable {
     public var mutationsEmitted: UInt64 = 0
     /// Times the worker gave up on a silent authority and connected a new socket.
     public var reconnects: UInt64 = 0
+    /// Of those, the times it moved to the next of several authority endpoints
+    /// (``WorkerConfiguration/authorityEndpoint`` with commas).
+    public var failovers: UInt64 = 0
     /// `ready` messages sent (the first one, after reconnects, after `unknown_worker`).
     public var registrations: UInt64 = 0
     /// Messages from the authority that did not follow the protocol.

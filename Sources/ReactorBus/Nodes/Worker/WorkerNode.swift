@@ -26,6 +26,11 @@ import ZeroMQ
 /// cancelled and not reported, so the authority re-dispatches them too. A second `stop()`
 /// cancels everything at once and says `bye` right away.
 ///
+/// Several authorities: with a comma-separated ``WorkerConfiguration/authorityEndpoint`` the worker
+/// registers with one at a time; when it misses its heartbeats it moves to the next and says
+/// `ready` there (``WorkerMetrics/failovers``), dropping its running jobs for the new authority to
+/// re-dispatch.
+///
 /// As a service, `try await worker.run()` starts it and returns when it stops; cancelling the
 /// task is the graceful stop.
 public final class WorkerNode<R: Reactor, Handler: EffectHandler>: Sendable
