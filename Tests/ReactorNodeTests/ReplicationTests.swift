@@ -157,6 +157,38 @@ import ZeroMQ
         await stop(standbyProcess)
     }
 
+    @Test func aClientWithBothEndpointsGetsEveryActionAppliedExactlyOnceAcrossASyncFailover() async throws {
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let (primaryProcess, primaryEndpoints) = try await primary(["--replication-mode", "sync"])
+        let actions = try #require(primaryEndpoints["actions"])
+        // The standby's actions endpoint must be known before it binds it: the client lists it.
+        let ports = try LoopbackPort.free(3)
+        let standbyActions = "tcp://127.0.0.1:\(ports[0])"
+        let standbyProcess = try ChildProcess.node(["authority", "--app", "counter", "--data", root + "/standby", "--heartbeat", "0.3",
+                                                    "--standby", try #require(primaryEndpoints["replication"]), "--actions", standbyActions,
+                                                    "--workers", "tcp://127.0.0.1:\(ports[1])", "--feed", "tcp://127.0.0.1:\(ports[2])"], name: "standby")
+        _ = try await primaryStats(actions, within: .seconds(20)) { $0["standbys"] == 1 }
+        let total = 30_000
+        let sender = try ChildProcess.node(["send", "--app", "counter", "--actions", actions + "," + standbyActions, "--client-id", "failover",
+                                            "--repeat", String(total), "--concurrency", "64", "--timeout", "1", "--connect-timeout", "30",
+                                            #"{"countUp":{}}"#], name: "send")
+        let loaded = try await primaryStats(actions, within: .seconds(30)) { $0["acks"] ?? 0 >= 1_000 }
+        #expect(loaded["acks"] ?? 0 >= 1_000)
+        primaryProcess.signal(SIGKILL)
+        #expect(await primaryProcess.waitForExit() != 0)
+        let promoted = try await promote(standbyProcess)
+        #expect(promoted["actions"] == standbyActions)
+        // The client moves to the promoted standby and resends what was not acked, same client_seq.
+        #expect(await sender.waitForExit(timeout: .seconds(120)) == 0, "\(sender.diagnostics)")
+        let summary = try #require(sender.output.last.flatMap { try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] })
+        #expect(summary["acked"] as? Int == total)
+        #expect(sender.logTail(200).contains("connected to \(standbyActions); resent"), "the kill landed after the load: \(sender.diagnostics)")
+        let state = try await WireProbe(actions: standbyActions).stats()
+        #expect(state["version"] == UInt64(total), "every action applied exactly once: \(sender.diagnostics)\n\(standbyProcess.diagnostics)")
+        #expect(state["action_seq"] == UInt64(total))
+        await stop(standbyProcess)
+    }
+
     @Test func asyncModeReportsItsLagAndARestartedStandbyCatchesUpUnderLoad() async throws {
         defer { try? FileManager.default.removeItem(atPath: root) }
         let (primaryProcess, primaryEndpoints) = try await primary()
