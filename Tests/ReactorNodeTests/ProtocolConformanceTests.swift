@@ -22,9 +22,9 @@ import TestSupport
         #expect(status == 0, "\(failures)\(check.diagnostics)")
         #expect(failures.isEmpty, "\(failures)")
         let summary = try #require(check.output.last, "no summary line\(check.diagnostics)")
-        // The script ran its whole list (118 checks): a run cut short would report fewer.
-        #expect(summary == "protocol: 118 passed, 0 failed", "\(summary)")
-        #expect(check.output.filter { $0.hasPrefix("ok ") }.count == 118)
+        // The script ran its whole list (119 checks): a run cut short would report fewer.
+        #expect(summary == "protocol: 119 passed, 0 failed", "\(summary)")
+        #expect(check.output.filter { $0.hasPrefix("ok ") }.count == 119)
         await cluster.stop()
     }
 }

@@ -107,18 +107,19 @@ class Conformance:
     def check_ping(self):
         reply = self.request([msgpack.packb([VERSION, "ping", 7])])
         header = reply[0]
-        self.check("ping: pong is one frame [1, \"pong\", request_id, version, start_id, app, schema, compatible]",
-                   len(reply) == 1 and isinstance(header, list) and len(header) == 8 and header[:3] == [VERSION, "pong", 7],
+        self.check("ping: pong is one frame [1, \"pong\", request_id, version, start_id, app, schema, compatible, term]",
+                   len(reply) == 1 and isinstance(header, list) and len(header) == 9 and header[:3] == [VERSION, "pong", 7],
                    f"got {reply!r}")
-        if len(header) == 8:
+        if len(header) == 9:
             self.expect("ping: schema is the app's schema version", header[6], 1)
             self.expect("ping: compatible lists no other version", header[7], [])
+            self.expect("ping: term is nil for an authority without an election", header[8], None)
             self.expect("ping: app names the authority's app", header[5], "counter")
             self.expect("ping: version of a fresh authority", header[3], 0)
             start_id = header[4]
             self.check("ping: start_id is a non-zero uint", isinstance(start_id, int) and 0 < start_id < 2**64, f"got {start_id!r}")
             again = self.request([msgpack.packb([VERSION, "ping", 8])])[0]
-            self.expect("ping: start_id is the same in every pong of one process", again, [VERSION, "pong", 8, 0, start_id, "counter", 1, []])
+            self.expect("ping: start_id is the same in every pong of one process", again, [VERSION, "pong", 8, 0, start_id, "counter", 1, [], None])
 
     def receive_feed(self, deadline):
         """The next feed message as (topic bytes, decoded header, payload or None)."""
