@@ -106,7 +106,7 @@ let package = Package(
         .target(
             name: "ReactorNodeKit",
             dependencies: ["ReactorBus", "ZeroMQ", "ReactorWire", "ReactorStorage", "ReactorCore", "ReactorApps", "MessagePack", "ReactorLog",
-                           "ReactorMetrics", "MetricsHTTP", "ArgumentParsing", "SystemCalls"]
+                           "ReactorMetrics", "MetricsHTTP", "ArgumentParsing", "SystemCalls", "Coordination"]
         ),
         // The shipped node: the kit with the example apps.
         .executableTarget(name: "reactor-node", dependencies: ["ReactorNodeKit", "ReactorApps"]),
@@ -166,7 +166,7 @@ let package = Package(
         .testTarget(name: "MetricsHTTPTests", dependencies: ["MetricsHTTP", "ReactorMetrics", "TestSupport"]),
         // Multi-process tests: spawn the real reactor-node (and reactor-bench) binaries on loopback.
         .testTarget(name: "ReactorNodeTests",
-                    dependencies: ["ReactorBus", "ZeroMQ", "ReactorWire", "ReactorApps", "MessagePack", "TestSupport", "ReactorNodeKit", "ReactorCore", "ArgumentParsing", "reactor-node", "reactor-bench",
+                    dependencies: ["ReactorBus", "ZeroMQ", "ReactorWire", "ReactorApps", "MessagePack", "TestSupport", "ReactorNodeKit", "ReactorCore", "Coordination", "ArgumentParsing", "reactor-node", "reactor-bench",
                                    "schema-fixture", "SchemaFixtures"]),
     ],
     swiftLanguageModes: [.v6]

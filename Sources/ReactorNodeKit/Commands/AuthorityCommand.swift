@@ -1,4 +1,6 @@
 import ArgumentParsing
+import Coordination
+import Glibc
 import MetricsHTTP
 import ReactorBus
 import ReactorCore
@@ -18,7 +20,7 @@ enum AuthorityCommand {
                 .value("actions", "EP", help: "where clients send actions (bind)", default: "tcp://*:7001"),
                 .value("workers", "EP", help: "where workers connect (bind)", default: "tcp://*:7002"),
                 .value("feed", "EP", help: "where snapshots are published (bind)", default: "tcp://*:7003"),
-            ] + persistenceOptions + replicationOptions + [
+            ] + persistenceOptions + replicationOptions + electionOptions + [
                 .value("heartbeat", "SECONDS", help: "heartbeat interval with workers; \(OptionDefaults.authority.missedHeartbeats) missed = dead", default: OptionDefaults.seconds(OptionDefaults.authority.heartbeatInterval)),
                 .value("job-timeout", "SECONDS", help: "give a job to another worker after this long", default: OptionDefaults.seconds(OptionDefaults.authority.jobTimeout)),
                 .value("max-worker-capacity", "N", help: "most jobs one worker is given at once, whatever it announces", default: "\(OptionDefaults.authority.maxWorkerCapacity)"),
@@ -69,7 +71,53 @@ enum AuthorityCommand {
         configuration.replication = try replication(arguments, persistence: configuration.persistence)
         let logger = try CommonOptions.logger("authority", arguments)
         let metrics = try MetricsEndpoint.address(arguments)
+        if let election = try election(arguments, configuration: configuration) {
+            return try await node.apps.visit(arguments, ElectedRunner(configuration: configuration, election: election, metrics: metrics, logger: logger))
+        }
         return try await node.apps.visit(arguments, Runner(configuration: configuration, metrics: metrics, logger: logger))
+    }
+
+    /// What `--election` asks for, checked against the rest of the command line.
+    struct ElectionSettings {
+        var client: EtcdClient
+        var ttl: Int64
+        var candidate: LeaderInfo
+    }
+
+    static func election(_ arguments: ParsedArguments, configuration: AuthorityConfiguration) throws -> ElectionSettings? {
+        guard let urls = arguments.string("election") else { return nil }
+        guard configuration.persistence != nil else { throw CLIError.usage("authority: --election needs --data DIR (a standby copies the primary's journal there)") }
+        guard let replication = configuration.replication?.endpoint else {
+            throw CLIError.usage("authority: --election needs --replication EP (where standbys follow this authority once it is primary)")
+        }
+        guard configuration.replication?.standbyOf == nil else {
+            throw CLIError.usage("authority: give --election or --standby, not both (the election decides whom to follow)")
+        }
+        let ttl = try CommonOptions.int(arguments, "election-ttl", in: 1...60)
+        let client: EtcdClient
+        do {
+            client = try EtcdClient(endpointList: urls)
+        } catch {
+            throw CLIError.usage("authority: --election \(urls): \(error)")
+        }
+        let host = arguments.string("advertise") ?? hostName()
+        func advertised(_ endpoint: String) -> String {
+            endpoint.replacingOccurrences(of: "://*:", with: "://\(host):").replacingOccurrences(of: "://0.0.0.0:", with: "://\(host):")
+        }
+        let name = arguments.string("name") ?? WorkerConfiguration.defaultName()
+        let candidate = LeaderInfo(name: name, endpoints: [
+            "replication": advertised(replication), "actions": advertised(configuration.actionsEndpoint),
+            "workers": advertised(configuration.workersEndpoint), "feed": advertised(configuration.feedEndpoint),
+        ])
+        return ElectionSettings(client: client, ttl: Int64(ttl), candidate: candidate)
+    }
+
+    /// This machine's host name (for the endpoints an elected authority publishes).
+    static func hostName() -> String {
+        var buffer = [CChar](repeating: 0, count: 256)
+        guard gethostname(&buffer, buffer.count - 1) == 0 else { return "localhost" }
+        let name = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return name.isEmpty ? "localhost" : name
     }
 
     /// The feed's snapshot schedule from `--feed-snapshot-every` and `--feed-snapshot-interval`.
@@ -87,6 +135,15 @@ enum AuthorityCommand {
         }
         return FeedSnapshotPolicy(everyVersions: every, interval: interval)
     }
+
+    /// `--election` and what it needs: the etcd endpoints, the lease, this candidate's name and
+    /// the host its endpoints are published with.
+    static let electionOptions: [Option] = [
+        .value("election", "URLS", help: "take part in an election on etcd (http://HOST:2379[,...]): primary while holding the lease, standby otherwise; needs --data and --replication"),
+        .value("election-ttl", "SECONDS", help: "the leader lease; a dead primary is replaced within about this long", default: "2"),
+        .value("name", "NAME", help: "this candidate's name in the election (default HOST-PID)"),
+        .value("advertise", "HOST", help: "the host other authorities reach this one's --replication at (replaces * and 0.0.0.0; default: the host name)"),
+    ]
 
     /// `--replication`, `--replication-mode` and `--standby`.
     static let replicationOptions: [Option] = [
@@ -195,6 +252,39 @@ enum AuthorityCommand {
             }
             logger.info("stopped at version \(metrics.version) after \(metrics[.actionsAccepted]) action(s)")
             return 0
+        }
+    }
+
+    /// Runs the app's authority under an election (``ElectedAuthority``).
+    struct ElectedRunner: AppVisitor {
+        let configuration: AuthorityConfiguration
+        let election: ElectionSettings
+        let metrics: MetricsAddress?
+        let logger: Logger
+
+        func visit<R: Reactor, H: EffectHandler>(reactor: R, effects: H) async throws -> Int32 where H.Effect == R.Effect, H.Mutation == R.Mutation {
+            let leaderElection: LeaderElection
+            do {
+                leaderElection = try LeaderElection(client: election.client, configuration: LeaderElectionConfiguration(app: configuration.appName, ttlSeconds: election.ttl))
+            } catch {
+                throw CLIError.usage("authority: --election-ttl \(election.ttl): \(error)")
+            }
+            let stop = ElectionStop()
+            let trap = SignalTrap { signal in
+                logger.info("signal \(signal): stopping gracefully (send it again to stop at once)")
+                stop.set()
+            }
+            let nodes = CurrentNode<R>()
+            let labels = MetricsEndpoint.labels(app: configuration.appName, node: "authority")
+            let server = try MetricsEndpoint.start(metrics, command: "authority", logger: logger) { (nodes.metrics ?? AuthorityMetrics()).metricFamilies(labels: labels) }
+            defer { server?.stop() }
+            logger.info("candidate \(election.candidate.name) in the election of \(configuration.appName) (lease \(election.ttl) s)")
+            let elected = ElectedAuthority(reactor: reactor, configuration: configuration, election: leaderElection, client: election.client,
+                                           candidate: election.candidate, ttl: Duration.seconds(election.ttl), logger: logger, metrics: server?.address,
+                                           stopping: stop, nodes: nodes)
+            let status = try await elected.run()
+            _ = trap
+            return status
         }
     }
 }

@@ -25,11 +25,14 @@ enum CLIError: Error, CustomStringConvertible {
     case ioError(String)
     /// A peer refused this node's configuration, e.g. a worker for another app (exit 78, `EX_CONFIG`).
     case configuration(String)
+    /// The node stopped for a condition that may pass, e.g. an elected authority that lost its
+    /// lease (exit 75, `EX_TEMPFAIL`).
+    case temporary(String)
 
     var description: String {
         switch self {
         case .usage(let message), .failed(let message), .dataError(let message), .unavailable(let message),
-             .cannotWrite(let message), .ioError(let message), .configuration(let message):
+             .cannotWrite(let message), .ioError(let message), .configuration(let message), .temporary(let message):
             message
         }
     }
@@ -43,6 +46,7 @@ enum CLIError: Error, CustomStringConvertible {
         case .cannotWrite: 73
         case .ioError: 74
         case .configuration: 78
+        case .temporary: 75
         }
     }
 
@@ -55,6 +59,8 @@ enum CLIError: Error, CustomStringConvertible {
             self = Self.classify(error, text)
         case is RecoveryError, is SchemaError:
             self = .dataError(text)
+        case is LeadershipLost:
+            self = .temporary(text)
         case let error as ProtocolError where error.code == .wrongApp:
             self = .configuration(text)
         case let error as ZMQError where error.code == ZMQError.Code.invalidArgument || error.code == ZMQError.Code.protocolNotSupported:

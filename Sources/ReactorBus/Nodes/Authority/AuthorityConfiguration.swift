@@ -60,6 +60,9 @@ public struct AuthorityConfiguration: Sendable {
     /// Journal streaming to standbys, or following a primary (``ReplicationConfiguration``);
     /// `nil` for neither.
     public var replication: ReplicationConfiguration?
+    /// The term and lease of an elected authority (``Leadership``); `nil` for one that runs
+    /// without an election and may always act.
+    public var leadership: Leadership?
 
     /// Creates a configuration with the defaults above.
     public init(appName: String, actionsEndpoint: String, workersEndpoint: String, feedEndpoint: String) {

@@ -78,6 +78,7 @@ final class AuthorityLoop<R: Reactor>: NodeLoop {
         replyBudget = ReplyBudget(limit: configuration.clientQueueBytes)
         snapshotSchedule = FeedSnapshotSchedule(policy: configuration.feedSnapshots)
         engine = AuthorityEngine(reactor: reactor, configuration: configuration, logger: logger, journaling: configuration.persistence != nil)
+        engine.term = configuration.leadership?.term
         if configuration.replication?.endpoint != nil, configuration.persistence == nil { throw ReplicationError.primaryNeedsDataDirectory }
         if let persistence = configuration.persistence {
             durability = try AuthorityDurability(configuration: persistence, app: configuration.appName, logger: logger)
@@ -340,6 +341,8 @@ final class AuthorityLoop<R: Reactor>: NodeLoop {
 
     /// Acks, jobs and feed messages of one turn whose records are durable.
     private func carryOut(_ turn: HeldTurn, publishingState: Bool, now: UInt64) throws {
+        // Fencing: an elected authority sends nothing once it cannot be sure it is the primary.
+        if let leadership = configuration.leadership, !leadership.mayAct { throw LeadershipLost(term: leadership.term) }
         try sendReplies(turn.outbox, now: now)
         if turn.outbox.acks > 0 {
             report.acks += UInt64(turn.outbox.acks)
