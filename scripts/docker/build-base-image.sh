@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds the runtime base image locally, without any image registry:
 # a Debian bookworm minbase root file system made by debootstrap (plus the
-# three shared libraries reactor-node links: libzmq5, libmsgpackc2,
-# libmicrohttpd12), imported as $BASE_IMAGE (reactorbus-base:bookworm).
+# four shared libraries reactor-node links: libzmq5, libmsgpackc2,
+# libmicrohttpd12 and libcurl4, for etcd elections), imported as $BASE_IMAGE
+# (reactorbus-base:bookworm).
 # See debootstrap.sh for the mirror it uses.
 #
 # Usage: scripts/docker/build-base-image.sh [--force]
@@ -15,7 +16,7 @@ source "$(dirname "$0")/lib.sh"
 # shellcheck source=scripts/docker/debootstrap.sh
 source "$DOCKER_SCRIPTS/debootstrap.sh"
 
-PACKAGES=libzmq5,libmsgpackc2,libmicrohttpd12
+PACKAGES=libzmq5,libmsgpackc2,libmicrohttpd12,libcurl4
 force=0
 [[ "${1:-}" == "--force" ]] && force=1
 
@@ -29,7 +30,7 @@ main() {
     fi
     command -v debootstrap >/dev/null 2>&1 || "$DOCKER_SCRIPTS/ensure-engine.sh"
     debootstrap_image "$BASE_IMAGE" "$PACKAGES" reactorbus-base \
-        "libzmq.so.5 libmsgpackc.so.2 libmicrohttpd.so.12" 'CMD ["/bin/bash"]'
+        "libzmq.so.5 libmsgpackc.so.2 libmicrohttpd.so.12 libcurl.so.4" 'CMD ["/bin/bash"]'
 }
 
 main "$@"

@@ -36,7 +36,7 @@ binary="$bin_dir/reactor-node"
 log "built $binary ($(du -h "$binary" | cut -f1)) in $((SECONDS - t0))s"
 
 # The image has only what the base image has: refuse a binary that needs a
-# shared library beyond libc/libstdc++/libzmq/libmsgpackc/libmicrohttpd and their deps
+# shared library beyond libc/libstdc++/libzmq/libmsgpackc/libmicrohttpd/libcurl and their deps
 # (for instance a dynamically linked Swift runtime).
 if ldd "$binary" | grep -E 'libswift|libFoundation|libdispatch|libBlocksRuntime|not found' >&2; then
     die "the binary needs shared libraries the runtime image does not have (see above)"
