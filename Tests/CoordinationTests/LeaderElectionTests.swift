@@ -65,8 +65,10 @@ import TestSupport
         #expect(second.isLeader)
         #expect(!first.isLeader)
         #expect(first.loss == nil)
-        // The standby polls every 50 ms: it wins within a few polls of the key's deletion.
-        #expect(takeover < .seconds(1), "takeover after a resignation took \(takeover)")
+        // The standby polls every 50 ms and wins at its next poll after the key's deletion; the
+        // bound is loose (a loaded machine), but far below the lease expiry a missing revoke
+        // would take (etcd's minimum lease of several seconds here) and the campaign's deadline.
+        #expect(takeover < .seconds(5), "takeover after a resignation took \(takeover)")
         #expect(try election.currentLeader()?.info == candidate("b"))
         let last = "b@\(second.epoch)"
         #expect(await eventually { seen.value.last == last }, "\(seen.value)")
@@ -106,7 +108,10 @@ import TestSupport
         #expect(losses.value == [LeadershipLoss(epoch: first.epoch, reason: .fenced(lastError: nil))])
         #expect(!first.isLeader)
         #expect(second.epoch > first.epoch)
-        #expect(wonAt - stalled <= .seconds(ttl) + .seconds(1))
+        // Loose on a loaded machine: what matters is the order above (fenced, then lease over,
+        // then the standby); this says the standby won about when the lease ended (etcd checks
+        // expiry every 500 ms), not at some later retry.
+        #expect(wonAt - stalled <= .seconds(ttl) + .seconds(4))
         print("TTL \(ttl) s: stalled leader fenced after \(lost - stalled), standby won after \(wonAt - stalled) (\(wonAt - lost) after the fence)")
         try second.resign()
     }
@@ -197,7 +202,8 @@ import TestSupport
         flag.cancel()
         let outcome = await standby.value
         #expect(throws: CoordinationError.cancelled) { try outcome.get() }
-        #expect(ContinuousClock.now - cancelled < .seconds(1))
+        // Well before the campaign's deadline (`promptly`): the cancellation ended it.
+        #expect(ContinuousClock.now - cancelled < .seconds(5))
         #expect(first.isLeader)
         try first.resign()
     }

@@ -176,7 +176,7 @@ import TestSupport
             second.setSnapshot(version: 7, actionSeq: 7, payload: try MessagePackEncoder().encode(Counter.State(count: 7)))
             let configuration = ObserverConfiguration(feedEndpoint: "\(first.feedEndpoint),\(second.feedEndpoint)",
                                                       actionsEndpoint: "\(first.actionsEndpoint),\(second.actionsEndpoint)",
-                                                      silenceTimeout: .milliseconds(400))
+                                                      silenceTimeout: .seconds(2))
             let observer = try Observer<Counter>(configuration: configuration, logger: quietLogger, context: context)
             let delivered = Box<[Snapshot<Counter.State>]>([])
             let reader = Task { for await snapshot in observer.snapshots() { delivered.value.append(snapshot) } }
