@@ -94,6 +94,56 @@ import ZeroMQ
         for (name, standby) in standbys { #expect(await standby.waitForExit(timeout: .seconds(20)) == 0, "\(name)\(standby.diagnostics)") }
     }
 
+    /// The issue's mix: two clients (one of sync `countUp`, one of `countUpAsync`, whose effects
+    /// two workers run), every node given all three authorities; the primary is SIGKILLed at a
+    /// random version; a standby takes over and the count ends exact, every job done.
+    @Test func mixedSyncAndAsyncActionsFromSeveralClientsSurviveThePrimarysDeathExactly() async throws {
+        defer { cleanUp() }
+        let etcd = try await EtcdServer.start()
+        defer { Task { await etcd.stop() } }
+        let a = try candidate("a", etcd: etcd, mode: "sync")
+        #expect(await a.waitForLine { $0.contains(#""actions":"#) } != nil, "a never served\(a.diagnostics)")
+        let standbys = ["b": try candidate("b", etcd: etcd, mode: "sync"), "c": try candidate("c", etcd: etcd, mode: "sync")]
+        for (name, standby) in standbys {
+            #expect(await standby.waitForLine { $0.contains("standby_of") } != nil, "\(name) never followed\(standby.diagnostics)")
+        }
+        let all = ["a", "b", "c"].map(endpoints)
+        let workers = try (1...2).map { index in
+            try ChildProcess.node(["worker", "--app", "counter", "--authority", all.map(\.workers).joined(separator: ","), "--heartbeat", "0.3",
+                                   "--concurrency", "16", "--name", "w\(index)"], name: "worker-\(index)")
+        }
+        let ready = try await WireProbe(actions: all[0].actions).stats(within: .seconds(30)) { $0["workers"] == 2 }
+        try #require(ready["workers"] == 2, "the workers did not register\(a.diagnostics)")
+        let each = 5_000
+        let senders = try [#"{"countUp":{}}"#, #"{"countUpAsync":{}}"#].enumerated().map { index, action in
+            try ChildProcess.node(["send", "--app", "counter", "--actions", all.map(\.actions).joined(separator: ","), "--repeat", String(each),
+                                   "--concurrency", "32", "--connect-timeout", "60", "--client-id", "client-\(index)", action], name: "send-\(index)")
+        }
+        let killAt = UInt64.random(in: 500...4_000)
+        let reached = try await WireProbe(actions: all[0].actions).stats(within: .seconds(60)) { $0["version"] ?? 0 >= killAt }
+        try #require(reached["version"] ?? 0 >= killAt, "a never reached version \(killAt)\(a.diagnostics)")
+        let running = senders.filter(\.isRunning).count
+        try #require(running == 2, "the load ended before the kill: raise it")
+        a.signal(SIGKILL)
+        #expect(await a.waitForExit() != 0)
+        for sender in senders {
+            #expect(await sender.waitForExit(timeout: .seconds(120)) == 0, "\(sender.diagnostics)")
+            #expect(sender.output.last?.contains(#""sent":\#(each),"acked":\#(each),"failed":0"#) == true, "\(sender.output)")
+        }
+        let promoted = try #require(standbys.first { $0.value.output.contains { $0.contains(#""actions":"#) } }?.key,
+                                    "no standby was promoted\(standbys.values.map(\.diagnostics).joined())")
+        let total = UInt64(2 * each)
+        let final = try await WireProbe(actions: endpoints(promoted).actions).stats(within: .seconds(60)) { $0["version"] == total && $0["open_jobs"] == 0 }
+        #expect(final["version"] == total, "killed at version \(killAt)\(standbys[promoted]?.diagnostics ?? "")")
+        #expect(final["action_seq"] == total)
+        #expect(final["open_jobs"] == 0)
+        #expect(final["queued_jobs"] == 0)
+        for worker in workers { worker.signal(SIGTERM) }
+        for worker in workers { _ = await worker.waitForExit(timeout: .seconds(20)) }
+        for standby in standbys.values { standby.signal(SIGTERM) }
+        for (name, standby) in standbys { #expect(await standby.waitForExit(timeout: .seconds(20)) == 0, "\(name)\(standby.diagnostics)") }
+    }
+
     @Test func aPrimaryPausedPastItsLeaseNeverAcknowledgesAgainAndStops() async throws {
         defer { cleanUp() }
         let etcd = try await EtcdServer.start()
