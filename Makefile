@@ -22,10 +22,12 @@ DEPENDENTS := $(CURDIR)/.build/dependents
 
 ## The whole test suite: unit and multi-process tests (one at a time: several tests start
 ## real processes and 2 cores are shared), the example app's tests, then the docker-compose
-## integration test, then a bounded libFuzzer run of both harnesses (about 3 minutes with their
-## build; docs/FUZZING.md).
+## integration tests (the single-authority deployment, then the elected one with etcd and a
+## primary killed under load), then a bounded libFuzzer run of both harnesses (about 3 minutes
+## with their build; docs/FUZZING.md).
 test: test-swift
 	scripts/compose-test.sh
+	scripts/compose-ha-test.sh
 	scripts/fuzz.sh 60
 
 ## Only the Swift tests (no Docker): this package's, then examples/OrderFulfilment's. They also
@@ -65,7 +67,7 @@ bench-codec: deps
 clean:
 	rm -rf .build
 
-.PHONY: images compose-test
+.PHONY: images compose-test compose-ha-test
 
 ## Container images, built here without any registry (docs/DEPLOYMENT.md).
 images: deps
@@ -74,3 +76,7 @@ images: deps
 ## The compose deployment's integration test; installs and starts Docker when needed.
 compose-test: deps
 	scripts/compose-test.sh
+
+## The elected deployment's integration test (docker-compose.ha.yml: etcd, three authorities).
+compose-ha-test: deps
+	scripts/compose-ha-test.sh

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds what the compose deployment runs:
 #   1. the base image, when missing (build-base-image.sh: debootstrap+import);
-#   2. the Prometheus image $PROMETHEUS_IMAGE, when missing
-#      (build-prometheus-image.sh: debootstrap of Debian's prometheus+import);
+#   2. the Prometheus image $PROMETHEUS_IMAGE and the etcd image $ETCD_IMAGE
+#      (of docker-compose.ha.yml), when missing (build-prometheus-image.sh,
+#      build-etcd-image.sh: debootstrap of Debian's packages+import);
 #   3. reactor-node, release, with the Swift runtime linked statically;
 #   4. the runtime image $NODE_IMAGE (reactorbus/reactor-node:latest) from
 #      the Dockerfile at the repository root, with a build context holding
@@ -11,7 +12,7 @@
 #
 # Usage: scripts/docker/build-images.sh
 # Env:   SWIFT (default swift), REACTORBUS_IMAGE, REACTORBUS_BASE_IMAGE,
-#        REACTORBUS_PROMETHEUS_IMAGE
+#        REACTORBUS_PROMETHEUS_IMAGE, REACTORBUS_ETCD_IMAGE
 set -euo pipefail
 LOG_TAG=images
 # shellcheck source=scripts/docker/lib.sh
@@ -23,6 +24,7 @@ start=$SECONDS
 engine_up || "$DOCKER_SCRIPTS/ensure-engine.sh"
 "$DOCKER_SCRIPTS/build-base-image.sh"
 "$DOCKER_SCRIPTS/build-prometheus-image.sh"
+"$DOCKER_SCRIPTS/build-etcd-image.sh"
 
 cd "$REPO_ROOT"
 "$REPO_ROOT/scripts/ensure-deps.sh"

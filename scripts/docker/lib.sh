@@ -9,6 +9,7 @@ DOCKER_SCRIPTS="$REPO_ROOT/scripts/docker"
 BASE_IMAGE="${REACTORBUS_BASE_IMAGE:-reactorbus-base:bookworm}"
 NODE_IMAGE="${REACTORBUS_IMAGE:-reactorbus/reactor-node:latest}"
 PROMETHEUS_IMAGE="${REACTORBUS_PROMETHEUS_IMAGE:-reactorbus/prometheus:latest}"
+ETCD_IMAGE="${REACTORBUS_ETCD_IMAGE:-reactorbus/etcd:latest}"
 
 # Where ensure-engine.sh records a dockerd it started (pid file, flags, log),
 # so that stop-engine.sh stops only that one.
