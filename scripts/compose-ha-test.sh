@@ -33,10 +33,10 @@ TOTAL=$((REPEAT * 2))
 COMPOSE=(docker-compose --ansi never -p "$PROJECT" -f "$REPO_ROOT/docker-compose.ha.yml")
 TESTS=(election failover)
 AUTHORITIES=(authority-a authority-b authority-c)
+# shellcheck source=scripts/docker/compose-project.sh
+source "$DOCKER_SCRIPTS/compose-project.sh"
 
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/reactorbus-ha.XXXXXX")"
-passed=0
-failed=0
 engine_was_up=0
 project_started=0
 send_pid=""
@@ -44,16 +44,6 @@ send_pid=""
 export COMPOSE_HTTP_TIMEOUT=120
 export REACTORBUS_IMAGE="$NODE_IMAGE"
 export REACTORBUS_ETCD_IMAGE="$ETCD_IMAGE"
-
-pass() { passed=$((passed + 1)); log "PASS $1"; }
-fail() { failed=$((failed + 1)); log "FAIL $1: $2"; }
-
-# compose with a bound on how long it may take.
-dc() {
-    local limit="$1"
-    shift
-    timeout --kill-after=10 "$limit" "${COMPOSE[@]}" "$@" </dev/null
-}
 
 teardown() {
     local rc=$?
@@ -67,16 +57,7 @@ teardown() {
             log "services' logs (last 100 lines each):"
             dc 60 logs --no-color --tail=100 >&2 2>&1 || true
         fi
-        log "tearing down project $PROJECT"
-        dc 180 down -v --remove-orphans --timeout 10 >&2 2>&1 || true
-        local left
-        left="$(docker ps -aq --filter "label=com.docker.compose.project=$PROJECT" 2>/dev/null)"
-        # shellcheck disable=SC2086  # one id per word
-        [[ -z "$left" ]] || docker rm -f -v $left >/dev/null 2>&1 || true
-        docker volume ls -q --filter "label=com.docker.compose.project=$PROJECT" 2>/dev/null \
-            | xargs -r docker volume rm -f >/dev/null 2>&1 || true
-        docker network ls -q --filter "label=com.docker.compose.project=$PROJECT" 2>/dev/null \
-            | xargs -r docker network rm >/dev/null 2>&1 || true
+        remove_project
     fi
     if ((!engine_was_up)) && [[ "${REACTORBUS_IT_KEEP_ENGINE:-0}" != 1 ]]; then
         "$DOCKER_SCRIPTS/stop-engine.sh" || true
@@ -91,8 +72,6 @@ teardown() {
 }
 trap teardown EXIT
 trap 'log "interrupted"; exit 130' INT TERM
-
-container_of() { dc 60 ps -q "$1" 2>/dev/null | head -n 1; }
 
 # etcdctl in the etcd container.
 etcdctl() {

@@ -47,11 +47,11 @@ SEND_TIMEOUT="${REACTORBUS_IT_SEND_TIMEOUT:-300}"
 COMPOSE=(docker-compose --ansi never -p "$PROJECT"
     -f "$REPO_ROOT/docker-compose.yml" -f "$DOCKER_SCRIPTS/compose.test.yml")
 ACTIONS=('{"countUp":{}}' '{"countUpAsync":{}}')
+# shellcheck source=scripts/docker/compose-project.sh
+source "$DOCKER_SCRIPTS/compose-project.sh"
 TESTS=(batch metrics worker-kill restart)
 
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/reactorbus-it.XXXXXX")"
-passed=0
-failed=0
 engine_was_up=0
 project_started=0
 send_pid=""
@@ -60,16 +60,6 @@ export COMPOSE_HTTP_TIMEOUT=120
 # Quiet compose's "variable is not set" noise for values we default anyway.
 export REACTORBUS_IMAGE="$NODE_IMAGE"
 export REACTORBUS_PROMETHEUS_IMAGE="$PROMETHEUS_IMAGE"
-
-pass() { passed=$((passed + 1)); log "PASS $1"; }
-fail() { failed=$((failed + 1)); log "FAIL $1: $2"; }
-
-# compose with a bound on how long it may take.
-dc() {
-    local limit="$1"
-    shift
-    timeout --kill-after=10 "$limit" "${COMPOSE[@]}" "$@" </dev/null
-}
 
 # ---------------------------------------------------------------- teardown
 teardown() {
@@ -84,21 +74,7 @@ teardown() {
             log "services' logs (last 200 lines each):"
             dc 60 logs --no-color --tail=200 >&2 2>&1 || true
         fi
-        log "tearing down project $PROJECT"
-        dc 180 down -v --remove-orphans --timeout 10 >&2 2>&1 || true
-        # Whatever compose left behind (a `run` container of a killed
-        # command, say): remove by the project's label.
-        local left
-        left="$(docker ps -aq --filter "label=com.docker.compose.project=$PROJECT" 2>/dev/null)"
-        if [[ -n "$left" ]]; then
-            log "removing leftover containers: $(echo "$left" | tr '\n' ' ')"
-            # shellcheck disable=SC2086  # one id per word
-            docker rm -f -v $left >/dev/null 2>&1 || true
-        fi
-        docker volume ls -q --filter "label=com.docker.compose.project=$PROJECT" 2>/dev/null \
-            | xargs -r docker volume rm -f >/dev/null 2>&1 || true
-        docker network ls -q --filter "label=com.docker.compose.project=$PROJECT" 2>/dev/null \
-            | xargs -r docker network rm >/dev/null 2>&1 || true
+        remove_project
     fi
     if ((!engine_was_up)) && [[ "${REACTORBUS_IT_KEEP_ENGINE:-0}" != 1 ]]; then
         "$DOCKER_SCRIPTS/stop-engine.sh" || true
@@ -134,8 +110,6 @@ for line in sys.stdin:
 }
 
 state_json() { printf '{"count":%d}' "$1"; }
-
-container_of() { dc 60 ps -q "$1" 2>/dev/null | head -n 1; }
 
 # The current snapshot from a fresh `observe --once --json` in a new client
 # container; prints "V STATE". Fails if there is none.

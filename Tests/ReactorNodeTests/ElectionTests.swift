@@ -41,6 +41,23 @@ import ZeroMQ
         }
     }
 
+    /// a, then b and c under `sync` replication: a serves (its endpoints line), b and c follow it.
+    func threeCandidates(etcd: EtcdServer) async throws -> (primary: ChildProcess, standbys: [String: ChildProcess]) {
+        let a = try candidate("a", etcd: etcd, mode: "sync")
+        #expect(await a.waitForLine { $0.contains(#""actions":"#) } != nil, "a never served\(a.diagnostics)")
+        let standbys = ["b": try candidate("b", etcd: etcd, mode: "sync"), "c": try candidate("c", etcd: etcd, mode: "sync")]
+        for (name, standby) in standbys {
+            #expect(await standby.waitForLine { $0.contains("standby_of") } != nil, "\(name) never followed\(standby.diagnostics)")
+        }
+        return (a, standbys)
+    }
+
+    /// SIGTERM to each, and each must exit 0 (a primary resigns, a standby just stops).
+    func stopGracefully(_ nodes: [String: ChildProcess]) async {
+        for node in nodes.values { node.signal(SIGTERM) }
+        for (name, node) in nodes { #expect(await node.waitForExit(timeout: .seconds(20)) == 0, "\(name)\(node.diagnostics)") }
+    }
+
     /// The last applied version a standby registered in etcd.
     func standbyVersion(_ name: String, etcd: EtcdServer) -> UInt64? {
         guard let client = try? EtcdClient(endpointList: etcd.clientURL),
@@ -56,12 +73,7 @@ import ZeroMQ
         defer { cleanUp() }
         let etcd = try await EtcdServer.start()
         defer { Task { await etcd.stop() } }
-        let a = try candidate("a", etcd: etcd, mode: "sync")
-        #expect(await a.waitForLine { $0.contains(#""actions":"#) } != nil, "a never served\(a.diagnostics)")
-        let standbys = ["b": try candidate("b", etcd: etcd, mode: "sync"), "c": try candidate("c", etcd: etcd, mode: "sync")]
-        for (name, standby) in standbys {
-            #expect(await standby.waitForLine { $0.contains("standby_of") } != nil, "\(name) never followed\(standby.diagnostics)")
-        }
+        let (a, standbys) = try await threeCandidates(etcd: etcd)
         let all = ["a", "b", "c"].map(endpoints)
         let total = 20_000
         let send = try ChildProcess.node(["send", "--app", "counter", "--actions", all.map(\.actions).joined(separator: ","), "--repeat", String(total),
@@ -90,8 +102,7 @@ import ZeroMQ
         #expect(final["standbys"] == 1, "the other standby follows the new primary")
         #expect(standbys[promoted]?.diagnostics.contains("won term") == true)
         #expect(other.diagnostics.contains("a new primary, \(promoted)"), "\(other.diagnostics)")
-        for standby in standbys.values { standby.signal(SIGTERM) }
-        for (name, standby) in standbys { #expect(await standby.waitForExit(timeout: .seconds(20)) == 0, "\(name)\(standby.diagnostics)") }
+        await stopGracefully(standbys)
     }
 
     /// The issue's mix: two clients (one of sync `countUp`, one of `countUpAsync`, whose effects
@@ -101,12 +112,7 @@ import ZeroMQ
         defer { cleanUp() }
         let etcd = try await EtcdServer.start()
         defer { Task { await etcd.stop() } }
-        let a = try candidate("a", etcd: etcd, mode: "sync")
-        #expect(await a.waitForLine { $0.contains(#""actions":"#) } != nil, "a never served\(a.diagnostics)")
-        let standbys = ["b": try candidate("b", etcd: etcd, mode: "sync"), "c": try candidate("c", etcd: etcd, mode: "sync")]
-        for (name, standby) in standbys {
-            #expect(await standby.waitForLine { $0.contains("standby_of") } != nil, "\(name) never followed\(standby.diagnostics)")
-        }
+        let (a, standbys) = try await threeCandidates(etcd: etcd)
         let all = ["a", "b", "c"].map(endpoints)
         let workers = try (1...2).map { index in
             try ChildProcess.node(["worker", "--app", "counter", "--authority", all.map(\.workers).joined(separator: ","), "--heartbeat", "0.3",
@@ -140,8 +146,7 @@ import ZeroMQ
         #expect(final["queued_jobs"] == 0)
         for worker in workers { worker.signal(SIGTERM) }
         for worker in workers { _ = await worker.waitForExit(timeout: .seconds(20)) }
-        for standby in standbys.values { standby.signal(SIGTERM) }
-        for (name, standby) in standbys { #expect(await standby.waitForExit(timeout: .seconds(20)) == 0, "\(name)\(standby.diagnostics)") }
+        await stopGracefully(standbys)
     }
 
     @Test func aPrimaryPausedPastItsLeaseNeverAcknowledgesAgainAndStops() async throws {
