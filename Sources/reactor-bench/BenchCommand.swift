@@ -107,6 +107,7 @@ enum BenchCommand {
         await phase("memory") { results in try await MemoryPhase.run(plan: plan, results: &results) }
         await phase("durability") { results in try await DurabilityPhase.run(plan: plan, results: &results) }
         await phase("pause") { results in try await PausePhase.run(plan: plan, results: &results) }
+        await phase("failover") { results in try await FailoverPhase.run(plan: plan, results: &results) }
         await phase("python") { results in try await PythonPhase.run(plan: plan, script: pythonScript, results: &results) }
 
         let report = BenchReport(results: results)

@@ -23,6 +23,10 @@ struct BenchPlan: Sendable {
     /// Actions under `--fsync batch` and `none`.
     var durableActions: Int
     var pythonActions: Int
+    /// Rounds of the failover phase (each kills an elected primary), and the actions timed
+    /// with and without replication.
+    var failoverRounds: Int
+    var replicationActions: Int
     /// Actions of each run of the pause phase, spread over `pauseClients` client identities,
     /// with a snapshot every `pauseSnapshotEvery` journal records in the second run.
     var pauseActions: Int
@@ -43,7 +47,7 @@ struct BenchPlan: Sendable {
     /// Phases to run (all when empty).
     var only: Set<String> = []
 
-    static let phases = ["baseline", "sync", "async", "latency", "snapshot", "state", "memory", "durability", "pause", "python"]
+    static let phases = ["baseline", "sync", "async", "latency", "snapshot", "state", "memory", "durability", "pause", "failover", "python"]
 
     init(quick: Bool, actions: Int?, messages: Int?, samples: Int?, workerConcurrency: Int) {
         self.quick = quick
@@ -58,6 +62,8 @@ struct BenchPlan: Sendable {
         alwaysSeconds = quick ? 10 : 30
         durableActions = max(base * 2 / 5, 100)
         pythonActions = max(base / 5, 100)
+        failoverRounds = base < 100_000 ? 1 : (quick ? 3 : 5)
+        replicationActions = max(base / 10, 1_000)
         pauseActions = max(base, 1_000)
         pauseSnapshotEvery = max(pauseActions / 10, 100)
         stateSizes = [1 << 10, 1 << 20, quick ? 16 << 20 : 64 << 20]
@@ -81,6 +87,7 @@ struct BenchPlan: Sendable {
             ("state_sizes", .array(stateSizes.map { .whole($0) })), ("state_actions", .whole(stateActions)), ("memory_actions", .whole(memoryActions)),
             ("fsync_always_actions", .whole(alwaysActions)), ("fsync_always_max_seconds", .number(alwaysSeconds)),
             ("durable_actions", .whole(durableActions)), ("python_actions", .whole(pythonActions)),
+            ("failover_rounds", .whole(failoverRounds)), ("replication_actions", .whole(replicationActions)),
             ("pause_actions", .whole(pauseActions)), ("pause_clients", .whole(pauseClients)), ("pause_snapshot_every", .whole(pauseSnapshotEvery)),
         ])
     }

@@ -41,6 +41,8 @@ struct BenchReport {
         }
         var pythonRate: Double?
         if case .measured(let python)? = results.python { pythonRate = python.ackedPerSecond }
+        var failover: BenchResults.Failover?
+        if case .measured(let measured)? = results.failover { failover = measured }
         return [
             Ratio(key: "sync_over_echo", title: "sync acked/s / raw echo msg/s", value: over(results.sync?.ackedPerSecond, baseline?.echoPerSecond),
                   comparison: ">=", target: 0.5),
@@ -68,6 +70,12 @@ struct BenchReport {
                   value: over(results.state.last?.lateJoinSeconds, results.stateRawCopySeconds), comparison: "<=", target: 2),
             Ratio(key: "memory_growth", title: "authority RSS end / warm", value: results.memory.map { Double($0.endRSSKiB) / Double(max($0.warmRSSKiB, 1)) },
                   comparison: "<=", target: memoryTarget),
+            Ratio(key: "failover_p50_over_lease", title: "failover p50 (kill -> next ack) / lease",
+                  value: failover.flatMap { measured in measured.p50.map { $0 / Double(measured.lease) } }, comparison: "<=", target: 1),
+            Ratio(key: "replication_sync_over_none", title: "acked/s, sync standby / no replication",
+                  value: over(failover?.syncPerSecond, failover?.unreplicatedPerSecond), comparison: ">=", target: 0.7),
+            Ratio(key: "replication_async_over_none", title: "acked/s, async standby / no replication",
+                  value: over(failover?.asyncPerSecond, failover?.unreplicatedPerSecond), comparison: ">=", target: 0.9),
         ]
     }
 
@@ -149,6 +157,18 @@ struct BenchReport {
             object.append(("python", python))
         case nil: break
         }
+        switch results.failover {
+        case .skipped(let reason)?: object.append(("failover", .object([("skipped", true), ("reason", .string(reason))])))
+        case .measured(let measured)?:
+            object.append(("failover", .object([
+                ("skipped", false), ("lease_seconds", .whole(measured.lease)),
+                ("seconds", .array(measured.seconds.map { .number($0, places: 3) })),
+                ("p50_seconds", measured.p50.map { .number($0, places: 3) } ?? .nil), ("max_seconds", measured.max.map { .number($0, places: 3) } ?? .nil),
+                ("unreplicated_per_second", .number(measured.unreplicatedPerSecond, places: 0)),
+                ("async_per_second", .number(measured.asyncPerSecond, places: 0)), ("sync_per_second", .number(measured.syncPerSecond, places: 0)),
+            ])))
+        case nil: break
+        }
         object.append(("ratios", .object(ratios.map { ($0.key, $0.json) })))
         object.append(("checks", .object(results.checks.map { ($0.key, .bool($0.passed)) })))
         object.append(("failures", .array(results.failures.map { .object([("phase", .string($0.phase)), ("message", .string($0.message))]) })))
@@ -221,6 +241,16 @@ struct BenchReport {
             add(index == 0 ? "pause" : "", "ping p50 / p99 / max, \(label)",
                 "\(Self.micro(run.rtt.p50)) / \(Self.micro(run.rtt.p99)) / \(Self.micro(run.rtt.max)) µs, \(run.over100ms) > 100 ms")
             add("", "  \(run.acked.grouped) actions, \(results.plan.pauseClients) clients", "\(Self.rate(run.ackedPerSecond)) actions/s, \(run.workersLost) workers lost")
+        }
+        switch results.failover {
+        case .skipped(let reason)?: add("failover", "elected authorities", "skipped: \(reason)")
+        case .measured(let measured)?:
+            add("failover", "kill -> next ack, \(measured.seconds.count) rounds, \(measured.lease) s lease",
+                measured.seconds.map { String(format: "%.2f", $0) }.joined(separator: " ") + " s")
+            add("", "p50 / max", String(format: "%.2f / %.2f s", measured.p50 ?? 0, measured.max ?? 0))
+            add("", "acked/s: none / async / sync standby",
+                "\(Self.rate(measured.unreplicatedPerSecond)) / \(Self.rate(measured.asyncPerSecond)) / \(Self.rate(measured.syncPerSecond))")
+        case nil: break
         }
         switch results.python {
         case .skipped(let reason)?: add("python", "pyzmq authority", "skipped: \(reason)")

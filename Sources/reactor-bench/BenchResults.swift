@@ -118,6 +118,26 @@ struct BenchResults: Sendable {
         var workersLost: Int
     }
 
+    /// Failovers of elected authorities, and acked/s with and without replication.
+    struct Failover: Sendable {
+        /// The leader lease, in seconds.
+        var lease: Int
+        /// Each round's time from the primary's SIGKILL to the first ack from the next one.
+        var seconds: [Double]
+        var unreplicatedPerSecond: Double = 0
+        var asyncPerSecond: Double = 0
+        var syncPerSecond: Double = 0
+
+        var p50: Double? { seconds.isEmpty ? nil : seconds.sorted()[(seconds.count - 1) / 2] }
+        var max: Double? { seconds.max() }
+    }
+
+    /// The high-availability phase, or why it was skipped.
+    enum FailoverOutcome: Sendable {
+        case skipped(String)
+        case measured(Failover)
+    }
+
     /// The Python baseline authority, or why it was skipped.
     enum Python: Sendable {
         case skipped(String)
@@ -140,6 +160,8 @@ struct BenchResults: Sendable {
     /// The pause phase: without snapshots, then with.
     var pause: [Pause] = []
     var python: Python?
+    /// The high-availability phase, or why it was skipped.
+    var failover: FailoverOutcome?
     /// Correctness checks in the order they were made: a JSON key, what was checked, the outcome.
     var checks: [(key: String, name: String, passed: Bool)] = []
     /// Phases that could not finish, with why.

@@ -45,7 +45,7 @@ import TestSupport
         let line = try #require(bench.output.last(where: { $0.hasPrefix("{") }), "no JSON on stdout\(bench.diagnostics)")
         let report = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
 
-        for key in ["plan", "sizes", "baseline", "sync", "async", "latency", "snapshot", "state", "memory", "durability", "pause", "python", "ratios", "checks", "failures", "passed"] {
+        for key in ["plan", "sizes", "baseline", "sync", "async", "latency", "snapshot", "state", "memory", "durability", "pause", "failover", "python", "ratios", "checks", "failures", "passed"] {
             #expect(report[key] != nil, "missing \(key)")
         }
         #expect(report["passed"] as? Bool == true, "\(line)")
@@ -85,6 +85,13 @@ import TestSupport
         #expect((states.last?["late_join_seconds"] as? NSNumber)?.doubleValue ?? 0 > 0)
         #expect(number(report, "state", "raw_copy_seconds") ?? 0 > 0)
 
+        let failover = try #require(report["failover"] as? [String: Any])
+        #expect(failover["skipped"] as? Bool == false, "etcd-server is installed by the deps step: \(failover)")
+        #expect((failover["seconds"] as? [NSNumber])?.count == 1)
+        #expect(number(report, "failover", "p50_seconds") ?? 0 > 0)
+        #expect(checks["failover_1_exact"] == true)
+        for key in ["unreplicated_per_second", "async_per_second", "sync_per_second"] { #expect(number(report, "failover", key) ?? 0 > 0, "failover.\(key)") }
+
         let python = try #require(report["python"] as? [String: Any])
         if python["skipped"] as? Bool == false {
             #expect(number(report, "python", "acked_per_second") ?? 0 > 0)
@@ -94,7 +101,8 @@ import TestSupport
         }
         let ratios = try #require(report["ratios"] as? [String: [String: Any]])
         for key in ["sync_over_echo", "async_over_echo", "ack_p50_over_rtt_p50", "ack_p99_over_rtt_p99", "sync_over_python", "memory_growth", "pause_longest_over_p99", "pause_workers_lost",
-                    "state_largest_over_smallest", "state_late_join_over_raw_copy"] {
+                    "state_largest_over_smallest", "state_late_join_over_raw_copy", "failover_p50_over_lease", "replication_sync_over_none",
+                    "replication_async_over_none"] {
             let ratio = try #require(ratios[key], "missing ratio \(key)")
             #expect(ratio["target"] is String)
             #expect(ratio["met"] != nil)
