@@ -58,6 +58,13 @@ import ZeroMQ
         for (name, node) in nodes { #expect(await node.waitForExit(timeout: .seconds(20)) == 0, "\(name)\(node.diagnostics)") }
     }
 
+    /// Whether process `pid` is stopped (state `T` in /proc/PID/stat).
+    func isStopped(_ pid: pid_t) -> Bool {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let close = stat.lastIndex(of: ")") else { return false }
+        return stat[stat.index(after: close)...].trimmingCharacters(in: .whitespaces).hasPrefix("T")
+    }
+
     /// The last applied version a standby registered in etcd.
     func standbyVersion(_ name: String, etcd: EtcdServer) -> UInt64? {
         guard let client = try? EtcdClient(endpointList: etcd.clientURL),
@@ -149,6 +156,48 @@ import ZeroMQ
         await stopGracefully(standbys)
     }
 
+    /// Under load: standby b is SIGKILLed and restarted on its directory and catches up; c is
+    /// stopped; the primary is SIGKILLed, so b (the one restarted) must take over; c rejoins as
+    /// b's standby, and the load ends with every action acked and applied exactly once.
+    @Test func aRestartedStandbyCatchesUpAndTakesOverWithTheExactState() async throws {
+        defer { cleanUp() }
+        let etcd = try await EtcdServer.start()
+        defer { Task { await etcd.stop() } }
+        let (a, standbys) = try await threeCandidates(etcd: etcd)
+        let all = ["a", "b", "c"].map(endpoints)
+        let total = 30_000
+        let send = try ChildProcess.node(["send", "--app", "counter", "--actions", all.map(\.actions).joined(separator: ","), "--repeat", String(total),
+                                          "--concurrency", "16", "--connect-timeout", "60", #"{"countUp":{}}"#], name: "send")
+        let reached = try await WireProbe(actions: all[0].actions).stats(within: .seconds(60)) { $0["version"] ?? 0 >= 1_000 }
+        try #require(reached["version"] ?? 0 >= 1_000, "a never reached version 1,000\(a.diagnostics)")
+        let oldB = try #require(standbys["b"])
+        oldB.signal(SIGKILL)
+        #expect(await oldB.waitForExit() != 0)
+        let b = try candidate("b", etcd: etcd, mode: "sync")
+        #expect(await b.waitForLine { $0.contains("standby_of") } != nil, "b did not rejoin\(b.diagnostics)")
+        // Caught up: b registers a version at least the one a had after b came back.
+        let since = try await WireProbe(actions: all[0].actions).stats()["version"] ?? 0
+        let deadline = ContinuousClock.now + .seconds(30)
+        while (standbyVersion("b", etcd: etcd) ?? 0) < since, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(50)) }
+        try #require((standbyVersion("b", etcd: etcd) ?? 0) >= since, "b did not catch up to \(since)\(b.diagnostics)")
+        let c = try #require(standbys["c"])
+        c.signal(SIGTERM)
+        #expect(await c.waitForExit(timeout: .seconds(20)) == 0, "\(c.diagnostics)")
+        try #require(send.isRunning, "the load ended before the primary's kill: raise it")
+        a.signal(SIGKILL)
+        #expect(await a.waitForExit() != 0)
+        #expect(await b.waitForLine(timeout: .seconds(30)) { $0.contains(#""actions":"#) } != nil, "b was not promoted\(b.diagnostics)")
+        // Sync: b acknowledges again once a standby follows it.
+        let rejoined = try candidate("c", etcd: etcd, mode: "sync")
+        #expect(await rejoined.waitForLine { $0.contains("standby_of") } != nil, "c did not rejoin\(rejoined.diagnostics)")
+        #expect(await send.waitForExit(timeout: .seconds(120)) == 0, "\(send.diagnostics)")
+        #expect(send.output.last?.contains(#""sent":\#(total),"acked":\#(total),"failed":0"#) == true, "\(send.output)")
+        let final = try await WireProbe(actions: all[1].actions).stats(within: .seconds(30)) { $0["version"] == UInt64(total) }
+        #expect(final["version"] == UInt64(total), "\(b.diagnostics)")
+        #expect(final["action_seq"] == UInt64(total))
+        await stopGracefully(["b": b, "c": rejoined])
+    }
+
     @Test func aPrimaryPausedPastItsLeaseNeverAcknowledgesAgainAndStops() async throws {
         defer { cleanUp() }
         let etcd = try await EtcdServer.start()
@@ -174,6 +223,11 @@ import ZeroMQ
 
         // Paused past its lease: b takes over; actions sent to a meanwhile wait in its socket.
         a.signal(SIGSTOP)
+        // Only once the kernel shows a stopped ('T'): an action that arrives before the pause
+        // takes effect is acknowledged, rightly, before b's term began.
+        let pauseDeadline = ContinuousClock.now + .seconds(10)
+        while !isStopped(a.pid), ContinuousClock.now < pauseDeadline { try await Task.sleep(for: .milliseconds(5)) }
+        try #require(isStopped(a.pid), "a did not stop")
         let late = Task { () -> Int in
             var acked = 0
             for _ in 0..<5 where (try? await client.send(.countUp)) != nil { acked += 1 }

@@ -181,9 +181,12 @@ import TestSupport
             let delivered = Box<[Snapshot<Counter.State>]>([])
             let reader = Task { for await snapshot in observer.snapshots() { delivered.value.append(snapshot) } }
             try observer.start()
-            #expect(await FakeClientAuthority.eventually(within: .seconds(10)) { delivered.value.count == 2 })
-            #expect(delivered.value.map(\.version) == [5, 7])
-            #expect(delivered.value.map(\.state.count) == [5, 7])
+            // The first authority's state is delivered unless the machine is so loaded that its
+            // feed counts as silent before its snapshot arrives; either way the observer ends on
+            // the second's, and never goes back.
+            #expect(await FakeClientAuthority.eventually(within: .seconds(10)) { delivered.value.last?.version == 7 })
+            #expect([[5, 7], [7]].contains(delivered.value.map(\.version)), "\(delivered.value.map(\.version))")
+            #expect([[5, 7], [7]].contains(delivered.value.map(\.state.count)))
             #expect(first.recorded.snapshotRequests >= 1)
             #expect(second.recorded.snapshotRequests >= 1)
             #expect(observer.metrics.failovers >= 1)
