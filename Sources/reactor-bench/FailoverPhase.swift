@@ -10,8 +10,8 @@ import ZeroMQ
 /// Phase 11: high availability. Each round starts an etcd (Debian's `etcd-server`, on loopback)
 /// and three `reactor-node authority --election` candidates under `sync` replication; a client
 /// given all three (moving to the next after 250 ms without a connection) sends one `countUp` at
-/// a time; the primary is SIGKILLed; the figure is the time from the kill to the client's first
-/// acknowledgement from the new primary. Then, in the same
+/// a time; the primary is SIGKILLed; the figure is the time from the kill to the first
+/// acknowledgement of an action sent after the kill (so from the new primary). Then, in the same
 /// run, the acked/s of one pipelining client against a primary with no replication, with one
 /// `async` standby and with one `sync` standby. Skipped without /usr/bin/etcd.
 /// Checks: every round's count equals the acks, exactly.
@@ -88,11 +88,14 @@ enum FailoverPhase {
         configuration.failoverAfter = .milliseconds(250)
         let client = try ActionClient<Counter>(configuration: configuration, logger: Logger(label: "bench-client", sink: .discard), context: context)
         try client.start()
-        let acks = Mutex<[ContinuousClock.Instant]>([])
+        // Each ack with when its action was sent: an ack that arrives after the kill for an
+        // action sent before it may still be the old primary's.
+        let acks = Mutex<[(sent: ContinuousClock.Instant, acked: ContinuousClock.Instant)]>([])
         let load = Task {
             while !Task.isCancelled {
+                let sent = ContinuousClock.now
                 guard (try? await client.send(.countUp)) != nil else { return }
-                acks.withLock { $0.append(.now) }
+                acks.withLock { $0.append((sent, .now)) }
             }
         }
         var killedAt = ContinuousClock.now
@@ -103,7 +106,7 @@ enum FailoverPhase {
         var firstAfter: ContinuousClock.Instant?
         let deadline = killedAt + .seconds(60)
         while firstAfter == nil, ContinuousClock.now < deadline {
-            firstAfter = acks.withLock { $0.last.flatMap { $0 > killedAt ? $0 : nil } }
+            firstAfter = acks.withLock { $0.last.flatMap { $0.sent > killedAt ? $0.acked : nil } }
             if firstAfter == nil { try await Task.sleep(for: .milliseconds(2)) }
         }
         // A few more acks after the first, then stop and count.
