@@ -52,42 +52,14 @@ source "$DOCKER_SCRIPTS/compose-project.sh"
 TESTS=(batch metrics worker-kill restart)
 
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/reactorbus-it.XXXXXX")"
-engine_was_up=0
-project_started=0
-send_pid=""
 
 export COMPOSE_HTTP_TIMEOUT=120
 # Quiet compose's "variable is not set" noise for values we default anyway.
 export REACTORBUS_IMAGE="$NODE_IMAGE"
 export REACTORBUS_PROMETHEUS_IMAGE="$PROMETHEUS_IMAGE"
 
-# ---------------------------------------------------------------- teardown
-teardown() {
-    local rc=$?
-    trap - EXIT INT TERM
-    if [[ -n "$send_pid" ]] && kill -0 "$send_pid" 2>/dev/null; then
-        kill -TERM "$send_pid" 2>/dev/null || true
-        wait "$send_pid" 2>/dev/null || true
-    fi
-    if ((project_started)); then
-        if ((failed > 0 || passed < ${#TESTS[@]})); then
-            log "services' logs (last 200 lines each):"
-            dc 60 logs --no-color --tail=200 >&2 2>&1 || true
-        fi
-        remove_project
-    fi
-    if ((!engine_was_up)) && [[ "${REACTORBUS_IT_KEEP_ENGINE:-0}" != 1 ]]; then
-        "$DOCKER_SCRIPTS/stop-engine.sh" || true
-    fi
-    rm -rf "$WORK"
-    # Tests that never got to run count as failed.
-    local not_run=$((${#TESTS[@]} - passed - failed))
-    ((not_run > 0)) && failed=$((failed + not_run))
-    ((rc != 0 && failed == 0)) && failed=1
-    echo "compose: $passed passed, $failed failed"
-    ((failed == 0)) || exit 1
-    exit 0
-}
+SUMMARY_LABEL=compose
+LOG_LINES=200
 trap teardown EXIT
 trap 'log "interrupted"; exit 130' INT TERM
 

@@ -1,6 +1,5 @@
 import ArgumentParsing
 import Coordination
-import Glibc
 import MetricsHTTP
 import ReactorBus
 import ReactorCore
@@ -100,7 +99,7 @@ enum AuthorityCommand {
         } catch {
             throw CLIError.usage("authority: --election \(urls): \(error)")
         }
-        let host = arguments.string("advertise") ?? hostName()
+        let host = arguments.string("advertise") ?? HostName.current() ?? "localhost"
         func advertised(_ endpoint: String) -> String {
             endpoint.replacingOccurrences(of: "://*:", with: "://\(host):").replacingOccurrences(of: "://0.0.0.0:", with: "://\(host):")
         }
@@ -110,14 +109,6 @@ enum AuthorityCommand {
             "workers": advertised(configuration.workersEndpoint), "feed": advertised(configuration.feedEndpoint),
         ])
         return ElectionSettings(client: client, ttl: Int64(ttl), candidate: candidate)
-    }
-
-    /// This machine's host name (for the endpoints an elected authority publishes).
-    static func hostName() -> String {
-        var buffer = [CChar](repeating: 0, count: 256)
-        guard gethostname(&buffer, buffer.count - 1) == 0 else { return "localhost" }
-        let name = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        return name.isEmpty ? "localhost" : name
     }
 
     /// The feed's snapshot schedule from `--feed-snapshot-every` and `--feed-snapshot-interval`.

@@ -61,18 +61,14 @@ struct ElectedAuthority<R: Reactor> {
                 }
             }
             // No leader (or a key of this candidate's previous run, left to expire): campaign.
-            let watch = LossWatch()
-            let term: LeaderTerm
+            let won: (term: LeaderTerm, watch: LossWatch)?
             do {
-                term = try await blocking { [candidate, ttl, stopping] in
-                    try election.campaign(as: candidate, deadline: .now + ttl * 3, cancellation: stopping.cancellation) { loss in watch.lost(loss) }
-                }
-            } catch CoordinationError.campaignTimedOut {
-                continue
+                won = try await campaign(for: ttl * 3)
             } catch CoordinationError.cancelled {
                 return 0
             }
-            return try await primary(term: term, watch: watch, node: nil)
+            guard let won else { continue }
+            return try await primary(term: won.term, watch: won.watch, node: nil)
         }
         return 0
     }
@@ -140,6 +136,8 @@ struct ElectedAuthority<R: Reactor> {
             if let lease { _ = try? client.revokeLease(lease.id, timeout: .seconds(1)) }
         }
         var lastKeepAlive = ContinuousClock.now
+        /// The version last written under the standby's key.
+        var published: UInt64?
         var leaderlessSince: ContinuousClock.Instant?
         while true {
             if stopping.isSet || node.failure != nil {
@@ -150,8 +148,13 @@ struct ElectedAuthority<R: Reactor> {
             }
             let version = node.metrics.version
             if let lease {
-                let progress = Data(#"{"version":\#(version)}"#.utf8)
-                _ = try? await blocking { [standbyKey] in try client.put(standbyKey, value: progress, lease: lease.id, timeout: .milliseconds(500)) }
+                // Written when it moved (the lease keeps the key between writes).
+                if version != published {
+                    let progress = Data(#"{"version":\#(version)}"#.utf8)
+                    if (try? await blocking({ [standbyKey] in try client.put(standbyKey, value: progress, lease: lease.id, timeout: .milliseconds(500)) })) != nil {
+                        published = version
+                    }
+                }
                 if ContinuousClock.now - lastKeepAlive > ttl / 3 {
                     _ = try? await blocking { try client.keepAlive(lease: lease.id, timeout: .milliseconds(500)) }
                     lastKeepAlive = .now
@@ -186,15 +189,8 @@ struct ElectedAuthority<R: Reactor> {
 
     /// Campaigns once; promotes `node` and serves as primary when it wins.
     private func takeOver(node: AuthorityNode<R>, leadership: Leadership) async throws -> StandbyOutcome? {
-        let watch = LossWatch()
-        let term: LeaderTerm
-        do {
-            term = try await blocking { [candidate, ttl, stopping] in
-                try election.campaign(as: candidate, deadline: .now + ttl, cancellation: stopping.cancellation) { loss in watch.lost(loss) }
-            }
-        } catch CoordinationError.campaignTimedOut {
-            return nil  // another standby won: the next look finds it
-        }
+        // nil: another standby won, and the next look finds it.
+        guard let (term, watch) = try await campaign(for: ttl) else { return nil }
         let epoch = UInt64(term.epoch)
         leadership.grant(term: epoch) { term.isLeader }
         let started = ContinuousClock.now
@@ -203,6 +199,20 @@ struct ElectedAuthority<R: Reactor> {
         Output.endpoints(endpoints, metrics: metrics)
         _ = try await primary(term: term, watch: watch, node: node)
         return .promoted
+    }
+
+    /// Campaigns for up to `duration`: the term won, with where its loss will be reported, or
+    /// `nil` when another candidate holds the key until then.
+    private func campaign(for duration: Duration) async throws -> (term: LeaderTerm, watch: LossWatch)? {
+        let watch = LossWatch()
+        do {
+            let term = try await blocking { [candidate, stopping] in
+                try election.campaign(as: candidate, deadline: .now + duration, cancellation: stopping.cancellation) { loss in watch.lost(loss) }
+            }
+            return (term, watch)
+        } catch CoordinationError.campaignTimedOut {
+            return nil
+        }
     }
 
     /// Whether no other standby registered a higher version (ties go to the smaller name).

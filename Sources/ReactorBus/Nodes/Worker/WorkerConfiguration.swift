@@ -1,5 +1,6 @@
 import Glibc
 import ReactorCore
+import SystemCalls
 
 /// What a ``WorkerNode`` connects to, what it announces and how patient it is.
 public struct WorkerConfiguration: Sendable, Hashable {
@@ -63,13 +64,6 @@ public struct WorkerConfiguration: Sendable, Hashable {
 
     /// `<hostname>-<pid>`, the default worker name.
     public static func defaultName() -> String {
-        var buffer = [CChar](repeating: 0, count: 256)
-        let host: String
-        if gethostname(&buffer, buffer.count - 1) == 0 {
-            host = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        } else {
-            host = "worker"
-        }
-        return "\(host.isEmpty ? "worker" : host)-\(getpid())"
+        "\(HostName.current() ?? "worker")-\(getpid())"
     }
 }
