@@ -8,6 +8,9 @@ package struct ZMQMonitorEvents: OptionSet, Sendable, Hashable {
     package static let connected = ZMQMonitorEvents(rawValue: ZMQ_EVENT_CONNECTED)
     package static let accepted = ZMQMonitorEvents(rawValue: ZMQ_EVENT_ACCEPTED)
     package static let disconnected = ZMQMonitorEvents(rawValue: ZMQ_EVENT_DISCONNECTED)
+    /// A connection attempt failed (nothing listens at the endpoint, or it refused) and is
+    /// retried after the reconnect interval.
+    package static let connectRetried = ZMQMonitorEvents(rawValue: ZMQ_EVENT_CONNECT_RETRIED)
     /// The peer spoke another security mechanism or a broken handshake (no keys, wrong keys).
     package static let handshakeFailedProtocol = ZMQMonitorEvents(rawValue: ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL)
     /// The ZAP handler refused the peer.

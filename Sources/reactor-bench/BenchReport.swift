@@ -164,6 +164,8 @@ struct BenchReport {
                 ("skipped", false), ("lease_seconds", .whole(measured.lease)),
                 ("seconds", .array(measured.seconds.map { .number($0, places: 3) })),
                 ("p50_seconds", measured.p50.map { .number($0, places: 3) } ?? .nil), ("max_seconds", measured.max.map { .number($0, places: 3) } ?? .nil),
+                ("one_second_lease_seconds", .array(measured.shortLeaseSeconds.map { .number($0, places: 3) })),
+                ("one_second_lease_p50_seconds", measured.shortLeaseP50.map { .number($0, places: 3) } ?? .nil),
                 ("unreplicated_per_second", .number(measured.unreplicatedPerSecond, places: 0)),
                 ("async_per_second", .number(measured.asyncPerSecond, places: 0)), ("sync_per_second", .number(measured.syncPerSecond, places: 0)),
             ])))
@@ -248,6 +250,11 @@ struct BenchReport {
             add("failover", "kill -> next ack, \(measured.seconds.count) rounds, \(measured.lease) s lease",
                 measured.seconds.map { String(format: "%.2f", $0) }.joined(separator: " ") + " s")
             add("", "p50 / max", String(format: "%.2f / %.2f s", measured.p50 ?? 0, measured.max ?? 0))
+            if !measured.shortLeaseSeconds.isEmpty {
+                add("", "kill -> next ack, \(measured.shortLeaseSeconds.count) rounds, 1 s lease",
+                    measured.shortLeaseSeconds.map { String(format: "%.2f", $0) }.joined(separator: " ") + " s")
+                add("", "p50 / max, 1 s lease", String(format: "%.2f / %.2f s", measured.shortLeaseP50 ?? 0, measured.shortLeaseSeconds.max() ?? 0))
+            }
             add("", "acked/s: none / async / sync standby",
                 "\(Self.rate(measured.unreplicatedPerSecond)) / \(Self.rate(measured.asyncPerSecond)) / \(Self.rate(measured.syncPerSecond))")
         case nil: break

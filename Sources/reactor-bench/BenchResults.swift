@@ -124,12 +124,17 @@ struct BenchResults: Sendable {
         var lease: Int
         /// Each round's time from the primary's SIGKILL to the first ack from the next one.
         var seconds: [Double]
+        /// The same with a 1 s lease.
+        var shortLeaseSeconds: [Double] = []
         var unreplicatedPerSecond: Double = 0
         var asyncPerSecond: Double = 0
         var syncPerSecond: Double = 0
 
-        var p50: Double? { seconds.isEmpty ? nil : seconds.sorted()[(seconds.count - 1) / 2] }
+        var p50: Double? { Self.median(seconds) }
         var max: Double? { seconds.max() }
+        var shortLeaseP50: Double? { Self.median(shortLeaseSeconds) }
+
+        private static func median(_ values: [Double]) -> Double? { values.isEmpty ? nil : values.sorted()[(values.count - 1) / 2] }
     }
 
     /// The high-availability phase, or why it was skipped.

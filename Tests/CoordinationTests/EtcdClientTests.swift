@@ -23,6 +23,9 @@ import TestSupport
             LeaderElectionConfiguration(app: "tally", ttlSeconds: 0),
             LeaderElectionConfiguration(app: "tally", ttlSeconds: 3, safetyMargin: .seconds(2)),
             LeaderElectionConfiguration(app: "tally", safetyMargin: .zero),
+            LeaderElectionConfiguration(app: "tally", renewalInterval: .zero),
+            // No time left to retry a renewal before the fence.
+            LeaderElectionConfiguration(app: "tally", ttlSeconds: 2, safetyMargin: .milliseconds(500), renewalInterval: .milliseconds(1_500)),
             LeaderElectionConfiguration(app: "tally", pollInterval: .zero),
         ]
         for configuration in bad {
@@ -31,6 +34,10 @@ import TestSupport
         let good = try LeaderElection(client: client, configuration: LeaderElectionConfiguration(app: "tally"))
         #expect(good.key == "/reactorbus/tally/leader")
         #expect(good.configuration.effectiveSafetyMargin == .milliseconds(500))
+        #expect(good.configuration.effectiveRenewalInterval == .seconds(1))
+        // Renewing every third of the TTL, as etcd's own sessions do, is allowed too.
+        _ = try LeaderElection(client: client, configuration: LeaderElectionConfiguration(app: "tally", ttlSeconds: 3, safetyMargin: .seconds(1),
+                                                                                       renewalInterval: .seconds(1)))
     }
 
     @Test func noLiveEndpointIsUnreachableNamingThemAll() throws {

@@ -124,7 +124,7 @@ import TestSupport
         let revoked = ContinuousClock.now
         #expect(try election.client.revokeLease(term.lease.id))
         #expect(await eventually { !losses.value.isEmpty })
-        // Keepalives go every TTL/3: the next one finds the lease gone. The reason says it was
+        // Keepalives go every TTL/2, half a TTL before the fence: the next one finds the lease gone. The reason says it was
         // that keepalive (`leaseExpired`), not the fence's deadline (`fenced`), whatever the
         // machine's load did to the timing.
         #expect(losses.value == [LeadershipLoss(epoch: term.epoch, reason: .leaseExpired)], "after \(ContinuousClock.now - revoked)")

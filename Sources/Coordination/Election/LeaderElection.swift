@@ -20,16 +20,18 @@ import Foundation
 ///
 /// etcd deletes the key when the lease expires, at the earliest TTL seconds after it last
 /// received a grant or keepalive, and only then can a standby create it. The leader renews every
-/// TTL/3 on its own thread. A renewal *sent* at `t` and confirmed proves that etcd received it
-/// after `t`, so the lease lives at least until `t + TTL`. The leader keeps that bound and acts
+/// half TTL (``LeaderElectionConfiguration/renewalInterval``) on its own thread: after a crash
+/// its key lives on for TTL/2 to TTL. A renewal *sent* at `t` and confirmed proves that etcd
+/// received it after `t`, so the lease lives at least until `t + TTL`. The leader keeps that bound and acts
 /// only before `t + TTL - safetyMargin`: past it (etcd unreachable, or this process stalled), or as
 /// soon as etcd answers that the lease is gone or refuses the keepalive, ``LeaderTerm/isLeader``
 /// turns false and `onLost` is called once. So the old leader stops before etcd can let anyone
 /// else in, by at least the margin (a quarter of the TTL unless set): the margin absorbs the
 /// time `onLost` takes to stop the leader's work and any drift between the two clocks' rates. No
-/// wall-clock agreement is needed: each side measures its own intervals. With renewals every
-/// TTL/3 and the margin below 2/3 TTL, a leader that reaches etcd has at least one retry before
-/// its fence, and a single late keepalive does not depose it.
+/// wall-clock agreement is needed: each side measures its own intervals. The renewal interval
+/// and the margin together stay below the TTL, so a renewal is due before the fence and a leader
+/// that reaches etcd retries a failed one until then (a quarter of the TTL by default): a
+/// single late keepalive does not depose it.
 ///
 /// A process paused longer than its fence (a stop signal, a long GC-like stall, a swapped-out
 /// host) resumes past its deadline: its first check of ``LeaderTerm/isLeader`` is false and its
@@ -133,7 +135,8 @@ public final class LeaderElection: Sendable {
         switch outcome {
         case .created(let revision):
             let keeper = LeaseKeeper(client: client, epoch: revision, lease: lease, grantSent: grantSent,
-                                     margin: configuration.effectiveSafetyMargin, onLost: onLost)
+                                     margin: configuration.effectiveSafetyMargin,
+                                     interval: configuration.effectiveRenewalInterval, onLost: onLost)
             guard keeper.isValid else {
                 // etcd took so long to answer that the term would start fenced: hand it back.
                 _ = try? client.revokeLease(lease.id, timeout: timeout())

@@ -3,7 +3,8 @@ import Synchronization
 /// A leader's lease, kept alive on a thread of its own, and the fence that ends the term when it
 /// cannot be: the state behind a ``LeaderTerm``.
 ///
-/// It renews every third of the TTL. A confirmed renewal sent at `t` proves the lease lives until
+/// It renews every ``LeaderElectionConfiguration/effectiveRenewalInterval`` (half the TTL unless
+/// set). A confirmed renewal sent at `t` proves the lease lives until
 /// at least `t + TTL` (etcd renews when it receives, after `t`), so the term is valid until that
 /// instant minus the safety margin; past it, or as soon as etcd says the lease is gone, the
 /// keeper ends the term and calls `onLost` once.
@@ -25,6 +26,8 @@ final class LeaseKeeper: Sendable {
     let epoch: Int64
     let lease: EtcdLease
     let margin: Duration
+    /// How often the lease is renewed.
+    let interval: Duration
     private let grantSent: ContinuousClock.Instant
     private let client: EtcdClient
     private let onLost: @Sendable (LeadershipLoss) -> Void
@@ -32,9 +35,10 @@ final class LeaseKeeper: Sendable {
     /// Set by a test to stop renewing, as a paused process would.
     private let renewalsStalled = Atomic<Bool>(false)
 
-    init(client: EtcdClient, epoch: Int64, lease: EtcdLease, grantSent: ContinuousClock.Instant, margin: Duration,
+    init(client: EtcdClient, epoch: Int64, lease: EtcdLease, grantSent: ContinuousClock.Instant, margin: Duration, interval: Duration,
          onLost: @escaping @Sendable (LeadershipLoss) -> Void) {
         self.client = client
+        self.interval = interval
         self.epoch = epoch
         self.lease = lease
         self.margin = margin
@@ -68,7 +72,6 @@ final class LeaseKeeper: Sendable {
 
     /// The keeper thread's loop.
     func run(_ thread: LoopThread) {
-        let interval = Duration.seconds(lease.ttl) / 3
         let retryDelay = min(interval, .milliseconds(100))
         var nextRenewal = grantSent + interval
         while true {

@@ -183,7 +183,9 @@ struct ElectedAuthority<R: Reactor> {
                     if let outcome = try await takeOver(node: node, leadership: leadership) { return outcome }
                 }
             }
-            try? await Task.sleep(for: .milliseconds(100))
+            // Without a leader every millisecond counts (the best standby's campaign, the others'
+            // move to the winner, which sync acks wait for): look again soon.
+            try? await Task.sleep(for: leaderlessSince == nil ? .milliseconds(100) : .milliseconds(20))
         }
     }
 

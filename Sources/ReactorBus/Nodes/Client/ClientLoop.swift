@@ -65,7 +65,8 @@ enum ClientRequestKind: Sendable {
 ///
 /// With several actions endpoints (``AuthorityEndpoints``) the loop talks to one at a time; it
 /// counts it as lost when no handshake completed for ``ActionClientConfiguration/failoverAfter``
-/// (never connected, or disconnected), or when its probe `ping` went unanswered for the attempt
+/// (never connected, or disconnected), after ``refusedDwellMilliseconds`` when a connection
+/// attempt there failed outright (nothing listens: a dead or not yet promoted authority), or when its probe `ping` went unanswered for the attempt
 /// timeout over a live connection. It then replaces its socket with one connected to the next
 /// endpoint, and the handshake there resends everything unanswered with the same `client_seq`
 /// (the authorities share the client ledger, so each action is applied once).
@@ -137,6 +138,13 @@ final class ClientLoop: NodeLoop {
     private var terms = AuthorityTermWatch()
     /// Since when the current endpoint has had no completed handshake; `nil` while connected.
     private var unconnectedSince: UInt64?
+    /// Whether a connection attempt to the current endpoint failed outright since the client
+    /// arrived there (ZeroMQ's monitor reports it as retried).
+    private var refused = false
+    /// How long a client with several endpoints stays at one that refuses connections: long
+    /// enough not to spin through sockets, short enough that a newly promoted authority is found
+    /// within a few of these.
+    static let refusedDwellMilliseconds: UInt64 = 25
     /// Whether the client moved to another endpoint since its last handshake.
     private var movedSinceConnected = false
     private var socketIndex = 0
@@ -225,7 +233,7 @@ final class ClientLoop: NodeLoop {
             try socket.set(.receiveHighWaterMark, 0)
             try configuration.security?.apply(to: socket)
             // Watch the connection before connecting, so the first handshake is not missed.
-            let events: ZMQMonitorEvents = [.handshakeSucceeded, .disconnected, .handshakeFailures]
+            let events: ZMQMonitorEvents = [.handshakeSucceeded, .disconnected, .connectRetried, .handshakeFailures]
             watcher = try socket.monitor(events, name: "client-monitor-\(UInt64.random(in: 0 ... .max))")
         } catch {
             socket.close()
@@ -295,7 +303,7 @@ final class ClientLoop: NodeLoop {
         if !busyQueue.isEmpty { next = min(next, pausedUntil) }
         if let stallSince { next = min(next, stallSince + connectTimeoutMilliseconds) }
         if connected, probe == nil, !actions.isEmpty { next = min(next, lastHeard + Self.probeMilliseconds) }
-        if endpoints.isList, let unconnectedSince { next = min(next, unconnectedSince + failoverMilliseconds) }
+        if endpoints.isList, let unconnectedSince { next = min(next, unconnectedSince + failoverAfterMilliseconds) }
         return next
     }
 
@@ -370,6 +378,8 @@ final class ClientLoop: NodeLoop {
                 try connectionUp()
             } else if event.event == .disconnected {
                 connectionDown()
+            } else if event.event == .connectRetried {
+                if !connected { refused = true }
             } else if !event.event.isDisjoint(with: .handshakeFailures) {
                 logger.warning("the handshake with \(endpoints.current) failed (error \(event.value)): check the CURVE keys of client and authority")
             }
@@ -384,6 +394,7 @@ final class ClientLoop: NodeLoop {
         lastHeard = MonotonicClock.milliseconds()
         stallSince = nil
         unconnectedSince = nil
+        refused = false
         let resent = try resendUnanswered()
         if movedSinceConnected {
             logger.info("connected to \(endpoints.current); resent \(resent) unacknowledged action(s) with their client_seq")
@@ -410,8 +421,13 @@ final class ClientLoop: NodeLoop {
     /// failover time.
     private func failOverIfUnconnected() throws(ZMQError) {
         guard endpoints.isList, !connected, let since = unconnectedSince,
-              MonotonicClock.milliseconds() >= since + failoverMilliseconds else { return }
-        try failOver(because: "no connection for \(configuration.failoverAfter)")
+              MonotonicClock.milliseconds() >= since + failoverAfterMilliseconds else { return }
+        try failOver(because: refused ? "it refused the connection" : "no connection for \(configuration.failoverAfter)")
+    }
+
+    /// How long the client waits at the current endpoint for a connection before trying the next.
+    private var failoverAfterMilliseconds: UInt64 {
+        refused ? min(failoverMilliseconds, Self.refusedDwellMilliseconds) : failoverMilliseconds
     }
 
     /// Leaves the current endpoint for the next: a new socket (what the old one still held is
@@ -420,8 +436,15 @@ final class ClientLoop: NodeLoop {
         let lost = endpoints.current
         let next = endpoints.advance()
         failovers += 1
+        // While none is serving (a takeover under way) the client moves every few tens of ms:
+        // only the first move after a connection says so above debug.
+        if movedSinceConnected {
+            logger.debug("authority \(lost) lost (\(reason)); trying \(next)")
+        } else {
+            logger.info("authority \(lost) lost (\(reason)); trying \(next)")
+        }
         movedSinceConnected = true
-        logger.info("authority \(lost) lost (\(reason)); trying \(next)")
+        refused = false
         connected = false
         if let probe { requests[probe] = nil }
         probe = nil
