@@ -31,7 +31,7 @@ struct RecordReplayer<R: Reactor> {
     /// - Throws: ``RecoveryError`` for a record that does not decode, ``SchemaError``.
     mutating func replay(_ record: JournalRecord, into engine: AuthorityEngine<R>) throws -> (AuthorityRecord, [AppliedMutation<R.Mutation>]) {
         do {
-            let decoded = try decoder.decode(AuthorityRecord.self, from: record.payload)
+            let decoded = try AuthorityRecord(journalBytes: record.payload, decoder: decoder)
             let source = "journal record \(record.lsn)"
             switch decoded {
             case .schema(let version):

@@ -37,8 +37,9 @@ final class AuthorityDurability<R: Reactor> {
     private let configuration: PersistenceConfiguration
     private let app: String
     private let logger: Logger
-    private let encoder = MessagePackEncoder()
     private let decoder = MessagePackDecoder()
+    /// Packs each journal record (``AuthorityRecord/pack(into:)``); reused across records.
+    private let recordWriter = MessagePackWriter()
     /// The LSN the newest snapshot covers, written or being written (or waiting for its LSN to
     /// be durable); records after it are what the next snapshot would add.
     private var coveredLSN: UInt64 = 0
@@ -154,7 +155,9 @@ final class AuthorityDurability<R: Reactor> {
         let stored = replayer.stored
         if stored != schema.version, markSchema {
             // Records from here on are of this build's version; say so for the next reader.
-            try journal.append(try encoder.encode(AuthorityRecord.schema(version: schema.version)))
+            recordWriter.reset()
+            AuthorityRecord.schema(version: schema.version).pack(into: recordWriter)
+            try journal.append(recordWriter.bytes)
             try journal.commit()
         }
         coveredLSN = after
@@ -181,7 +184,9 @@ final class AuthorityDurability<R: Reactor> {
             // Appending may rotate to a new segment, which writes and syncs the finished one.
             let request = try measured { () throws -> Journal.SyncRequest? in
                 for record in records {
-                    let payload = try encoder.encode(record)
+                    recordWriter.reset()
+                    record.pack(into: recordWriter)
+                    let payload = recordWriter.bytes
                     let lsn = try journal.append(payload)
                     recent?.append(lsn: lsn, payload: payload)
                 }
