@@ -4,9 +4,13 @@ import ReactorStorage
 import ZeroMQ
 
 /// A standby authority's loop: follows a primary's journal over a DEALER socket, journals each
-/// record at the same LSN, applies it through the recovery path (``RecordReplayer``), reports
-/// `durable` after each commit, writes its own snapshots, and — once promoted — closes all that
-/// and runs an ``AuthorityLoop`` on the same data directory, on the same thread.
+/// record at the same LSN, reports `durable` after each commit, applies the records through the
+/// recovery path (``RecordReplayer``), writes its own snapshots, and — once promoted — closes
+/// all that and runs an ``AuthorityLoop`` on the same data directory, on the same thread.
+///
+/// A turn's records are applied after their `durable` left: a `sync` primary acks once a
+/// standby has the records on disk, and applying them (as much CPU as the primary spent) is not
+/// on that path. A record that then fails to apply stops the standby; it stays in its journal.
 ///
 /// It binds no actions, workers or feed endpoint while a standby. Losing the primary keeps the
 /// data and says `hello` again every heartbeat interval until one answers.
@@ -33,8 +37,10 @@ final class StandbyLoop<R: Reactor>: NodeLoop {
     private var fetch: (lsn: UInt64, size: UInt64, bytes: [UInt8])?
     /// Why following stopped for good (a refusal, a journal failure).
     private var fatal: (any Error)?
-    /// Records appended (and applied) this turn, not yet committed.
+    /// Records appended this turn, not yet committed.
     private var uncommitted = 0
+    /// Records journaled this turn and not yet applied, in LSN order.
+    private var unapplied: [JournalRecord] = []
 
     let ready: AuthorityNode<R>.Endpoints
 
@@ -90,7 +96,8 @@ final class StandbyLoop<R: Reactor>: NodeLoop {
         }
         dealer.close()
         durability.finishSnapshotInProgress()
-        durability.close(final: durability.wantsFinalSnapshot ? engine.checkpoint() : nil)
+        // A final snapshot covers the whole journal: only when the state has every record in it.
+        durability.close(final: durability.wantsFinalSnapshot && unapplied.isEmpty ? engine.checkpoint() : nil)
         engine.absorb(durability.takeReport())
         metrics.publish(engine.currentMetrics())
         if let fatal {
@@ -167,7 +174,7 @@ final class StandbyLoop<R: Reactor>: NodeLoop {
             if message.code == "hello" || !following { try sendHello() }
         case .records:
             guard following else { return }
-            try apply(Array(frames.dropFirst()), first: message.first ?? 0, now: now)
+            try journal(Array(frames.dropFirst()), first: message.first ?? 0)
         case .snapshot:
             guard let lsn = message.lsn, let size = message.size else { return }
             logger.info("the primary's journal no longer has the records after LSN \(durability.lastLSN): fetching its snapshot at LSN \(lsn) (\(size) bytes)")
@@ -180,8 +187,8 @@ final class StandbyLoop<R: Reactor>: NodeLoop {
         }
     }
 
-    /// Journals `payloads` (records from LSN `first`), applies them, maybe snapshots, reports durable.
-    private func apply(_ payloads: [[UInt8]], first: UInt64, now: UInt64) throws {
+    /// Journals `payloads` (records from LSN `first`); they are applied after the turn's commit.
+    private func journal(_ payloads: [[UInt8]], first: UInt64) throws {
         let expected = durability.lastLSN + 1
         guard first <= expected else {
             // A gap (records lost in a reconnect): start again from the journal's end.
@@ -194,21 +201,29 @@ final class StandbyLoop<R: Reactor>: NodeLoop {
         let fresh = Array(payloads[skip...])
         try durability.appendReplicated(fresh, first: expected)
         for (offset, payload) in fresh.enumerated() {
-            _ = try replayer.replay(JournalRecord(lsn: expected + UInt64(offset), payload: payload), into: engine)
+            unapplied.append(JournalRecord(lsn: expected + UInt64(offset), payload: payload))
         }
         uncommitted += fresh.count
     }
 
-    /// Commits the records the turn received (one commit for all), snapshots if one fell due,
-    /// and reports the LSN durable.
+    /// Commits the records the turn received (one commit for all), reports the LSN durable,
+    /// applies the records, and snapshots if one fell due.
     private func commit(now: UInt64) throws {
         guard uncommitted > 0 else { return }
         // The turn's records are appended already: a demand of 0 more records means due now.
         let due = durability.checkpointDemand(now: now) == 0
         let committed = try durability.commitReplicated()
-        if due { durability.snapshot(engine.checkpoint(), coveringThrough: committed, now: now) }
         uncommitted = 0
         try send(ReplicationMessage(.durable, lsn: committed))
+        try applyJournaled()
+        if due { durability.snapshot(engine.checkpoint(), coveringThrough: committed, now: now) }
+    }
+
+    /// Applies the records journaled and not yet applied, in order. When one fails they all stay
+    /// listed: the state is then behind the journal, and no snapshot may claim otherwise.
+    private func applyJournaled() throws {
+        for record in unapplied { _ = try replayer.replay(record, into: engine) }
+        unapplied.removeAll(keepingCapacity: true)
     }
 
     private func received(chunk bytes: [UInt8], _ message: ReplicationMessage) throws {
@@ -225,6 +240,7 @@ final class StandbyLoop<R: Reactor>: NodeLoop {
         let (checkpoint, stored) = try migrator.load(fetching.bytes, file: "the primary's snapshot at LSN \(fetching.lsn)")
         _ = try durability.commitReplicated()
         uncommitted = 0
+        try applyJournaled()
         try durability.installSnapshot(fetching.bytes, lsn: fetching.lsn)
         engine.restore(checkpoint)
         replayer = RecordReplayer(schema: configuration.schema, app: configuration.appName, stored: stored)
