@@ -319,6 +319,44 @@ import ZeroMQ
         await stop(standbyProcess, primaryProcess)
     }
 
+    /// With CURVE the standby connects with the authority's own key pair (the one its clients
+    /// know), which the primary admits on the replication socket even under an allowlist that
+    /// does not list it; a standby with another key pair never follows.
+    @Test func aStandbyFollowsACurvePrimaryWithTheAuthoritysKeyAndAStrangerNeverDoes() async throws {
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let keys = root + "/keys"
+        for folder in ["allow/actions", "allow/workers", "allow/feed"] {
+            try FileManager.default.createDirectory(atPath: keys + "/" + folder, withIntermediateDirectories: true)
+        }
+        for name in ["authority", "client", "stranger"] {
+            #expect(await (try ChildProcess.node(["keygen", "--out", keys + "/" + name])).waitForExit() == 0)
+        }
+        try FileManager.default.copyItem(atPath: keys + "/client.pub", toPath: keys + "/allow/actions/client.pub")
+        let curve = ["--curve-secret-key", keys + "/authority.key", "--allow-keys", keys + "/allow"]
+        let (primaryProcess, primaryEndpoints) = try await primary(curve + ["--replication-mode", "sync"])
+        let replication = try #require(primaryEndpoints["replication"])
+        let stranger = try standby(of: replication, data: "stranger", extra: ["--curve-secret-key", keys + "/stranger.key"])
+        let standbyProcess = try standby(of: replication, extra: curve)
+        // Sync acks need the standby: every one of these proves it followed over CURVE.
+        let send = try ChildProcess.node(["send", "--app", "counter", "--actions", try #require(primaryEndpoints["actions"]), "--repeat", "50",
+                                          "--curve-server-key", keys + "/authority.pub", "--curve-secret-key", keys + "/client.key",
+                                          #"{"countUp":{}}"#], name: "send")
+        #expect(await send.waitForExit(timeout: .seconds(60)) == 0, "\(send.diagnostics)\(standbyProcess.diagnostics)")
+        #expect(send.output.last?.contains(#""acked":50"#) == true)
+        // The stranger (its hello goes out every 0.3 s heartbeat) never got through: its key
+        // pair is not the authority's, so the CURVE handshake fails.
+        #expect(primaryProcess.diagnostics.components(separatedBy: "replication: standby").count == 2, "\(primaryProcess.diagnostics)")
+        #expect(!stranger.diagnostics.contains("following the primary"), "\(stranger.diagnostics)")
+        await stop(stranger, primaryProcess)
+        let promoted = try await promote(standbyProcess)
+        let after = try ChildProcess.node(["send", "--app", "counter", "--actions", try #require(promoted["actions"]),
+                                           "--curve-server-key", keys + "/authority.pub", "--curve-secret-key", keys + "/client.key",
+                                           #"{"countUp":{}}"#], name: "after")
+        #expect(await after.waitForExit(timeout: .seconds(30)) == 0, "\(after.diagnostics)")
+        #expect(after.output.last?.contains(#""last_version":51"#) == true, "\(after.output)")
+        await stop(standbyProcess)
+    }
+
     @Test func aStandbyOfAnotherAppIsRefusedWithAClearError() async throws {
         defer { try? FileManager.default.removeItem(atPath: root) }
         let (primaryProcess, primaryEndpoints) = try await primary()

@@ -95,14 +95,14 @@ final class AuthorityLoop<R: Reactor>: NodeLoop {
         feedSocket = try ZMQSocket(context: context, type: .xpub)
         let sockets = [("actions", actions), ("workers", workers), ("feed", feedSocket)]
         if let security = configuration.security {
-            // The ZAP handler must be bound before any CURVE handshake can happen.
+            // The ZAP handler must be bound before any CURVE handshake can happen. It runs with
+            // or without an allowlist: the replication socket admits only known keys.
+            let allowlist = Allowlist(directory: security.allowKeysDirectory, authorityKey: security.publicKey)
+            zap = try ZAPHandler(context: context, allowlist: allowlist, logger: logger)
             if let directory = security.allowKeysDirectory {
-                let allowlist = Allowlist(directory: directory)
-                zap = try ZAPHandler(context: context, allowlist: allowlist, logger: logger)
                 logger.info("CURVE on; allowlist \(directory): \(allowlist.counts.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")) key(s)")
             } else {
-                zap = nil
-                logger.info("CURVE on; any client that knows the server key is admitted (no --allow-keys)")
+                logger.info("CURVE on; any client that knows the server key is admitted (no --allow-keys); standbys with this authority's key")
             }
             for (domain, socket) in sockets { try security.apply(to: socket, domain: domain) }
         } else {

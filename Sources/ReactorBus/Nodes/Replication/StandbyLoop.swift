@@ -63,6 +63,11 @@ final class StandbyLoop<R: Reactor>: NodeLoop {
         dealer = try ZMQSocket(context: context, type: .dealer)
         try dealer.set(.linger, 0)
         try dealer.set(.receiveHighWaterMark, 0)
+        if let security = configuration.security {
+            // A primary with CURVE admits its own key on the replication socket: the authorities
+            // that stand in for each other share one key pair, so a standby connects with it.
+            try ClientSecurity(serverKey: security.publicKey, secretKey: security.secretKey).apply(to: dealer)
+        }
         try dealer.connect(primary)
         ready = AuthorityNode<R>.Endpoints(actions: "", workers: "", feed: "", standbyOf: primary)
     }
