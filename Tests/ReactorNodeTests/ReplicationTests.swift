@@ -56,6 +56,26 @@ import ZeroMQ
         return try await Self.endpointsLine(standby)
     }
 
+    /// Sends `total` countUp through one client (`window` unacked, `lanes` callers) and SIGKILLs
+    /// the primary once `after` are acked; returns how many were acked in all (what is still
+    /// unanswered then fails: an ack that could not come).
+    func killUnderLoad(_ primaryProcess: ChildProcess, actions: String, context: ZMQContext, total: Int, window: Int, lanes: Int, after: Int) async throws -> Int {
+        let client = try ActionClient<Counter>(configuration: ActionClientConfiguration(actionsEndpoint: actions, timeout: .seconds(2), retries: 0, window: window),
+                                               logger: Logger(label: "client", sink: .discard), context: context)
+        try client.start()
+        let acks = AckCounter()
+        let sending = Task { await acks.send(total, lanes: lanes, through: client) { _ in .countUp } }
+        try await acks.wait(untilAcked: after)
+        primaryProcess.signal(SIGKILL)
+        #expect(await primaryProcess.waitForExit() != 0)
+        let ackedAtKill = acks.acked
+        client.close()
+        await sending.value
+        await client.wait()
+        #expect(acks.acked >= ackedAtKill && acks.acked >= after && acks.acked < total)
+        return acks.acked
+    }
+
     func stop(_ processes: ChildProcess...) async {
         for process in processes where process.isRunning { process.signal(SIGTERM) }
         for process in processes { await process.waitForExit(timeout: .seconds(10)) }
@@ -131,22 +151,8 @@ import ZeroMQ
         held.close()
         await held.wait()
         // Under load, the primary is killed; every acked action must be in the promoted standby.
-        let client = try ActionClient<Counter>(configuration: ActionClientConfiguration(actionsEndpoint: actions, timeout: .seconds(2), retries: 0, window: 100),
-                                               logger: Logger(label: "client", sink: .discard), context: context)
-        try client.start()
-        let acks = AckCounter()
         let total = 20_000
-        let sending = Task { await acks.send(total, lanes: 64, through: client) { _ in .countUp } }
-        try await acks.wait(untilAcked: 1_500)
-        primaryProcess.signal(SIGKILL)
-        #expect(await primaryProcess.waitForExit() != 0)
-        let ackedAtKill = acks.acked
-        // Whatever is still unanswered fails now (an ack that could not come).
-        client.close()
-        await sending.value
-        await client.wait()
-        let acked = acks.acked
-        #expect(acked >= ackedAtKill && acked < total)
+        let acked = try await killUnderLoad(primaryProcess, actions: actions, context: context, total: total, window: 100, lanes: 64, after: 1_500)
         let promoted = try await promote(standbyProcess)
         let state = try await WireProbe(actions: try #require(promoted["actions"])).stats()
         let count = try #require(state["version"])
@@ -172,20 +178,7 @@ import ZeroMQ
         _ = try await primaryStats(actions, within: .seconds(20)) { $0["standbys"] == 1 }
         let context = try ZMQContext()
         defer { context.terminate(timeout: .seconds(2)) }
-        let client = try ActionClient<Counter>(configuration: ActionClientConfiguration(actionsEndpoint: actions, timeout: .seconds(2), retries: 0, window: 1_000),
-                                               logger: Logger(label: "client", sink: .discard), context: context)
-        try client.start()
-        let acks = AckCounter()
-        let total = 40_000
-        let sending = Task { await acks.send(total, lanes: 256, through: client) { _ in .countUp } }
-        try await acks.wait(untilAcked: 5_000)
-        primaryProcess.signal(SIGKILL)
-        #expect(await primaryProcess.waitForExit() != 0)
-        client.close()
-        await sending.value
-        await client.wait()
-        let acked = UInt64(acks.acked)
-        #expect(acked >= 5_000 && acked < UInt64(total))
+        let acked = UInt64(try await killUnderLoad(primaryProcess, actions: actions, context: context, total: 40_000, window: 1_000, lanes: 256, after: 5_000))
 
         // What each side has on disk at the failure (the standby's before its promotion).
         let primaryRecords = try await dump("primary")
