@@ -35,6 +35,7 @@ public struct Command: Sendable {
     public func parse(_ arguments: [String], environment: [String: String] = [:]) throws(UsageError) -> ParsedArguments? {
         var values: [String: String] = [:]
         var flags: Set<String> = []
+        var given: Set<String> = []
         var positionals: [String] = []
         var index = 0
         var onlyPositionals = false
@@ -80,9 +81,12 @@ public struct Command: Sendable {
                 if !flags.contains(option.name), let raw = environment[option.environmentName], Self.isTrue(raw) {
                     flags.insert(option.name)
                 }
-            } else if values[option.name] == nil {
+            } else if values[option.name] != nil {
+                given.insert(option.name)
+            } else {
                 if let fromEnvironment = environment[option.environmentName], !fromEnvironment.isEmpty {
                     values[option.name] = fromEnvironment
+                    given.insert(option.name)
                 } else if let fallback = option.defaultValue {
                     values[option.name] = fallback
                 } else if option.isRequired {
@@ -90,7 +94,7 @@ public struct Command: Sendable {
                 }
             }
         }
-        return ParsedArguments(command: name, values: values, flags: flags, positionals: positionals)
+        return ParsedArguments(command: name, values: values, flags: flags, positionals: positionals, given: given)
     }
 
     /// How the command is run: `reactor-node authority`, or `reactor-bench` for a program's only command.

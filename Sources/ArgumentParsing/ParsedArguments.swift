@@ -8,6 +8,12 @@ public struct ParsedArguments: Sendable, Equatable {
     public var flags: Set<String>
     /// Positional arguments in order.
     public var positionals: [String]
+    /// The options whose value came from the command line or the environment, not a default.
+    public var given: Set<String> = []
+
+    /// Whether the option's value was given (on the command line or in the environment) rather
+    /// than defaulted: for options that exclude each other although one has a default.
+    public func isGiven(_ name: String) -> Bool { given.contains(name) }
 
     /// The value of an option, if any.
     public func string(_ name: String) -> String? { values[name] }

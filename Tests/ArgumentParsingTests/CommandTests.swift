@@ -23,12 +23,14 @@ import Testing
         #expect(parsed.flags == ["json"])
         #expect(parsed.positionals == ["x", "y"])
         #expect(try parsed.int("concurrency", in: 1...64) == 8)
+        #expect(parsed.given == ["app", "concurrency", "log-level"])
     }
 
     @Test func defaultsApplyWhenNothingElseSetsAnOption() throws {
         let parsed = try #require(try command.parse(["--app", "primes"]))
         #expect(parsed.values == ["app": "primes", "concurrency": "4", "log-level": "info"])
         #expect(parsed.flags.isEmpty)
+        #expect(parsed.isGiven("app") && !parsed.isGiven("concurrency") && !parsed.isGiven("log-level"))
     }
 
     @Test func mistakesAreOneLineUsageErrors() {

@@ -248,4 +248,64 @@ import ZeroMQ
         b.signal(SIGTERM)
         #expect(await b.waitForExit(timeout: .seconds(20)) == 0, "\(b.diagnostics)")
     }
+
+    /// `send`, `observe` and `worker` given `--election` instead of endpoints read them from etcd:
+    /// the primary first, then the standbys. They work against the primary, and after it is
+    /// SIGKILLed the worker moves on to the new one and a new `send --election` finds it first.
+    @Test func nodesGivenTheElectionFindThePrimaryInEtcdAndFollowTheTakeover() async throws {
+        defer { cleanUp() }
+        let etcd = try await EtcdServer.start()
+        defer { Task { await etcd.stop() } }
+        let (a, standbys) = try await threeCandidates(etcd: etcd)
+        // The standbys say where they serve once promoted under their keys.
+        let registered = ContinuousClock.now + .seconds(20)
+        while standbyVersion("b", etcd: etcd) == nil || standbyVersion("c", etcd: etcd) == nil, ContinuousClock.now < registered {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        func send(_ count: Int, _ action: String) async throws -> ChildProcess {
+            let send = try ChildProcess.node(["send", "--app", "counter", "--election", etcd.clientURL, "--repeat", String(count),
+                                              "--connect-timeout", "60", action], name: "send")
+            #expect(await send.waitForExit(timeout: .seconds(90)) == 0, "\(send.diagnostics)")
+            #expect(send.output.last?.contains(#""acked":\#(count),"failed":0"#) == true, "\(send.output)")
+            return send
+        }
+        _ = try await send(1_000, #"{"countUp":{}}"#)
+        let worker = try ChildProcess.node(["worker", "--app", "counter", "--election", etcd.clientURL, "--heartbeat", "0.3", "--name", "w-elected"], name: "worker")
+        _ = try await send(100, #"{"countUpAsync":{}}"#)
+        let observe = try ChildProcess.node(["observe", "--app", "counter", "--election", etcd.clientURL, "--once", "--json"], name: "observe")
+        #expect(await observe.waitForExit(timeout: .seconds(30)) == 0, "\(observe.diagnostics)")
+        let applied = try await WireProbe(actions: endpoints("a").actions).stats(within: .seconds(30)) { $0["version"] == 1_100 }
+        #expect(applied["version"] == 1_100, "\(worker.diagnostics)")
+        #expect(observe.output.first?.hasPrefix(#"{"version":"#) == true, "\(observe.output)")
+
+        a.signal(SIGKILL)
+        #expect(await a.waitForExit() != 0)
+        var winner: String?
+        let deadline = ContinuousClock.now + .seconds(30)
+        while winner == nil, ContinuousClock.now < deadline {
+            winner = standbys.first { $0.value.output.contains { $0.contains(#""actions":"#) } }?.key
+            if winner == nil { try await Task.sleep(for: .milliseconds(20)) }
+        }
+        let promoted = try #require(winner, "no standby was promoted\(standbys.values.map(\.diagnostics).joined())")
+        // The new primary is the leader in etcd now: a new send finds it first; the worker,
+        // which read the list at its start, moves along it to the new primary and runs the jobs.
+        let after = try await send(50, #"{"countUpAsync":{}}"#)
+        #expect(!after.diagnostics.contains("lost"), "send --election went to the new primary first\(after.diagnostics)")
+        let final = try await WireProbe(actions: endpoints(promoted).actions).stats(within: .seconds(60)) { $0["version"] == 1_150 }
+        #expect(final["version"] == 1_150, "\(worker.diagnostics)")
+        worker.signal(SIGTERM)
+        #expect(await worker.waitForExit(timeout: .seconds(20)) == 0)
+        await stopGracefully(standbys)
+    }
+
+    @Test func electionAndEndpointsTogetherAreAUsageErrorAndAnEmptyElectionIsUnavailable() async throws {
+        let etcd = try await EtcdServer.start()
+        defer { Task { await etcd.stop() } }
+        let both = try ChildProcess.node(["send", "--app", "counter", "--election", etcd.clientURL, "--actions", "tcp://127.0.0.1:7001", #"{"countUp":{}}"#], name: "both")
+        #expect(await both.waitForExit() == 64)
+        #expect(both.diagnostics.contains("send: give --election or --actions, not both"), "\(both.diagnostics)")
+        let none = try ChildProcess.node(["observe", "--app", "counter", "--election", etcd.clientURL, "--once"], name: "none")
+        #expect(await none.waitForExit() == 69)
+        #expect(none.diagnostics.contains("no authority of app counter is registered in etcd at \(etcd.clientURL)"), "\(none.diagnostics)")
+    }
 }

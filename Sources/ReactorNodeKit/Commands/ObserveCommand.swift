@@ -17,6 +17,7 @@ enum ObserveCommand {
                 node.apps.appOption,
                 .value("feed", "EP[,EP...]", help: "the authority's feed endpoint; several, comma-separated: authorities that take over from one another, tried in order", default: "tcp://127.0.0.1:7003"),
                 .value("actions", "EP[,EP...]", help: "the authority's actions endpoint (for the current snapshot); one per --feed endpoint, in the same order", default: "tcp://127.0.0.1:7001"),
+                .value("election", "URLS", help: "read the authorities' endpoints from etcd (the elected primary first, then its standbys) instead of --feed and --actions"),
                 .flag("json", help: #"one JSON line per snapshot: {"version":V,"state":{...}}"#),
                 .flag("once", help: "print the current snapshot and exit (non-zero if none within --timeout)"),
                 .value("projection", "NAME", help: #"follow this projection of the state, printed only when it changes: {"version":V,"projection":NAME,"value":...}"#),
@@ -31,8 +32,9 @@ enum ObserveCommand {
     static func run(_ arguments: ParsedArguments, _ node: NodeProgram) async throws -> Int32 {
         let registered = try node.apps.app(arguments)
         let app = registered.name
-        let feed = try Endpoint.validateList(try arguments.required("feed"), flag: "feed")
-        let actions = try Endpoint.validateList(try arguments.required("actions"), flag: "actions")
+        let elected = try ElectedEndpoints.lists(["feed", "actions"], arguments, app: app, replacing: ["feed", "actions"])
+        let feed = try Endpoint.validateList(try elected?[0] ?? arguments.required("feed"), flag: "feed")
+        let actions = try Endpoint.validateList(try elected?[1] ?? arguments.required("actions"), flag: "actions")
         guard Endpoint.count(feed) == Endpoint.count(actions) else {
             throw CLIError.usage("observe: --feed lists \(Endpoint.count(feed)) endpoint(s) and --actions \(Endpoint.count(actions)): give one actions endpoint per feed endpoint, in the same order (the i-th of each is one authority's)")
         }

@@ -17,6 +17,7 @@ enum SendCommand {
             options: [
                 node.apps.appOption,
                 .value("actions", "EP[,EP...]", help: "the authority's actions endpoint; several, comma-separated: authorities that take over from one another, tried in order", default: "tcp://127.0.0.1:7001"),
+                .value("election", "URLS", help: "read the authorities' endpoints from etcd (the elected primary first, then its standbys) instead of --actions"),
                 .value("repeat", "N", help: "send the list of actions N times", default: "1"),
                 .value("concurrency", "C", help: "actions in flight at once (unacked)", default: "64"),
                 .value("timeout", "SECONDS", help: "per attempt over a live connection; an unacked action is resent (idempotently) \(OptionDefaults.client.retries) times", default: OptionDefaults.seconds(OptionDefaults.client.timeout)),
@@ -49,8 +50,10 @@ enum SendCommand {
                 throw CLIError.usage("send: '\(text)' is not JSON: \(error)")
             }
         }
+        let app = try node.apps.app(arguments)
+        let elected = try ElectedEndpoints.lists(["actions"], arguments, app: app.name, replacing: ["actions"])
         var configuration = ActionClientConfiguration(
-            actionsEndpoint: try Endpoint.validateList(try arguments.required("actions"), flag: "actions"),
+            actionsEndpoint: try Endpoint.validateList(try elected?[0] ?? arguments.required("actions"), flag: "actions"),
             timeout: try CommonOptions.seconds(arguments, "timeout") ?? OptionDefaults.client.timeout,
             window: try CommonOptions.int(arguments, "concurrency", in: 1...ActionClientConfiguration.maximumWindow)
         )
@@ -59,7 +62,6 @@ enum SendCommand {
         if let id = arguments.string("client-id") { configuration.clientID = id }
         configuration.security = try SecurityOptions.peer(arguments)
         // Nothing is sent before the authority said it serves this app.
-        let app = try node.apps.app(arguments)
         configuration.appName = app.name
         configuration.schema = app.schema
         let plan = Plan(payloads: payloads, repeats: try CommonOptions.int(arguments, "repeat", in: 1...100_000_000), concurrency: configuration.window)

@@ -15,6 +15,7 @@ enum WorkerCommand {
             options: [
                 node.apps.appOption,
                 .value("authority", "EP[,EP...]", help: "the authority's workers endpoint; several, comma-separated: authorities that take over from one another, tried in order", default: "tcp://127.0.0.1:7002"),
+                .value("election", "URLS", help: "read the authorities' endpoints from etcd (the elected primary first, then its standbys) instead of --authority"),
                 .value("concurrency", "N", help: "effects run at once", default: "\(OptionDefaults.worker.concurrency)"),
                 .value("name", "NAME", help: "how the authority logs this worker (default HOST-PID)"),
                 .value("kinds", "K1,K2", help: "only these effect and subscription kinds (default: all)"),
@@ -37,8 +38,9 @@ enum WorkerCommand {
 
     static func run(_ arguments: ParsedArguments, _ node: NodeProgram) async throws -> Int32 {
         let app = try node.apps.app(arguments)
+        let elected = try ElectedEndpoints.lists(["workers"], arguments, app: app.name, replacing: ["authority"])
         var configuration = WorkerConfiguration(
-            authorityEndpoint: try Endpoint.validateList(try arguments.required("authority"), flag: "authority"),
+            authorityEndpoint: try Endpoint.validateList(try elected?[0] ?? arguments.required("authority"), flag: "authority"),
             appName: app.name,
             concurrency: try CommonOptions.int(arguments, "concurrency", in: 1...10_000),
             kinds: arguments.string("kinds")?.split(separator: ",").map(String.init) ?? [],

@@ -16,7 +16,8 @@ import ZeroMQ
 ///   lease on its own clock before every ack, job and feed message (fencing); when the lease is
 ///   lost it sends nothing more and stops, and this process exits 75.
 /// - **Standby.** Follows the replication endpoint the primary published, and says how far it got
-///   under `/reactorbus/APP/standbys/NAME` (a key on a lease of its own). When the leader key is
+///   and where it serves once promoted under `/reactorbus/APP/standbys/NAME` (a key on a lease of
+///   its own; ``StandbyRegistration``, read by nodes started with `--election`). When the leader key is
 ///   gone, the standby with the highest version campaigns at once; the others give it one lease
 ///   time before they campaign too. The winner is promoted in place; the others follow it.
 /// - **Deposed.** A data directory that was primary in an older term than the current leader's
@@ -39,7 +40,7 @@ struct ElectedAuthority<R: Reactor> {
     /// The node running now, for the metrics endpoint.
     let nodes: CurrentNode<R>
 
-    private var standbyKey: String { "/reactorbus/\(configuration.appName)/standbys/\(candidate.name)" }
+    private var standbyKey: String { StandbyRegistration.prefix(app: configuration.appName) + candidate.name }
     private var termFile: String? { configuration.persistence.map { $0.directory + "/elected-term" } }
 
     /// What a spell as standby ended with.
@@ -149,8 +150,7 @@ struct ElectedAuthority<R: Reactor> {
             let version = node.metrics.version
             if let lease {
                 // Written when it moved (the lease keeps the key between writes).
-                if version != published {
-                    let progress = Data(#"{"version":\#(version)}"#.utf8)
+                if version != published, let progress = try? JSONEncoder().encode(StandbyRegistration(version: version, endpoints: candidate.endpoints)) {
                     if (try? await blocking({ [standbyKey] in try client.put(standbyKey, value: progress, lease: lease.id, timeout: .milliseconds(500)) })) != nil {
                         published = version
                     }
@@ -219,12 +219,11 @@ struct ElectedAuthority<R: Reactor> {
 
     /// Whether no other standby registered a higher version (ties go to the smaller name).
     private func isMostUpToDate(version: UInt64) async throws -> Bool {
-        let prefix = "/reactorbus/\(configuration.appName)/standbys/"
+        let prefix = StandbyRegistration.prefix(app: configuration.appName)
         guard let entries = try? await blocking({ try client.list(prefix: prefix, timeout: .milliseconds(500)) }) else { return false }
         let me = candidate.name
         for entry in entries where entry.key != prefix + me {
-            guard let object = try? JSONSerialization.jsonObject(with: entry.value) as? [String: Any],
-                  let other = (object["version"] as? NSNumber)?.uint64Value else { continue }
+            guard let other = (try? JSONDecoder().decode(StandbyRegistration.self, from: entry.value))?.version else { continue }
             let name = String(entry.key.dropFirst(prefix.count))
             if other > version || (other == version && name < me) { return false }
         }
