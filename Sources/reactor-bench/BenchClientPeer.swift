@@ -189,6 +189,7 @@ struct BenchClientPeer {
             ("first_error", firstError.map(MessagePackValue.string) ?? .nil),
             ("started_ns", .whole(started)), ("finished_ns", .whole(finished)), ("seconds", .number(seconds, places: 4)),
             ("per_second", .number(Double(acked) / max(seconds, 1e-9), places: 0)),
+            ("cpu_seconds", .number(ProcessCPU.ownSeconds(), places: 4)),
             ("last_version", .whole(lastVersion)),
             ("action_bytes", .number(Double(actionBytes) / Double(max(sent, 1)), places: 1)),
             ("ack_bytes", .number(Double(ackBytes) / Double(max(acked, 1)), places: 1)),

@@ -168,6 +168,7 @@ struct BenchReport {
                 ("one_second_lease_p50_seconds", measured.shortLeaseP50.map { .number($0, places: 3) } ?? .nil),
                 ("unreplicated_per_second", .number(measured.unreplicatedPerSecond, places: 0)),
                 ("async_per_second", .number(measured.asyncPerSecond, places: 0)), ("sync_per_second", .number(measured.syncPerSecond, places: 0)),
+                ("cpu_us_per_action", Self.json(measured.cpu)),
             ])))
         case nil: break
         }
@@ -184,7 +185,25 @@ struct BenchReport {
             ("acked_per_second", .number(pipeline.ackedPerSecond, places: 0)), ("applied_per_second", .number(pipeline.appliedPerSecond, places: 0)),
             ("observer_count", pipeline.observerField.map(MessagePackValue.whole) ?? .nil), ("snapshots_published", .whole(pipeline.snapshotsPublished)),
             ("action_bytes", .number(pipeline.measuredActionBytes)), ("ack_bytes", .number(pipeline.measuredAckBytes)),
+            ("authority_cpu_us_per_action", pipeline.authorityCPUMicroseconds.map { .number($0, places: 2) } ?? .nil),
+            ("workers_cpu_us_per_action", pipeline.workersCPUMicroseconds.map { .number($0, places: 2) } ?? .nil),
         ])
+    }
+
+    /// Each replication mode's CPU per action by role.
+    private static func json(_ cpu: [String: BenchResults.ReplicationCPU]) -> MessagePackValue {
+        func micro(_ value: Double?) -> MessagePackValue { value.map { .number($0, places: 2) } ?? .nil }
+        let modes: [(String, MessagePackValue)] = ["none", "async", "sync"].compactMap { mode in
+            guard let roles = cpu[mode] else { return nil }
+            return (mode, .object([("primary", micro(roles.primary)), ("standby", micro(roles.standby)), ("client", micro(roles.client))]))
+        }
+        return .object(modes)
+    }
+
+    /// "N µs authority[, M µs workers]" for a pipeline's CPU per action.
+    private static func cpu(_ pipeline: BenchResults.Pipeline) -> String {
+        let authority = pipeline.authorityCPUMicroseconds.map { String(format: "%.1f µs authority", $0) } ?? "- authority"
+        return authority + (pipeline.workersCPUMicroseconds.map { String(format: ", %.1f µs workers", $0) } ?? "")
     }
 
     // MARK: Table
@@ -203,10 +222,12 @@ struct BenchReport {
         if let sync = results.sync {
             add("sync", "countUp acked, \(sync.actions.grouped) actions", "\(Self.rate(sync.ackedPerSecond)) actions/s")
             add("", "applied end to end (observer)", "\(Self.rate(sync.appliedPerSecond)) actions/s, count \(sync.observerField.map(String.init) ?? "-")")
+            add("", "CPU per action (user + sys)", Self.cpu(sync))
         }
         if let async = results.async {
             add("async", "countUpAsync applied, \(results.plan.workers) workers", "\(Self.rate(async.appliedPerSecond)) actions/s, count \(async.observerField.map(String.init) ?? "-")")
             add("", "acked", "\(Self.rate(async.ackedPerSecond)) actions/s")
+            add("", "CPU per action (user + sys)", Self.cpu(async))
         }
         if let latency = results.latency {
             add("latency", "action -> ack p50 / p99", "\(Self.micro(latency.ack.p50)) / \(Self.micro(latency.ack.p99)) µs")
@@ -257,6 +278,12 @@ struct BenchReport {
             }
             add("", "acked/s: none / async / sync standby",
                 "\(Self.rate(measured.unreplicatedPerSecond)) / \(Self.rate(measured.asyncPerSecond)) / \(Self.rate(measured.syncPerSecond))")
+            for mode in ["none", "async", "sync"] {
+                guard let cpu = measured.cpu[mode] else { continue }
+                func micro(_ value: Double?) -> String { value.map { String(format: "%.2f", $0) } ?? "-" }
+                add("", "  CPU per action, \(mode): primary / standby / client",
+                    "\(micro(cpu.primary)) / \(micro(cpu.standby)) / \(micro(cpu.client)) µs (all: \(micro(cpu.total)) µs)")
+            }
         case nil: break
         }
         switch results.python {

@@ -28,6 +28,11 @@ struct BenchResults: Sendable {
         var measuredActionBytes: Double
         var measuredAckBytes: Double
         var stats: MessagePackValue?
+        /// CPU (user + system) the authority spent per action, in µs, from the first send until
+        /// the observer held the final state.
+        var authorityCPUMicroseconds: Double? = nil
+        /// The same for the workers together (phases with workers).
+        var workersCPUMicroseconds: Double? = nil
     }
 
     /// One action in flight at a time.
@@ -129,12 +134,28 @@ struct BenchResults: Sendable {
         var unreplicatedPerSecond: Double = 0
         var asyncPerSecond: Double = 0
         var syncPerSecond: Double = 0
+        /// CPU (user + system) per action in µs of each role, by replication mode (`none`,
+        /// `async`, `sync`): where the cores went while the roles shared them.
+        var cpu: [String: ReplicationCPU] = [:]
 
         var p50: Double? { Self.median(seconds) }
         var max: Double? { seconds.max() }
         var shortLeaseP50: Double? { Self.median(shortLeaseSeconds) }
 
         private static func median(_ values: [Double]) -> Double? { values.isEmpty ? nil : values.sorted()[(values.count - 1) / 2] }
+    }
+
+    /// CPU per action of the roles of one replication run, in µs (`nil`: not measured).
+    struct ReplicationCPU: Sendable {
+        var primary: Double?
+        var standby: Double?
+        var client: Double?
+
+        /// Every role's together.
+        var total: Double? {
+            guard let primary, let client else { return nil }
+            return primary + client + (standby ?? 0)
+        }
     }
 
     /// The high-availability phase, or why it was skipped.

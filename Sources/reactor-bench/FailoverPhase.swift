@@ -38,13 +38,15 @@ enum FailoverPhase {
         let count = plan.replicationActions
         for mode in ["none", "async", "sync"] {
             Output.error("bench: failover — \(count.grouped) countUp, replication \(mode)")
-            let rate = try await throughput(mode: mode, count: count, window: plan.window)
+            let (rate, cpu) = try await throughput(mode: mode, count: count, window: plan.window)
             switch mode {
             case "none": outcome.unreplicatedPerSecond = rate
             case "async": outcome.asyncPerSecond = rate
             default: outcome.syncPerSecond = rate
             }
-            Output.error("bench:   \(Int(rate).grouped) acked/s")
+            outcome.cpu[mode] = cpu
+            Output.error("bench:   \(Int(rate).grouped) acked/s; CPU per action: primary \(cpu.primary.map { String(format: "%.2f", $0) } ?? "-") µs, "
+                         + "standby \(cpu.standby.map { String(format: "%.2f", $0) } ?? "-") µs, client \(cpu.client.map { String(format: "%.2f", $0) } ?? "-") µs")
         }
         results.failover = .measured(outcome)
     }
@@ -133,13 +135,15 @@ enum FailoverPhase {
         return (seconds, state.map { $0.state.count == acked } ?? false)
     }
 
-    /// Acked/s of one pipelining client against a primary with the given replication.
-    private static func throughput(mode: String, count: Int, window: Int) async throws -> Double {
+    /// Acked/s of one pipelining client against a primary with the given replication, and the
+    /// CPU each role spent per action meanwhile.
+    private static func throughput(mode: String, count: Int, window: Int) async throws -> (Double, BenchResults.ReplicationCPU) {
         let data = BenchPaths.temporaryFile("ha-throughput-\(mode)")
         let replication = "ipc://" + BenchPaths.temporaryFile("ha-throughput-\(mode)-r")
         let extra = mode == "none" ? ["--data", data] : ["--data", data, "--replication", replication, "--replication-mode", mode]
         let cluster = try await BenchCluster.authority(app: "counter", extra: extra, name: "primary-\(mode)")
         return try await cluster.run { cluster in
+            var standbyPID: pid_t?
             if mode != "none" {
                 let standby = try cluster.node(["authority", "--app", "counter", "--data", data + "-standby", "--standby", replication,
                                                 "--log-level", "warning", "--actions", "tcp://127.0.0.1:*", "--workers", "tcp://127.0.0.1:*",
@@ -147,10 +151,16 @@ enum FailoverPhase {
                 guard await standby.waitForJSON(timeout: .seconds(30), where: { $0["standby_of"] != nil }) != nil else {
                     throw BenchError.phase("the standby never followed\n\(standby.logTail())")
                 }
+                standbyPID = standby.pid
             }
+            let primaryBefore = ProcessCPU.seconds(of: cluster.authority.pid), standbyBefore = standbyPID.flatMap(ProcessCPU.seconds(of:))
             let client = try cluster.client(workload: "countUp", count: count, window: window, extra: ["--verify-field", "count"])
             let sent = try await cluster.result(of: client, timeout: BenchPlan.limit(count, minimumRate: 2_000, base: 60))
-            return sent["per_second"]?.doubleValue ?? 0
+            let cpu = BenchResults.ReplicationCPU(
+                primary: ProcessCPU.microsecondsPer(count, from: primaryBefore, to: ProcessCPU.seconds(of: cluster.authority.pid)),
+                standby: ProcessCPU.microsecondsPer(count, from: standbyBefore, to: standbyPID.flatMap(ProcessCPU.seconds(of:))),
+                client: sent["cpu_seconds"]?.doubleValue.map { $0 / Double(count) * 1e6 })
+            return (sent["per_second"]?.doubleValue ?? 0, cpu)
         }
     }
 }

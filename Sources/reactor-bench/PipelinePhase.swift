@@ -40,9 +40,16 @@ enum PipelinePhase {
                         minimumRate: Double) async throws -> BenchResults.Pipeline {
         let limit = BenchPlan.limit(count, minimumRate: minimumRate)
         let observer = try await cluster.observer(field: field, untilVersion: count, timeout: limit)
+        let workerPIDs = cluster.others.filter { $0.name.hasPrefix("worker") }.map(\.pid)
+        func workersCPU() -> Double? {
+            let readings = workerPIDs.map(ProcessCPU.seconds(of:))
+            return readings.contains(nil) ? nil : readings.reduce(0) { $0 + ($1 ?? 0) }
+        }
+        let authorityBefore = ProcessCPU.seconds(of: cluster.authority.pid), workersBefore = workersCPU()
         let client = try cluster.client(workload: workload, count: count, window: window, extra: ["--stats", "--wait-workers", String(workers)])
         let sent = try await cluster.result(of: client, timeout: limit)
         let seen = try await cluster.result(of: observer, timeout: limit)
+        let authorityAfter = ProcessCPU.seconds(of: cluster.authority.pid), workersAfter = workersCPU()
         let started = sent["started_ns"]?.intValue ?? 0
         let reached = seen["reached_ns"]?.intValue ?? started
         let endToEnd = Double(max(reached - started, 1)) / 1e9
@@ -52,7 +59,8 @@ enum PipelinePhase {
             ackedPerSecond: sent["per_second"]?.doubleValue ?? 0, appliedPerSecond: Double(count) / endToEnd,
             observerField: seen["field"]?.intValue, snapshotsPublished: Int(stats?["snapshots_published"]?.intValue ?? 0),
             measuredActionBytes: sent["action_bytes"]?.doubleValue ?? 0, measuredAckBytes: sent["ack_bytes"]?.doubleValue ?? 0,
-            stats: stats)
+            stats: stats, authorityCPUMicroseconds: ProcessCPU.microsecondsPer(count, from: authorityBefore, to: authorityAfter),
+            workersCPUMicroseconds: workers > 0 ? ProcessCPU.microsecondsPer(count, from: workersBefore, to: workersAfter) : nil)
         if let error = sent["first_error"]?.stringValue {
             Output.error("bench:   \(pipeline.errors) action(s) refused; first: \(error)")
         }
