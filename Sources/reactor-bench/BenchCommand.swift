@@ -99,6 +99,7 @@ enum BenchCommand {
         }
 
         await phase("baseline") { results in results.baseline = try await BaselinePhase.run(plan: plan, sizes: results.sizes) }
+        await phase("pipeline") { results in try await PipelinePhase.limit(plan: plan, results: &results) }
         await phase("sync") { results in try await PipelinePhase.sync(plan: plan, results: &results) }
         await phase("async") { results in try await PipelinePhase.async(plan: plan, results: &results) }
         await phase("latency") { results in try await LatencyPhase.run(plan: plan, results: &results) }

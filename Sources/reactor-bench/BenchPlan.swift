@@ -47,7 +47,7 @@ struct BenchPlan: Sendable {
     /// Phases to run (all when empty).
     var only: Set<String> = []
 
-    static let phases = ["baseline", "sync", "async", "latency", "snapshot", "state", "memory", "durability", "pause", "failover", "python"]
+    static let phases = ["baseline", "pipeline", "sync", "async", "latency", "snapshot", "state", "memory", "durability", "pause", "failover", "python"]
 
     init(quick: Bool, actions: Int?, messages: Int?, samples: Int?, workerConcurrency: Int) {
         self.quick = quick

@@ -46,6 +46,8 @@ struct BenchReport {
         return [
             Ratio(key: "sync_over_echo", title: "sync acked/s / raw echo msg/s", value: over(results.sync?.ackedPerSecond, baseline?.echoPerSecond),
                   comparison: ">=", target: 0.5),
+            Ratio(key: "sync_over_pipeline", title: "sync acked/s / libzmq + msgpack-c pipeline", value: over(results.sync?.ackedPerSecond, results.pipelineBaseline?.ackedPerSecond),
+                  comparison: ">=", target: 0.5),
             Ratio(key: "async_over_echo", title: "async applied/s / raw echo msg/s", value: over(results.async?.appliedPerSecond, baseline?.echoPerSecond),
                   comparison: ">=", target: 0.25),
             Ratio(key: "ack_p50_over_rtt_p50", title: "ack p50 / raw RTT p50 (paired)", value: over(results.latency?.ack.p50, results.latency?.rawPaired.p50),
@@ -95,6 +97,7 @@ struct BenchReport {
                 ("rtt", baseline.rtt.json), ("echo_window", .whole(baseline.echoWindow)), ("echo_per_second", .number(baseline.echoPerSecond, places: 0)),
             ])))
         }
+        if let pipeline = results.pipelineBaseline { object.append(("pipeline", Self.json(pipeline))) }
         if let sync = results.sync { object.append(("sync", Self.json(sync))) }
         if let async = results.async { object.append(("async", Self.json(async))) }
         if let latency = results.latency {
@@ -218,6 +221,11 @@ struct BenchReport {
             add("baseline", "raw PUB->SUB", "\(Self.rate(baseline.pubsubPerSecond)) msg/s")
             add("", "raw DEALER<->ROUTER RTT p50 / p99", "\(Self.micro(baseline.rtt.p50)) / \(Self.micro(baseline.rtt.p99)) µs")
             add("", "raw echo, \(baseline.echoWindow.grouped) in flight", "\(Self.rate(baseline.echoPerSecond)) msg/s")
+        }
+        if let pipeline = results.pipelineBaseline {
+            add("pipeline", "libzmq + msgpack-c authority, countUp acked", "\(Self.rate(pipeline.ackedPerSecond)) actions/s")
+            add("", "applied end to end (observer)", "\(Self.rate(pipeline.appliedPerSecond)) actions/s, count \(pipeline.observerField.map(String.init) ?? "-")")
+            add("", "CPU per action (user + sys)", Self.cpu(pipeline))
         }
         if let sync = results.sync {
             add("sync", "countUp acked, \(sync.actions.grouped) actions", "\(Self.rate(sync.ackedPerSecond)) actions/s")

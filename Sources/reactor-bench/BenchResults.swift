@@ -173,6 +173,8 @@ struct BenchResults: Sendable {
     var plan: BenchPlan
     var sizes: WireSizes
     var baseline: Baseline?
+    /// The sync pipeline against the authority on libzmq and msgpack-c calls alone.
+    var pipelineBaseline: Pipeline?
     var sync: Pipeline?
     var async: Pipeline?
     var latency: Latency?

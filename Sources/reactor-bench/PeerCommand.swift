@@ -16,8 +16,9 @@ import ZeroMQ
 /// | `client` | pipelines actions to an authority (``BenchClientPeer``) |
 /// | `observe` | follows the feed until a version (``BenchObserverPeer``) |
 /// | `ping` | times `ping` round trips to an authority under load (``BenchPingPeer``) |
+/// | `pipeline-authority` | the counter's authority on libzmq and msgpack-c calls alone (``PipelineBaselineAuthority``) |
 enum PeerCommand {
-    static let roles = ["guard", "raw-pub", "raw-sub", "raw-echo", "raw-client", "raw-chunk-server", "raw-chunk-client", "client", "observe", "ping"]
+    static let roles = ["guard", "raw-pub", "raw-sub", "raw-echo", "raw-client", "raw-chunk-server", "raw-chunk-client", "client", "observe", "ping", "pipeline-authority"]
 
     static let spec = Command(
         name: "peer",
@@ -25,7 +26,8 @@ enum PeerCommand {
         options: ([
             .value("parent", "PID", help: "guard: the bench's pid"),
             .value("endpoint", "EP", help: "raw roles and client: where to connect"),
-            .value("feed", "EP", help: "observe: the feed endpoint"),
+            .value("feed", "EP", help: "observe: the feed endpoint; pipeline-authority: where to publish it (bind)"),
+            .value("actions", "EP", help: "pipeline-authority: where clients send actions (bind)"),
             .value("app", "NAME", help: "observe: the app", default: "counter"),
             .value("count", "N", help: "messages or actions", default: "1000"),
             .value("window", "N", help: "in flight at once", default: "1000"),
@@ -106,6 +108,8 @@ enum PeerCommand {
             let context = try ZMQContext()
             defer { context.terminate(timeout: .seconds(2)) }
             return try BenchClientPeer(options: options, context: context).run()
+        case "pipeline-authority":
+            return PipelineBaselineAuthority.serve(actions: try endpoint("actions"), feed: try endpoint("feed"))
         case "ping":
             let context = try ZMQContext()
             defer { context.terminate(timeout: .seconds(2)) }

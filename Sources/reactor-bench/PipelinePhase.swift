@@ -17,6 +17,20 @@ enum PipelinePhase {
         results.check("sync_count", "sync: observer's final count equals the actions sent", pipeline.isExact)
     }
 
+    /// The same sync pipeline (client, observer, window, count) against
+    /// ``PipelineBaselineAuthority``: the counter's authority on libzmq and msgpack-c calls alone.
+    static func limit(plan: BenchPlan, results: inout BenchResults) async throws {
+        Output.error("bench: pipeline — \(plan.syncActions.grouped) countUp actions to an authority written on libzmq and msgpack-c calls alone")
+        let cluster = try await BenchCluster.external(app: "counter", executable: BenchPaths.benchBinary,
+                                                      arguments: ["peer", "pipeline-authority", "--actions", "tcp://127.0.0.1:*", "--feed", "tcp://127.0.0.1:*"],
+                                                      name: "pipeline-authority")
+        let pipeline = try await cluster.run { cluster in
+            try await measure(cluster, workload: "countUp", field: "count", count: plan.syncActions, workers: 0, window: plan.window, minimumRate: 5_000)
+        }
+        results.pipelineBaseline = pipeline
+        results.check("pipeline_count", "pipeline baseline: observer's final count equals the actions sent", pipeline.isExact)
+    }
+
     static func async(plan: BenchPlan, results: inout BenchResults) async throws {
         Output.error("bench: async — \(plan.asyncActions.grouped) countUpAsync actions through \(plan.workers) workers (\(plan.workerConcurrency) effects each at once)")
         let pipeline = try await run(app: "counter", workload: "countUpAsync", field: "count", count: plan.asyncActions, workers: plan.workers,
