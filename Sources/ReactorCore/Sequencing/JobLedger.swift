@@ -39,12 +39,11 @@ struct JobLedger<Effect: Codable, Mutation: Codable>: Codable {
     }
 
     /// Records the jobs of a newly accepted action.
-    mutating func open(actionSeq: UInt64, jobs: [(effect: Effect, lane: String?)]) {
+    mutating func open(actionSeq: UInt64, jobs: [Job<Effect>]) {
         guard !jobs.isEmpty else { return }
-        for (index, job) in jobs.enumerated() {
-            let id = JobID(actionSeq: actionSeq, effectIndex: UInt32(index))
-            open[id] = OpenJob(effect: job.effect, lane: job.lane)
-            if let lane = job.lane { lanes[lane, default: LaneQueue()].append(id) }
+        for job in jobs {
+            open[job.id] = OpenJob(effect: job.effect, lane: job.lane)
+            if let lane = job.lane { lanes[lane, default: LaneQueue()].append(job.id) }
         }
         actions[actionSeq] = ActionJobs(effectCount: UInt32(jobs.count), remaining: UInt32(jobs.count))
     }

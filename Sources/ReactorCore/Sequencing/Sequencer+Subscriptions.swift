@@ -77,6 +77,9 @@ extension Sequencer {
 
     /// Works out the runs of the current state again, if it changed since the last time.
     mutating func updateSubscriptions() {
+        // A reactor without subscriptions (``NoSubscription`` has no value) can want none: the
+        // common case costs one comparison of types rather than a call and an array per action.
+        if R.Subscription.self == NoSubscription.self { return }
         guard subscriptionLedger.version != version else { return }
         subscriptionLedger.version = version
         let wanted = reactor.subscriptions(state: state)

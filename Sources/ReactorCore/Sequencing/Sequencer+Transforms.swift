@@ -41,8 +41,10 @@ extension Sequencer {
         if actions.count == 1, let only = actions.first {
             var mutations = reactor.mutate(state: state, action: only)
             applied.reserveCapacity(mutations.sync.count)
-            for (index, mutation) in mutations.sync.enumerated() {
-                applied.append(reduce(mutation, actionSeq: seq, origin: .sync(index: UInt32(index))))
+            // Indices, not `enumerated()`: in code generic over the reactor, each enumerated
+            // sequence's type is looked up at run time, once per action.
+            for index in mutations.sync.indices {
+                applied.append(reduce(mutations.sync[index], actionSeq: seq, origin: .sync(index: UInt32(index))))
             }
             mutations.sync = []
             return mutations
@@ -71,11 +73,12 @@ extension Sequencer {
         guard !effects.isEmpty else { return [] }
         var jobs: [Job<R.Effect>] = []
         jobs.reserveCapacity(effects.count)
-        for (index, effect) in effects.enumerated() {
+        for index in effects.indices {
+            let effect = effects[index]
             let id = JobID(actionSeq: seq, effectIndex: UInt32(index))
             jobs.append(Job(id: id, effect: effect, kind: reactor.kind(of: effect), lane: reactor.lane(for: effect)))
         }
-        ledger.open(actionSeq: seq, jobs: jobs.map { ($0.effect, $0.lane) })
+        ledger.open(actionSeq: seq, jobs: jobs)
         return jobs
     }
 }

@@ -220,7 +220,7 @@ package final class AuthorityEngine<R: Reactor> {
         clients.record(client: client, seq: seq, payload: payload, ack: ack)
         metrics[.actionsAccepted] += 1
         metrics[.mutationsApplied] += UInt64(acceptance.applied.count)
-        for applied in acceptance.applied { outbox.applied.append((applied, nil)) }
+        for applied in acceptance.applied { outbox.applied.append(Outbox.Applied(mutation: applied, payload: nil)) }
         if isJournaling { outbox.records.append(.accepted(client: client, clientSeq: seq, action: payload)) }
         if acceptance.cancelled.isEmpty && acceptance.finished.isEmpty {
             metrics[.mutationsSync] += UInt64(acceptance.applied.count)
@@ -436,7 +436,8 @@ package final class AuthorityEngine<R: Reactor> {
 
     private func absorb(_ progress: Progress<R.Mutation>, firstPayload: [UInt8]?) {
         metrics[.mutationsApplied] += UInt64(progress.applied.count)
-        for (offset, applied) in progress.applied.enumerated() {
+        for offset in progress.applied.indices {
+            let applied = progress.applied[offset]
             switch applied.origin {
             case .sync: metrics[.mutationsSync] += 1
             case .async: metrics[.mutationsAsync] += 1
@@ -445,7 +446,7 @@ package final class AuthorityEngine<R: Reactor> {
             }
             // Only the event's own mutation arrived encoded; released buffered ones are re-encoded.
             let isOwn = offset == 0 && progress.applied.count == 1
-            outbox.applied.append((applied, isOwn ? firstPayload : nil))
+            outbox.applied.append(Outbox.Applied(mutation: applied, payload: isOwn ? firstPayload : nil))
         }
         for job in progress.finished { finishAction(of: job) }
     }
@@ -565,7 +566,7 @@ package final class AuthorityEngine<R: Reactor> {
         metrics[.actionsAccepted] += 1
         metrics[.mutationsApplied] += UInt64(acceptance.applied.count)
         metrics[.mutationsSync] += UInt64(acceptance.applied.count)
-        for applied in acceptance.applied { outbox.applied.append((applied, nil)) }
+        for applied in acceptance.applied { outbox.applied.append(Outbox.Applied(mutation: applied, payload: nil)) }
         if acceptance.jobs.isEmpty { metrics[.actionsApplied] += 1 }
         return true
     }

@@ -43,6 +43,13 @@ extension AuthorityEngine {
             }
         }
 
+        /// An applied mutation and its payload bytes, if any. A struct, not a tuple: in code
+        /// generic over the reactor a tuple's type is looked up at run time, under a lock, per use.
+        package struct Applied {
+            package var mutation: AppliedMutation<R.Mutation>
+            package var payload: [UInt8]?
+        }
+
         /// Frames for the actions socket, routing envelope first.
         package var replies: [[[UInt8]]] = []
         /// How many of ``replies`` are acks.
@@ -57,7 +64,7 @@ extension AuthorityEngine {
         package var promptToWorkers: [[[UInt8]]] = []
         /// Applied mutations, with their payload bytes when they arrived encoded (from a worker)
         /// or when the ``Demand`` asked for mutations (`nil` only if the app's type cannot encode).
-        package var applied: [(mutation: AppliedMutation<R.Mutation>, payload: [UInt8]?)] = []
+        package var applied: [Applied] = []
         /// Records to append to the journal before replies go out.
         package var records: [AuthorityRecord] = []
         /// The replies (by index in ``replies``) that answer a `snapshot` or `stats` request:
