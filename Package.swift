@@ -121,7 +121,7 @@ let package = Package(
         // workers being the real reactor-node built next to it.
         .executableTarget(
             name: "reactor-bench",
-            dependencies: ["ReactorBus", "ZeroMQ", "ReactorWire", "ReactorCore", "ReactorApps", "MessagePack", "ReactorLog",
+            dependencies: ["ReactorBus", "ZeroMQ", "ReactorWire", "ReactorCore", "ReactorApps", "MessagePack", "CMsgPack", "ReactorLog",
                            "ArgumentParsing", "TestSupport", "SystemCalls"]
         ),
 
