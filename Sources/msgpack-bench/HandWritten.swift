@@ -93,6 +93,21 @@ final class HandWrittenCodec {
         return snapshot
     }
 
+    /// The catalog packed with msgpack-c calls, keys sorted as the Codable encoder sorts them.
+    func encodeCatalog(_ catalog: BenchCatalog) -> [UInt8] {
+        msgpack_sbuffer_clear(&buffer)
+        msgpack_pack_map(&packer, 2)
+        packKey("fills"); msgpack_pack_int64(&packer, Int64(catalog.fills))
+        packKey("entries")
+        msgpack_pack_map(&packer, catalog.entries.count)
+        for (key, value) in catalog.entries.sorted(by: { $0.key < $1.key }) {
+            msgpack_pack_int64(&packer, Int64(key))
+            var text = value
+            text.withUTF8 { _ = msgpack_pack_str_with_body(&packer, $0.baseAddress, $0.count) }
+        }
+        return [UInt8](UnsafeRawBufferPointer(start: buffer.data, count: buffer.size))
+    }
+
     /// The catalog built straight from msgpack-c's unpacked objects, with no Codable: the floor
     /// of decoding it into Swift values (one unpack, one String per entry, a reserved dictionary).
     func decodeCatalog(_ bytes: [UInt8]) throws -> BenchCatalog {

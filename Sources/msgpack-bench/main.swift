@@ -7,7 +7,8 @@ import MessagePack
 // through hand-written msgpack-c calls, and prints ops/s and the ratios.
 // Usage: msgpack-bench [iterations per round] [phase]   (5 rounds, best round counts)
 // With a phase (hand-encode, codable-encode, hand-decode, codable-decode,
-// hand-decode-catalog, codable-decode-catalog) only that operation runs, once per
+// hand-decode-catalog, codable-decode-catalog, hand-encode-catalog, codable-encode-catalog)
+// only that operation runs, once per
 // iteration: for `valgrind --tool=callgrind`, whose instruction counts are stable on a
 // busy machine where timings are not.
 //
@@ -68,7 +69,7 @@ do {
     }
     let catalogBytes = try encoder.encode(catalog)
     guard try decoder.decode(BenchCatalog.self, from: catalogBytes) == catalog,
-          try handWritten.decodeCatalog(catalogBytes) == catalog else {
+          try handWritten.decodeCatalog(catalogBytes) == catalog, handWritten.encodeCatalog(catalog) == catalogBytes else {
         print("error: the Codable and hand-written paths disagree on the catalog")
         exit(1)
     }
@@ -81,6 +82,8 @@ do {
             case "codable-decode": sink &+= try decoder.decode(BenchSnapshot.self, from: codableBytes).items.count
             case "hand-decode-catalog": sink &+= try handWritten.decodeCatalog(catalogBytes).entries.count
             case "codable-decode-catalog": sink &+= try decoder.decode(BenchCatalog.self, from: catalogBytes).entries.count
+            case "hand-encode-catalog": sink &+= handWritten.encodeCatalog(catalog).count
+            case "codable-encode-catalog": sink &+= try encoder.encode(catalog).count
             default: print("unknown phase \(phase)"); exit(2)
             }
         }
@@ -100,6 +103,8 @@ do {
 
     let handCatalog = try measure(iterations: catalogIterations) { try handWritten.decodeCatalog(catalogBytes).entries.count }
     let codableCatalog = try measure(iterations: catalogIterations) { try decoder.decode(BenchCatalog.self, from: catalogBytes).entries.count }
+    let handCatalogEncode = measure(iterations: catalogIterations) { handWritten.encodeCatalog(catalog).count }
+    let codableCatalogEncode = try measure(iterations: catalogIterations) { try encoder.encode(catalog).count }
 
     report("encode  hand-written msgpack-c", handEncode)
     report("encode  Codable -> [UInt8]", codableEncode)
@@ -115,6 +120,11 @@ do {
     report("decode catalog  Codable", codableCatalog)
     print("    \(perEntry(codableCatalog))")
     print("catalog decode ratio (hand / Codable): \(ratio(handCatalog, codableCatalog))")
+    report("encode catalog  hand-written msgpack-c", handCatalogEncode)
+    print("    \(perEntry(handCatalogEncode))")
+    report("encode catalog  Codable", codableCatalogEncode)
+    print("    \(perEntry(codableCatalogEncode))")
+    print("catalog encode ratio (hand / Codable): \(ratio(handCatalogEncode, codableCatalogEncode))")
     if sink == 42 { print("") }
 } catch {
     print("error: \(error)")
