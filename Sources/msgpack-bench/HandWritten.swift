@@ -92,4 +92,50 @@ final class HandWrittenCodec {
         }
         return snapshot
     }
+
+    /// The catalog packed with msgpack-c calls, keys sorted as the Codable encoder sorts them.
+    func encodeCatalog(_ catalog: BenchCatalog) -> [UInt8] {
+        msgpack_sbuffer_clear(&buffer)
+        msgpack_pack_map(&packer, 2)
+        packKey("fills"); msgpack_pack_int64(&packer, Int64(catalog.fills))
+        packKey("entries")
+        msgpack_pack_map(&packer, catalog.entries.count)
+        for (key, value) in catalog.entries.sorted(by: { $0.key < $1.key }) {
+            msgpack_pack_int64(&packer, Int64(key))
+            var text = value
+            text.withUTF8 { _ = msgpack_pack_str_with_body(&packer, $0.baseAddress, $0.count) }
+        }
+        return [UInt8](UnsafeRawBufferPointer(start: buffer.data, count: buffer.size))
+    }
+
+    /// The catalog built straight from msgpack-c's unpacked objects, with no Codable: the floor
+    /// of decoding it into Swift values (one unpack, one String per entry, a reserved dictionary).
+    func decodeCatalog(_ bytes: [UInt8]) throws -> BenchCatalog {
+        var unpacked = msgpack_unpacked()
+        msgpack_unpacked_init(&unpacked)
+        defer { msgpack_unpacked_destroy(&unpacked) }
+        var offset = 0
+        let status = bytes.withUnsafeBytes {
+            msgpack_unpack_next(&unpacked, $0.baseAddress?.assumingMemoryBound(to: CChar.self), $0.count, &offset)
+        }
+        guard status == MSGPACK_UNPACK_SUCCESS, unpacked.data.type == MSGPACK_OBJECT_MAP else { throw Failure.malformed }
+        var catalog = BenchCatalog(fills: 0, entries: [:])
+        let root = unpacked.data.via.map
+        for field in UnsafeBufferPointer(start: root.ptr, count: Int(root.size)) {
+            if Self.isKey(field.key, "fills") { catalog.fills = try Self.int(field.val) }
+            else if Self.isKey(field.key, "entries") {
+                guard field.val.type == MSGPACK_OBJECT_MAP else { throw Failure.malformed }
+                let map = field.val.via.map
+                var entries: [Int: String] = [:]
+                entries.reserveCapacity(Int(map.size))
+                for entry in UnsafeBufferPointer(start: map.ptr, count: Int(map.size)) {
+                    guard entry.val.type == MSGPACK_OBJECT_STR else { throw Failure.malformed }
+                    entries[try Self.int(entry.key)] = String(decoding: UnsafeRawBufferPointer(
+                        start: entry.val.via.str.ptr, count: Int(entry.val.via.str.size)), as: UTF8.self)
+                }
+                catalog.entries = entries
+            }
+        }
+        return catalog
+    }
 }

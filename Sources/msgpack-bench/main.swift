@@ -6,9 +6,15 @@ import MessagePack
 // Encodes and decodes a representative snapshot through the Codable path and
 // through hand-written msgpack-c calls, and prints ops/s and the ratios.
 // Usage: msgpack-bench [iterations per round] [phase]   (5 rounds, best round counts)
-// With a phase (hand-encode, codable-encode, hand-decode, codable-decode) only
-// that operation runs, once per iteration: for `valgrind --tool=callgrind`,
-// whose instruction counts are stable on a busy machine where timings are not.
+// With a phase (hand-encode, codable-encode, hand-decode, codable-decode,
+// hand-decode-catalog, codable-decode-catalog, hand-encode-catalog, codable-encode-catalog)
+// only that operation runs, once per
+// iteration: for `valgrind --tool=callgrind`, whose instruction counts are stable on a
+// busy machine where timings are not.
+//
+// The catalog rows decode a large collection of small values (100,000 entries of an
+// `[Int: String]`, the shape of the `catalog` app's state): one operation decodes it all,
+// and the rows give ns per entry. They run iterations / 2,000 times per round (at least 1).
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 let iterations = arguments.first.flatMap { Int($0) } ?? 20_000
@@ -19,12 +25,14 @@ let encoder = MessagePackEncoder()
 let decoder = MessagePackDecoder()
 let handWritten = HandWrittenCodec()
 let reusedWriter = MessagePackWriter()
+let catalog = BenchCatalog.sample(entries: 100_000)
+let catalogIterations = max(1, iterations / 2_000)
 
 /// Keeps results observable so the optimiser cannot drop the work.
 nonisolated(unsafe) var sink = 0
 
 /// Best ops/s over `rounds` rounds of `iterations` calls.
-func measure(_ body: () throws -> Int) rethrows -> Double {
+func measure(iterations: Int = iterations, _ body: () throws -> Int) rethrows -> Double {
     var best = Duration.seconds(1_000_000)
     for _ in 0 ..< rounds {
         let clock = ContinuousClock()
@@ -59,6 +67,12 @@ do {
         print("error: the Codable and hand-written paths disagree")
         exit(1)
     }
+    let catalogBytes = try encoder.encode(catalog)
+    guard try decoder.decode(BenchCatalog.self, from: catalogBytes) == catalog,
+          try handWritten.decodeCatalog(catalogBytes) == catalog, handWritten.encodeCatalog(catalog) == catalogBytes else {
+        print("error: the Codable and hand-written paths disagree on the catalog")
+        exit(1)
+    }
     if let phase {
         for _ in 0 ..< iterations {
             switch phase {
@@ -66,6 +80,10 @@ do {
             case "codable-encode": sink &+= try encoder.encode(snapshot).count
             case "hand-decode": sink &+= try handWritten.decode(handBytes).items.count
             case "codable-decode": sink &+= try decoder.decode(BenchSnapshot.self, from: codableBytes).items.count
+            case "hand-decode-catalog": sink &+= try handWritten.decodeCatalog(catalogBytes).entries.count
+            case "codable-decode-catalog": sink &+= try decoder.decode(BenchCatalog.self, from: catalogBytes).entries.count
+            case "hand-encode-catalog": sink &+= handWritten.encodeCatalog(catalog).count
+            case "codable-encode-catalog": sink &+= try encoder.encode(catalog).count
             default: print("unknown phase \(phase)"); exit(2)
             }
         }
@@ -83,6 +101,11 @@ do {
     let handDecode = try measure { try handWritten.decode(handBytes).items.count }
     let codableDecode = try measure { try decoder.decode(BenchSnapshot.self, from: codableBytes).items.count }
 
+    let handCatalog = try measure(iterations: catalogIterations) { try handWritten.decodeCatalog(catalogBytes).entries.count }
+    let codableCatalog = try measure(iterations: catalogIterations) { try decoder.decode(BenchCatalog.self, from: catalogBytes).entries.count }
+    let handCatalogEncode = measure(iterations: catalogIterations) { handWritten.encodeCatalog(catalog).count }
+    let codableCatalogEncode = try measure(iterations: catalogIterations) { try encoder.encode(catalog).count }
+
     report("encode  hand-written msgpack-c", handEncode)
     report("encode  Codable -> [UInt8]", codableEncode)
     report("encode  Codable into reused writer", codableEncodeReused)
@@ -90,6 +113,18 @@ do {
     report("decode  Codable", codableDecode)
     print("encode ratio (hand / Codable): \(ratio(handEncode, codableEncode)) (reused writer: \(ratio(handEncode, codableEncodeReused))), goal <= 2x")
     print("decode ratio (hand / Codable): \(ratio(handDecode, codableDecode)), goal <= 2.5x")
+    print("catalog: \(catalog.entries.count) entries of 64 characters, \(catalogBytes.count) bytes; \(catalogIterations) iterations x \(rounds) rounds (best)")
+    func perEntry(_ opsPerSecond: Double) -> String { "\(Int((1e9 / opsPerSecond / Double(catalog.entries.count)).rounded())) ns/entry" }
+    report("decode catalog  hand-written msgpack-c", handCatalog)
+    print("    \(perEntry(handCatalog))")
+    report("decode catalog  Codable", codableCatalog)
+    print("    \(perEntry(codableCatalog))")
+    print("catalog decode ratio (hand / Codable): \(ratio(handCatalog, codableCatalog))")
+    report("encode catalog  hand-written msgpack-c", handCatalogEncode)
+    print("    \(perEntry(handCatalogEncode))")
+    report("encode catalog  Codable", codableCatalogEncode)
+    print("    \(perEntry(codableCatalogEncode))")
+    print("catalog encode ratio (hand / Codable): \(ratio(handCatalogEncode, codableCatalogEncode))")
     if sink == 42 { print("") }
 } catch {
     print("error: \(error)")

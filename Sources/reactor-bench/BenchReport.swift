@@ -70,6 +70,8 @@ struct BenchReport {
                   comparison: ">=", target: 0.8),
             Ratio(key: "state_late_join_over_raw_copy", title: "state: late joiner's first state / raw chunked copy",
                   value: over(results.state.last?.lateJoinSeconds, results.stateRawCopySeconds), comparison: "<=", target: 2),
+            Ratio(key: "state_late_join_over_floor", title: "state: late joiner's first state / floor (copy + build)",
+                  value: over(results.state.last?.lateJoinSeconds, results.stateFloorSeconds), comparison: "<=", target: 2),
             Ratio(key: "memory_growth", title: "authority RSS end / warm", value: results.memory.map { Double($0.endRSSKiB) / Double(max($0.warmRSSKiB, 1)) },
                   comparison: "<=", target: memoryTarget),
             Ratio(key: "failover_p50_over_lease", title: "failover p50 (kill -> next ack) / lease",
@@ -125,6 +127,10 @@ struct BenchReport {
                     ])
                 })),
                 ("raw_copy_seconds", results.stateRawCopySeconds.map { .number($0, places: 4) } ?? .nil),
+                ("floor_build_seconds", results.stateFloorBuildSeconds.map { .number($0, places: 4) } ?? .nil),
+                ("floor_seconds", results.stateFloorSeconds.map { .number($0, places: 4) } ?? .nil),
+                ("codable_encode_seconds", results.stateCodableEncodeSeconds.map { .number($0, places: 4) } ?? .nil),
+                ("codable_decode_seconds", results.stateCodableDecodeSeconds.map { .number($0, places: 4) } ?? .nil),
             ])))
         }
         if let memory = results.memory {
@@ -257,6 +263,12 @@ struct BenchReport {
         }
         if let seconds = results.stateRawCopySeconds, let bytes = results.state.last?.stateBytes {
             add("", "raw copy of \(bytes.grouped) B, 1 MiB chunks", String(format: "%.3f s", seconds))
+        }
+        if let build = results.stateFloorBuildSeconds, let floor = results.stateFloorSeconds {
+            add("", "floor: msgpack-c unpack + dictionary build", String(format: "%.3f s (with the raw copy %.3f s)", build, floor))
+        }
+        if let encode = results.stateCodableEncodeSeconds, let decode = results.stateCodableDecodeSeconds {
+            add("", "same state, Codable encode / decode", String(format: "%.3f s / %.3f s", encode, decode))
         }
         if let memory = results.memory {
             add("memory", "authority RSS start / warm / end", "\(memory.startRSSKiB / 1_024) / \(memory.warmRSSKiB / 1_024) / \(memory.endRSSKiB / 1_024) MiB")

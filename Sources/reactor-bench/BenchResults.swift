@@ -183,6 +183,17 @@ struct BenchResults: Sendable {
     var state: [StateRun] = []
     /// Seconds to copy the largest state's bytes through a raw socket pair in chunks.
     var stateRawCopySeconds: Double?
+    /// Seconds to build the largest state from its bytes with msgpack-c and no Codable (``StateFloor``).
+    var stateFloorBuildSeconds: Double?
+    /// Seconds to decode the largest state's bytes through the Codable coders and to encode the
+    /// decoded state again, in a fresh process: the codec's share of a late joiner's wait.
+    var stateCodableEncodeSeconds: Double?
+    var stateCodableDecodeSeconds: Double?
+    /// A late joiner's floor: the raw copy of the bytes, then the build without Codable.
+    var stateFloorSeconds: Double? {
+        guard let copy = stateRawCopySeconds, let build = stateFloorBuildSeconds else { return nil }
+        return copy + build
+    }
     var memory: Memory?
     var durability: [Durability] = []
     /// The pause phase: without snapshots, then with.

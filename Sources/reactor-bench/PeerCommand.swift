@@ -13,12 +13,14 @@ import ZeroMQ
 /// | `guard -- PROGRAM ARGS` | asks for SIGTERM when the bench dies, then becomes PROGRAM |
 /// | `raw-pub`, `raw-sub`, `raw-echo`, `raw-client` | the raw libzmq baseline (``RawZMQBaseline``) |
 /// | `raw-chunk-server`, `raw-chunk-client` | a state's bytes copied in chunks (``RawChunkBaseline``) |
+/// | `state-decode` | a state's bytes decoded once, with msgpack-c alone or with Codable (``StateFloor``) |
 /// | `client` | pipelines actions to an authority (``BenchClientPeer``) |
 /// | `observe` | follows the feed until a version (``BenchObserverPeer``) |
 /// | `ping` | times `ping` round trips to an authority under load (``BenchPingPeer``) |
 /// | `pipeline-authority` | the counter's authority on libzmq and msgpack-c calls alone (``PipelineBaselineAuthority``) |
 enum PeerCommand {
-    static let roles = ["guard", "raw-pub", "raw-sub", "raw-echo", "raw-client", "raw-chunk-server", "raw-chunk-client", "client", "observe", "ping", "pipeline-authority"]
+    static let roles = ["guard", "raw-pub", "raw-sub", "raw-echo", "raw-client", "raw-chunk-server", "raw-chunk-client", "state-decode", "client", "observe", "ping",
+                        "pipeline-authority"]
 
     static let spec = Command(
         name: "peer",
@@ -31,13 +33,14 @@ enum PeerCommand {
             .value("app", "NAME", help: "observe: the app", default: "counter"),
             .value("count", "N", help: "messages or actions", default: "1000"),
             .value("window", "N", help: "in flight at once", default: "1000"),
-            .value("mode", "MODE", help: "raw-client: rtt or pipeline", default: "rtt"),
+            .value("mode", "MODE", help: "raw-client: rtt or pipeline; state-decode: floor or codable", default: "rtt"),
             .value("frames", "B1,B2", help: "raw roles: frame sizes in bytes", default: "52,10"),
             .value("reply", "BYTES", help: "raw-echo: reply size", default: "21"),
             .value("workload", "NAME", help: "client: countUp, countUpAsync, inventory or catalog", default: "countUp"),
             .value("bytes", "N", help: "raw-chunk roles: the bytes to copy", default: "1024"),
             .value("chunk-bytes", "N", help: "raw-chunk-client: bytes per chunk", default: "1048576"),
             .value("credit", "N", help: "raw-chunk-client: chunk requests outstanding", default: "4"),
+            .value("file", "PATH", help: "state-decode: the state's MessagePack bytes"),
             .value("max-seconds", "SECONDS", help: "client: stop issuing actions after this long"),
             .flag("record", help: "client and observe: keep per-action times"),
             .value("verify-field", "FIELD", help: "client: report this field of the final snapshot"),
@@ -92,6 +95,9 @@ enum PeerCommand {
         case "raw-chunk-client":
             return RawChunkBaseline.fetch(endpoint: try endpoint(), bytes: try int("bytes", 1...Int(Int32.max) * 4),
                                           chunkBytes: try int("chunk-bytes", 1...(64 << 20)), credit: try int("credit", 1...1_024))
+        case "state-decode":
+            guard let mode = try arguments.choice("mode", of: ["floor", "codable"]) else { throw UsageError("peer state-decode: --mode floor or codable") }
+            return StateFloor.decodePeer(file: try endpoint("file"), mode: mode)
         case "client":
             let raw = arguments.string("workload") ?? ""
             guard let workload = BenchClientPeer.Workload(rawValue: raw) else {

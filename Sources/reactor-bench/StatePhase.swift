@@ -13,7 +13,9 @@ import TestSupport
 /// of an action should not grow with the state); for the largest state, a late-joining
 /// observer's time from `start()` to its first state (the chunked fetch, and the decode into the
 /// app's `State`), against copying the same number of bytes through one DEALER/ROUTER pair in
-/// 1 MiB chunks with 4 outstanding (``RawChunkBaseline``), in the same run (target <= 2x).
+/// 1 MiB chunks with 4 outstanding (``RawChunkBaseline``), in the same run (target <= 2x), and
+/// against the floor: that copy plus building the same state from the same bytes with msgpack-c
+/// and no `Codable` (``StateFloor``, target <= 2x).
 /// Check: at every size the observer's final version, entry count and digest equal what reducing
 /// the same actions here gives, with every action acked.
 enum StatePhase {
@@ -23,7 +25,8 @@ enum StatePhase {
             let grow = Catalog.benchFills(toAbout: size)
             Output.error("bench: state — catalog of about \(size.grouped) bytes, then \(count.grouped) put actions, journaling, one observer applying mutations")
             let expected = Catalog.benchExpected(grow: grow, count: count)
-            let stateBytes = try MessagePackEncoder().encode(expected).count
+            let encoded = try MessagePackEncoder().encode(expected)
+            let stateBytes = encoded.count
             let directory = BenchPaths.temporaryFile("data-state-\(size)")
             let cluster = try await BenchCluster.authority(app: "catalog", extra: ["--data", directory], name: "authority-state-\(size)")
             let isLargest = index == plan.stateSizes.count - 1
@@ -61,6 +64,12 @@ enum StatePhase {
             if isLargest {
                 results.stateRawCopySeconds = try await rawCopy(bytes: stateBytes)
                 Output.error("bench:   raw copy of \(stateBytes.grouped) bytes in 1 MiB chunks: \(String(format: "%.3f", results.stateRawCopySeconds ?? 0)) s")
+                let floor = try await StateFloor.measure(bytes: encoded, expected: expected)
+                results.stateFloorBuildSeconds = floor.build
+                (results.stateCodableDecodeSeconds, results.stateCodableEncodeSeconds) = (floor.codableDecode, floor.codableEncode)
+                Output.error("bench:   floor: the same bytes unpacked by msgpack-c into a [Int: String] of \(expected.entries.count.grouped) entries, no Codable: "
+                             + String(format: "%.3f s; through Codable: decode %.3f s, encode %.3f s (medians of 3 fresh processes each)",
+                                      floor.build, floor.codableDecode, floor.codableEncode))
             }
         }
     }

@@ -84,6 +84,10 @@ import TestSupport
         #expect((states.last?["state_bytes"] as? NSNumber)?.intValue ?? 0 > 200_000)
         #expect((states.last?["late_join_seconds"] as? NSNumber)?.doubleValue ?? 0 > 0)
         #expect(number(report, "state", "raw_copy_seconds") ?? 0 > 0)
+        #expect(number(report, "state", "floor_build_seconds") ?? 0 > 0)
+        #expect(number(report, "state", "codable_encode_seconds") ?? 0 > 0)
+        #expect(number(report, "state", "codable_decode_seconds") ?? 0 > 0)
+        #expect(number(report, "state", "floor_seconds") ?? 0 > number(report, "state", "floor_build_seconds") ?? 0)
 
         let failover = try #require(report["failover"] as? [String: Any])
         #expect(failover["skipped"] as? Bool == false, "etcd-server is installed by the deps step: \(failover)")
@@ -101,7 +105,7 @@ import TestSupport
         }
         let ratios = try #require(report["ratios"] as? [String: [String: Any]])
         for key in ["sync_over_echo", "async_over_echo", "ack_p50_over_rtt_p50", "ack_p99_over_rtt_p99", "sync_over_python", "memory_growth", "pause_longest_over_p99", "pause_workers_lost",
-                    "state_largest_over_smallest", "state_late_join_over_raw_copy", "failover_p50_over_lease", "replication_sync_over_none",
+                    "state_largest_over_smallest", "state_late_join_over_raw_copy", "state_late_join_over_floor", "failover_p50_over_lease", "replication_sync_over_none",
                     "replication_async_over_none"] {
             let ratio = try #require(ratios[key], "missing ratio \(key)")
             #expect(ratio["target"] is String)

@@ -22,6 +22,13 @@ extension Dictionary: DecodableDictionary where Key: Decodable, Value: Decodable
             throw DecodingError.typeMismatch(Self.self, .init(
                 codingPath: CodingPathNode.path(node), debugDescription: "Expected a map, found \(object.kindDescription)."))
         }
+        // This function runs unspecialised (the decoder reaches it through the protocol), so a
+        // dictionary of a scalar value built here would hash, insert and copy through value
+        // witnesses, about half of decoding a large one. Those of the common value types are
+        // built by code specialised for them, with the same checks, errors and coding paths.
+        if let dictionary = try ScalarMap.decode(Self.self, from: object, node: node, stringKeys: isString) {
+            return dictionary
+        }
         var result: [Key: Value] = [:]
         result.reserveCapacity(object.mapCount)
         for position in 0 ..< object.mapCount {
@@ -34,7 +41,7 @@ extension Dictionary: DecodableDictionary where Key: Decodable, Value: Decodable
                 key = unsafeBitCast(name, to: Key.self)
                 codingKey = .string(name)
             } else {
-                let number = try integerKey(keyObject, keyPath)
+                let number = try ScalarMap.integerKey(keyObject, keyPath)
                 key = unsafeBitCast(number, to: Key.self)
                 codingKey = .index(number)
             }
@@ -45,17 +52,5 @@ extension Dictionary: DecodableDictionary where Key: Decodable, Value: Decodable
             }
         }
         return result
-    }
-
-    /// An integer key, or a string holding one (JSON objects only have string keys).
-    private static func integerKey(_ object: ObjectRef, _ path: ObjectRef.Path) throws -> Int {
-        if object.isString {
-            guard let number = Int(try object.decodeString(path)) else {
-                throw DecodingError.typeMismatch(Int.self, .init(
-                    codingPath: path(), debugDescription: "Map key is a string that is not an integer."))
-            }
-            return number
-        }
-        return try object.decodeInteger(Int.self, path)
     }
 }

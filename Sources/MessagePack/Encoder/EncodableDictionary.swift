@@ -11,6 +11,9 @@ extension Dictionary: EncodableDictionary where Key: Encodable, Value: Encodable
     func encodeMessagePackMap(
         session: EncodingSession, writer: MessagePackWriter, parent: EncoderNode?, key: (any CodingKey)?
     ) throws -> Bool {
+        // Dictionaries of scalars are written by code specialised for them (this function runs
+        // unspecialised, reached through the protocol), with the same bytes.
+        if ScalarMapEncoding.encode(self, sortKeys: session.sortKeys, into: writer) { return true }
         // Sorting sorts the keys' positions, not (key, value) pairs: moving a pair of a generic
         // value costs a retain and a release per move, most of encoding a dictionary of a
         // million entries.

@@ -54,6 +54,20 @@ package final class AuthorityEngine<R: Reactor> {
     private var encodedStateCache: (version: UInt64, bytes: [UInt8])?
     /// Encoded states that `snapshot_chunk` requesters are fetching, by version.
     private var transfers = SnapshotTransfers()
+    /// Starts encoding a state for a fetch off the loop (``FetchEncode``); set by the loop.
+    /// `nil` (the engine alone, in tests and fuzzing): fetched states are encoded here.
+    var startFetchEncode: ((FetchEncode) -> Void)?
+    /// The fetch encoding under way, and the first-chunk requests that wait for it. One at a
+    /// time: a request while one is under way waits for it, and is answered at its version.
+    private var fetchEncoding: (version: UInt64, waiting: [PendingChunk])?
+
+    /// A `snapshot_chunk` request waiting for its version's bytes.
+    private struct PendingChunk {
+        var envelope: [[UInt8]]
+        var id: UInt64
+        var offset: UInt64
+        var maxBytes: UInt64
+    }
     /// Messages refused as over `--max-message-bytes` since the last warning, and when that was.
     private var tooLargeSinceWarning = 0
     private var lastTooLargeWarning: UInt64?
@@ -133,12 +147,46 @@ package final class AuthorityEngine<R: Reactor> {
             heldVersion = sequencer.version
             if let found = transfers.bytes(of: heldVersion, now: now) {
                 held = found
+            } else if let startFetchEncode, encodedStateCache?.version != heldVersion {
+                // Encoded off the loop: the reply goes out once the bytes are back.
+                if fetchEncoding == nil {
+                    let (state, encoder) = (sequencer.state, encoder)
+                    fetchEncoding = (heldVersion, [])
+                    startFetchEncode(FetchEncode(version: heldVersion, actionSeq: sequencer.actionSeq) { try encoder.encode(state) })
+                }
+                fetchEncoding?.waiting.append(PendingChunk(envelope: envelope, id: id, offset: offset, maxBytes: maxBytes))
+                return
             } else {
                 guard let state = encodedState() else { return }
                 transfers.hold(state, version: heldVersion, actionSeq: sequencer.actionSeq, now: now)
                 held = SnapshotTransfers.Held(actionSeq: sequencer.actionSeq, bytes: state, lastUsed: now)
             }
         }
+        replyChunk(envelope, id: id, held: held, version: heldVersion, offset: offset, maxBytes: maxBytes)
+    }
+
+    /// Holds the bytes a ``FetchEncode`` brought back and answers the requests that waited for
+    /// them, at the version the state was copied at (a later version fetched next starts anew).
+    /// A failed encoding is logged, and its requesters ask again after their timeout, as when an
+    /// encoding on the loop fails.
+    func finishFetchEncode(_ done: FetchEncode.Done, now: UInt64) {
+        guard let encoding = fetchEncoding, encoding.version == done.version else { return }
+        fetchEncoding = nil
+        switch done.result {
+        case .success(let bytes):
+            transfers.hold(bytes, version: done.version, actionSeq: done.actionSeq, now: now)
+            if sequencer.version == done.version { encodedStateCache = (done.version, bytes) }
+            let held = SnapshotTransfers.Held(actionSeq: done.actionSeq, bytes: bytes, lastUsed: now)
+            for request in encoding.waiting {
+                replyChunk(request.envelope, id: request.id, held: held, version: done.version, offset: request.offset, maxBytes: request.maxBytes)
+            }
+        case .failure(let error):
+            logger.error("cannot encode \(R.State.self): \(error)")
+        }
+    }
+
+    /// The chunk of `held` (the bytes of `heldVersion`) that a request asked for.
+    private func replyChunk(_ envelope: [[UInt8]], id: UInt64, held: SnapshotTransfers.Held, version heldVersion: UInt64, offset: UInt64, maxBytes: UInt64) {
         let total = UInt64(held.bytes.count)
         guard offset <= total else {
             metrics[.malformed] += 1
@@ -530,6 +578,8 @@ package final class AuthorityEngine<R: Reactor> {
     /// Restores from a durable snapshot.
     package func restore(_ checkpoint: AuthorityCheckpoint<R>) {
         encodedStateCache = nil
+        // An encoding under way is of the state before: its requesters ask again after their timeout.
+        fetchEncoding = nil
         sequencer = Sequencer(reactor: sequencer.reactor, restoring: checkpoint.sequencer)
         clients = checkpoint.clients
         clients.apply(configuration.clientLedger)

@@ -19,6 +19,8 @@ import ZeroMQ
 /// ``AuthorityLoopReport``; it never reads or changes the engine's internals.
 final class AuthorityLoop<R: Reactor>: NodeLoop {
     private let engine: AuthorityEngine<R>
+    /// Where states encoded off the loop for fetches come back (``FetchEncode``).
+    private let fetchEncodes: Mailbox<FetchEncode.Done>
     private let configuration: AuthorityConfiguration
     private let logger: Logger
     private let runtime: NodeRuntime
@@ -79,6 +81,9 @@ final class AuthorityLoop<R: Reactor>: NodeLoop {
         snapshotSchedule = FeedSnapshotSchedule(policy: configuration.feedSnapshots)
         engine = AuthorityEngine(reactor: reactor, configuration: configuration, logger: logger, journaling: configuration.persistence != nil)
         engine.term = configuration.leadership?.term
+        let fetchEncodes = try Mailbox<FetchEncode.Done>.forNode()
+        self.fetchEncodes = fetchEncodes
+        engine.startFetchEncode = { FetchEncode.start($0, reportingTo: fetchEncodes) }
         if configuration.replication?.endpoint != nil, configuration.persistence == nil { throw ReplicationError.primaryNeedsDataDirectory }
         if let persistence = configuration.persistence {
             durability = try AuthorityDurability(configuration: persistence, app: configuration.appName, logger: logger)
@@ -164,6 +169,7 @@ final class AuthorityLoop<R: Reactor>: NodeLoop {
             let zapIndex = try zap.map { try poller.register($0.pollable) }
             let monitorIndices = try monitors.map { try poller.register($0.socket) }
             let syncIndex = durability.map { poller.register($0.syncOutcomes) }
+            let fetchEncodesIndex = poller.register(fetchEncodes)
             let replicationIndex = try replication.map { try poller.register($0.socket) }
             logger.info("serving app \(configuration.appName): actions \(endpoints.actions), workers \(endpoints.workers), feed \(endpoints.feed)\(replication.map { ", replication \($0.endpoint) (\($0.mode.rawValue))" } ?? "")")
             while !runtime.isStopping {
@@ -171,6 +177,11 @@ final class AuthorityLoop<R: Reactor>: NodeLoop {
                 if let zap, let zapIndex, poller.isReadable(zapIndex) { try zap.handleRequests(now: MonotonicClock.milliseconds()) }
                 for (offset, index) in monitorIndices.enumerated() where poller.isReadable(index) { try readMonitor(monitors[offset]) }
                 if let syncIndex, poller.isReadable(syncIndex) { try durable { try $0.collectSyncs(now: MonotonicClock.milliseconds()) } }
+                if poller.isReadable(fetchEncodesIndex) {
+                    // The replies join this turn's outbox.
+                    let now = MonotonicClock.milliseconds()
+                    for done in fetchEncodes.drain() { engine.finishFetchEncode(done, now: now) }
+                }
                 if let replication, let replicationIndex, let durability {
                     var batch = poller.receive(replication.socket, at: replicationIndex, batch: configuration.maxBatch)
                     let now = MonotonicClock.milliseconds()

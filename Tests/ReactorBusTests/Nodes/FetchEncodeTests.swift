@@ -1,0 +1,152 @@
+import MessagePack
+import ReactorApps
+@testable import ReactorBus
+import ReactorCore
+import ReactorLog
+import ReactorWire
+import Testing
+import ZeroMQ
+import Foundation
+
+/// A state fetched with `snapshot_chunk` is encoded off the loop (``FetchEncode``): the engine
+/// goes on taking actions meanwhile, and the reply names the version the bytes are at.
+@Suite struct FetchEncodeTests {
+    let writer = HeaderWriter()
+    let client: [UInt8] = [0, 1, 2, 3]
+
+    /// The encodings the engine started, run when the test says.
+    final class Started {
+        var requests: [FetchEncode] = []
+    }
+
+    func makeEngine(_ started: Started) -> AuthorityEngine<Counter> {
+        let configuration = AuthorityConfiguration(appName: "counter", actionsEndpoint: "", workersEndpoint: "", feedEndpoint: "")
+        let engine = AuthorityEngine(reactor: Counter(), configuration: configuration, logger: Logger(label: "test", sink: .discard), journaling: false)
+        engine.startFetchEncode = { started.requests.append($0) }
+        return engine
+    }
+
+    func countUp(_ engine: AuthorityEngine<Counter>, seq: UInt64) throws {
+        engine.handleClient([client] + ClientMessage.action(clientID: "c1", clientSeq: seq, payload: try MessagePackEncoder().encode(Counter.Action.countUp)).frames(writer), now: 0)
+    }
+
+    func fetch(_ engine: AuthorityEngine<Counter>, id: UInt64, version: UInt64? = nil) {
+        engine.handleClient([client] + ClientMessage.snapshotChunk(requestID: id, version: version, offset: 0, maxBytes: 1 << 20).frames(writer), now: 0)
+    }
+
+    func replies(_ engine: AuthorityEngine<Counter>) throws -> [AuthorityReply] {
+        try engine.takeOutbox().replies.map { try AuthorityReply(frames: Array($0.dropFirst())) }
+    }
+
+    func done(_ request: FetchEncode) -> FetchEncode.Done {
+        FetchEncode.Done(version: request.version, actionSeq: request.actionSeq, result: Result { try request.encode() })
+    }
+
+    @Test func theLoopTakesActionsWhileAFetchedStateIsEncodedAndTheReplyNamesItsVersion() throws {
+        let started = Started()
+        let engine = makeEngine(started)
+        try countUp(engine, seq: 1)
+        try countUp(engine, seq: 2)
+        _ = try replies(engine)
+
+        // Two first-chunk requests: one encoding, at version 2, and no reply until it is done.
+        fetch(engine, id: 7)
+        fetch(engine, id: 8)
+        #expect(try replies(engine) == [])
+        #expect(started.requests.map(\.version) == [2])
+        #expect(started.requests.map(\.actionSeq) == [2])
+
+        // Meanwhile an action is applied and acknowledged.
+        try countUp(engine, seq: 3)
+        #expect(try replies(engine) == [.ack(clientSeq: 3, actionSeq: 3, version: 3)])
+
+        // The bytes are of the state at version 2, and both requests are answered with them.
+        let request = try #require(started.requests.first)
+        let encoded = done(request)
+        let bytes = try encoded.result.get()
+        #expect(try MessagePackDecoder().decode(Counter.State.self, from: bytes) == Counter.State(count: 2))
+        engine.finishFetchEncode(encoded, now: 0)
+        let chunk = AuthorityReply.snapshotChunk(requestID: 7, version: 2, actionSeq: 2, app: "counter", totalBytes: UInt64(bytes.count), offset: 0, payload: bytes)
+        var second = chunk
+        if case .snapshotChunk(_, let version, let actionSeq, let app, let total, let offset, let payload) = chunk {
+            second = .snapshotChunk(requestID: 8, version: version, actionSeq: actionSeq, app: app, totalBytes: total, offset: offset, payload: payload)
+        }
+        #expect(try replies(engine) == [chunk, second])
+
+        // The version is held now: a request naming it is answered at once, without encoding again.
+        fetch(engine, id: 9, version: 2)
+        #expect(try replies(engine) == [.snapshotChunk(requestID: 9, version: 2, actionSeq: 2, app: "counter", totalBytes: UInt64(bytes.count), offset: 0, payload: bytes)])
+        #expect(started.requests.count == 1)
+
+        // A new fetch of the current state encodes version 3.
+        fetch(engine, id: 10)
+        #expect(try replies(engine) == [])
+        #expect(started.requests.map(\.version) == [2, 3])
+        let third = done(started.requests[1])
+        engine.finishFetchEncode(third, now: 0)
+        let thirdBytes = try third.result.get()
+        #expect(try MessagePackDecoder().decode(Counter.State.self, from: thirdBytes) == Counter.State(count: 3))
+        #expect(try replies(engine) == [.snapshotChunk(requestID: 10, version: 3, actionSeq: 3, app: "counter", totalBytes: UInt64(thirdBytes.count), offset: 0, payload: thirdBytes)])
+    }
+
+    @Test func aFailedEncodingAnswersNothingAndTheNextRequestEncodesAgain() throws {
+        struct Broken: Error {}
+        let started = Started()
+        let engine = makeEngine(started)
+        try countUp(engine, seq: 1)
+        _ = try replies(engine)
+        fetch(engine, id: 7)
+        engine.finishFetchEncode(FetchEncode.Done(version: 1, actionSeq: 1, result: .failure(Broken())), now: 0)
+        #expect(try replies(engine) == [])
+        fetch(engine, id: 8)
+        #expect(started.requests.map(\.version) == [1, 1])
+        engine.finishFetchEncode(done(started.requests[1]), now: 0)
+        #expect(try replies(engine).count == 1)
+    }
+
+    @Test func withoutTheLoopTheEngineEncodesAtOnce() throws {
+        let configuration = AuthorityConfiguration(appName: "counter", actionsEndpoint: "", workersEndpoint: "", feedEndpoint: "")
+        let engine = AuthorityEngine(reactor: Counter(), configuration: configuration, logger: Logger(label: "test", sink: .discard), journaling: false)
+        try countUp(engine, seq: 1)
+        _ = try replies(engine)
+        fetch(engine, id: 7)
+        let bytes = try MessagePackEncoder().encode(Counter.State(count: 1))
+        #expect(try replies(engine) == [.snapshotChunk(requestID: 7, version: 1, actionSeq: 1, app: "counter", totalBytes: UInt64(bytes.count), offset: 0, payload: bytes)])
+    }
+
+    @Test func aRunningAuthorityAcknowledgesAnActionSentAfterAFetchBeforeTheFetchIsAnswered() async throws {
+        let context = try ZMQContext()
+        let base = "ipc://" + NSTemporaryDirectory() + "fetch-encode-\(UUID().uuidString.prefix(8))"
+        let configuration = AuthorityConfiguration(appName: "catalog", actionsEndpoint: base + "-actions",
+                                                   workersEndpoint: base + "-workers", feedEndpoint: base + "-feed")
+        let node = try AuthorityNode(reactor: Catalog(), configuration: configuration, logger: Logger(label: "test", sink: .discard), context: context)
+        let service = Task { try await node.run() }
+
+        // A state whose encoding takes long enough (200,000 entries) for the action to arrive first.
+        let socket = try ZMQSocket(context: context, type: .dealer)
+        try socket.set(.linger, 0)
+        try socket.set(.receiveTimeout, 60_000)
+        try socket.connect(configuration.actionsEndpoint)
+        let encoder = MessagePackEncoder()
+        try socket.send(ClientMessage.action(clientID: "c1", clientSeq: 1, payload: try encoder.encode(Catalog.Action.fill(from: 0, count: 200_000, bytes: 64))).frames(writer))
+        #expect(try AuthorityReply(frames: try socket.receiveMultipart()) == .ack(clientSeq: 1, actionSeq: 1, version: 1))
+
+        // The fetch and then an action: the action is acknowledged while the state is encoded.
+        try socket.send(ClientMessage.snapshotChunk(requestID: 7, version: nil, offset: 0, maxBytes: 1 << 20).frames(writer))
+        try socket.send(ClientMessage.action(clientID: "c1", clientSeq: 2, payload: try encoder.encode(Catalog.Action.put(key: 1, value: "x"))).frames(writer))
+        #expect(try AuthorityReply(frames: try socket.receiveMultipart()) == .ack(clientSeq: 2, actionSeq: 2, version: 2))
+        let reply = try AuthorityReply(frames: try socket.receiveMultipart())
+        guard case .snapshotChunk(let id, let version, let actionSeq, _, let total, let offset, let payload) = reply else {
+            Issue.record("expected the first chunk, got \(reply)")
+            return
+        }
+        // The chunk is of the state at the fetch's version, before the put.
+        #expect((id, version, actionSeq, offset) == (7, 1, 1, 0))
+        #expect(total > UInt64(payload.count))
+        socket.close()
+        service.cancel()
+        try await service.value
+        #expect(node.failure == nil)
+        #expect(context.terminate(timeout: .seconds(10)))
+    }
+}
