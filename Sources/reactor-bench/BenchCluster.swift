@@ -63,12 +63,12 @@ final class BenchCluster {
     }
 
     /// Starts `count` real `reactor-node worker` processes.
-    func addWorkers(_ count: Int, concurrency: Int) throws {
+    func addWorkers(_ count: Int, concurrency: Int, extra: [String] = []) throws {
         guard let workers = endpoints.workers else { throw BenchError.phase("\(authority.name) has no workers endpoint") }
         for index in 1...max(count, 1) {
             others.append(try ChildProcess.reactorNode(
                 ["worker", "--app", app, "--authority", workers, "--concurrency", String(concurrency), "--log-level", "warning",
-                 "--name", "bench-worker-\(index)"], name: "worker-\(index)"))
+                 "--name", "bench-worker-\(index)"] + extra, name: "worker-\(index)"))
         }
     }
 

@@ -102,6 +102,7 @@ enum BenchCommand {
         await phase("pipeline") { results in try await PipelinePhase.limit(plan: plan, results: &results) }
         await phase("sync") { results in try await PipelinePhase.sync(plan: plan, results: &results) }
         await phase("async") { results in try await PipelinePhase.async(plan: plan, results: &results) }
+        await phase("effects") { results in try await EffectsPhase.run(plan: plan, results: &results) }
         await phase("latency") { results in try await LatencyPhase.run(plan: plan, results: &results) }
         await phase("snapshot") { results in try await SnapshotPhase.run(plan: plan, results: &results) }
         await phase("state") { results in try await StatePhase.run(plan: plan, results: &results) }

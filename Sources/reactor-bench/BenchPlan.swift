@@ -44,10 +44,13 @@ struct BenchPlan: Sendable {
     var stateActions: Int
     /// Items in the snapshot phase's state.
     var inventoryItems = Inventory().itemCount
+    /// The effects phase's effects in flight (in all), and the most actions one run sends.
+    var effectsInFlight: [Int]
+    var effectsMaxActions: Int
     /// Phases to run (all when empty).
     var only: Set<String> = []
 
-    static let phases = ["baseline", "pipeline", "sync", "async", "latency", "snapshot", "state", "memory", "durability", "pause", "failover", "python"]
+    static let phases = ["baseline", "pipeline", "sync", "async", "effects", "latency", "snapshot", "state", "memory", "durability", "pause", "failover", "python"]
 
     init(quick: Bool, actions: Int?, messages: Int?, samples: Int?, workerConcurrency: Int) {
         self.quick = quick
@@ -67,6 +70,8 @@ struct BenchPlan: Sendable {
         pauseActions = max(base, 1_000)
         pauseSnapshotEvery = max(pauseActions / 10, 100)
         stateSizes = [1 << 10, 1 << 20, quick ? 16 << 20 : 64 << 20]
+        effectsInFlight = quick ? [100, 1_000] : [100, 1_000, 10_000]
+        effectsMaxActions = max(base / 10, 1_000)
         stateActions = max(base / 5, 1_000)
         self.workerConcurrency = workerConcurrency
     }
@@ -87,6 +92,7 @@ struct BenchPlan: Sendable {
             ("state_sizes", .array(stateSizes.map { .whole($0) })), ("state_actions", .whole(stateActions)), ("memory_actions", .whole(memoryActions)),
             ("fsync_always_actions", .whole(alwaysActions)), ("fsync_always_max_seconds", .number(alwaysSeconds)),
             ("durable_actions", .whole(durableActions)), ("python_actions", .whole(pythonActions)),
+            ("effects_in_flight", .array(effectsInFlight.map { .whole($0) })), ("effects_max_actions", .whole(effectsMaxActions)),
             ("failover_rounds", .whole(failoverRounds)), ("replication_actions", .whole(replicationActions)),
             ("pause_actions", .whole(pauseActions)), ("pause_clients", .whole(pauseClients)), ("pause_snapshot_every", .whole(pauseSnapshotEvery)),
         ])

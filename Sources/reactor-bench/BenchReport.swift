@@ -48,6 +48,12 @@ struct BenchReport {
                   comparison: ">=", target: 0.5),
             Ratio(key: "sync_over_pipeline", title: "sync acked/s / libzmq + msgpack-c pipeline", value: over(results.sync?.ackedPerSecond, results.pipelineBaseline?.ackedPerSecond),
                   comparison: ">=", target: 0.5),
+            Ratio(key: "effects_1_worker_100_over_ideal", title: "10 ms effects, 1 worker, 100 in flight / ideal",
+                  value: effects(workers: 1, inFlight: 100), comparison: ">=", target: 0.9),
+            Ratio(key: "effects_2_workers_100_over_ideal", title: "10 ms effects, 2 workers, 100 in flight / ideal",
+                  value: effects(workers: 2, inFlight: 100), comparison: ">=", target: 0.9),
+            Ratio(key: "effects_4_workers_100_over_ideal", title: "10 ms effects, 4 workers, 100 in flight / ideal",
+                  value: effects(workers: 4, inFlight: 100), comparison: ">=", target: 0.9),
             Ratio(key: "async_over_echo", title: "async applied/s / raw echo msg/s", value: over(results.async?.appliedPerSecond, baseline?.echoPerSecond),
                   comparison: ">=", target: 0.25),
             Ratio(key: "ack_p50_over_rtt_p50", title: "ack p50 / raw RTT p50 (paired)", value: over(results.latency?.ack.p50, results.latency?.rawPaired.p50),
@@ -100,6 +106,12 @@ struct BenchReport {
             ])))
         }
         if let pipeline = results.pipelineBaseline { object.append(("pipeline", Self.json(pipeline))) }
+        if !results.effects.isEmpty {
+            object.append(("effects", .array(results.effects.map { run in
+                .object([("workers", .whole(run.workers)), ("concurrency", .whole(run.concurrency)), ("in_flight", .whole(run.inFlight)),
+                         ("ideal_per_second", .number(run.ideal, places: 0)), ("ratio", .number(run.ratio, places: 3)), ("run", Self.json(run.pipeline))])
+            })))
+        }
         if let sync = results.sync { object.append(("sync", Self.json(sync))) }
         if let async = results.async { object.append(("async", Self.json(async))) }
         if let latency = results.latency {
@@ -199,6 +211,11 @@ struct BenchReport {
         ])
     }
 
+    /// The effects phase's applied/s against the ideal for one configuration, if it ran.
+    private func effects(workers: Int, inFlight: Int) -> Double? {
+        results.effects.first { $0.workers == workers && $0.inFlight == inFlight }?.ratio
+    }
+
     /// Each replication mode's CPU per action by role.
     private static func json(_ cpu: [String: BenchResults.ReplicationCPU]) -> MessagePackValue {
         func micro(_ value: Double?) -> MessagePackValue { value.map { .number($0, places: 2) } ?? .nil }
@@ -242,6 +259,10 @@ struct BenchReport {
             add("async", "countUpAsync applied, \(results.plan.workers) workers", "\(Self.rate(async.appliedPerSecond)) actions/s, count \(async.observerField.map(String.init) ?? "-")")
             add("", "acked", "\(Self.rate(async.ackedPerSecond)) actions/s")
             add("", "CPU per action (user + sys)", Self.cpu(async))
+        }
+        for (index, run) in results.effects.enumerated() {
+            add(index == 0 ? "effects" : "", "10 ms each, \(run.workers) worker\(run.workers == 1 ? "" : "s") × \(run.concurrency.grouped) (\(run.inFlight.grouped) in flight)",
+                "\(Self.rate(run.pipeline.appliedPerSecond)) applied/s, ideal \(Self.rate(run.ideal)), \(String(format: "%.2f", run.ratio))x; \(Self.cpu(run.pipeline))")
         }
         if let latency = results.latency {
             add("latency", "action -> ack p50 / p99", "\(Self.micro(latency.ack.p50)) / \(Self.micro(latency.ack.p99)) µs")

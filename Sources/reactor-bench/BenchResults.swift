@@ -99,6 +99,20 @@ struct BenchResults: Sendable {
         var isFlat: Bool { growthKiB <= max(8 * 1_024, warmRSSKiB / 10) }
     }
 
+    /// Effects that wait 10 ms, through `workers` workers of `concurrency` each.
+    struct EffectsRun: Sendable {
+        var workers: Int
+        var concurrency: Int
+        var pipeline: Pipeline
+        /// Effects per second if every one took exactly its wait: `workers × concurrency / 10 ms`.
+        var ideal: Double
+
+        /// Applied/s against the ideal.
+        var ratio: Double { ideal > 0 ? pipeline.appliedPerSecond / ideal : 0 }
+        /// Effects in flight in all.
+        var inFlight: Int { workers * concurrency }
+    }
+
     /// Acked actions per second under one fsync policy.
     struct Durability: Sendable {
         var policy: String
@@ -195,6 +209,8 @@ struct BenchResults: Sendable {
         return copy + build
     }
     var memory: Memory?
+    /// The effects phase, in the order run.
+    var effects: [EffectsRun] = []
     var durability: [Durability] = []
     /// The pause phase: without snapshots, then with.
     var pause: [Pause] = []
