@@ -70,6 +70,13 @@ enum BenchCommand {
         let pythonScript = arguments.string("python-script")
 
         try BenchPaths.checkReactorNode()
+        // A thousand clients at once take a socket and more each, here and in the authority (its
+        // child, which inherits the limit): raise the soft limit on open files to the hard one.
+        var files = rlimit()
+        if getrlimit(Int32(RLIMIT_NOFILE.rawValue), &files) == 0, files.rlim_cur < files.rlim_max {
+            files.rlim_cur = min(files.rlim_max, 65_536)
+            _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &files)
+        }
         let trap = SignalTrap { signal in
             Output.error("bench: signal \(signal): stopping every child process")
             ChildRegistry.shared.stopAll(grace: .seconds(3))
@@ -103,6 +110,7 @@ enum BenchCommand {
         await phase("sync") { results in try await PipelinePhase.sync(plan: plan, results: &results) }
         await phase("async") { results in try await PipelinePhase.async(plan: plan, results: &results) }
         await phase("effects") { results in try await EffectsPhase.run(plan: plan, results: &results) }
+        await phase("clients") { results in try await ClientsPhase.run(plan: plan, results: &results) }
         await phase("latency") { results in try await LatencyPhase.run(plan: plan, results: &results) }
         await phase("snapshot") { results in try await SnapshotPhase.run(plan: plan, results: &results) }
         await phase("state") { results in try await StatePhase.run(plan: plan, results: &results) }

@@ -47,10 +47,13 @@ struct BenchPlan: Sendable {
     /// The effects phase's effects in flight (in all), and the most actions one run sends.
     var effectsInFlight: [Int]
     var effectsMaxActions: Int
+    /// The clients phase's numbers of clients, and the actions each run sends.
+    var clientCounts: [Int]
+    var clientsActions: Int
     /// Phases to run (all when empty).
     var only: Set<String> = []
 
-    static let phases = ["baseline", "pipeline", "sync", "async", "effects", "latency", "snapshot", "state", "memory", "durability", "pause", "failover", "python"]
+    static let phases = ["baseline", "pipeline", "sync", "async", "effects", "clients", "latency", "snapshot", "state", "memory", "durability", "pause", "failover", "python"]
 
     init(quick: Bool, actions: Int?, messages: Int?, samples: Int?, workerConcurrency: Int) {
         self.quick = quick
@@ -72,6 +75,8 @@ struct BenchPlan: Sendable {
         stateSizes = [1 << 10, 1 << 20, quick ? 16 << 20 : 64 << 20]
         effectsInFlight = quick ? [100, 1_000] : [100, 1_000, 10_000]
         effectsMaxActions = max(base / 10, 1_000)
+        clientCounts = quick ? [1, 10, 100] : [1, 10, 100, 1_000]
+        clientsActions = max(base / 5, 1_000)
         stateActions = max(base / 5, 1_000)
         self.workerConcurrency = workerConcurrency
     }
@@ -93,6 +98,7 @@ struct BenchPlan: Sendable {
             ("fsync_always_actions", .whole(alwaysActions)), ("fsync_always_max_seconds", .number(alwaysSeconds)),
             ("durable_actions", .whole(durableActions)), ("python_actions", .whole(pythonActions)),
             ("effects_in_flight", .array(effectsInFlight.map { .whole($0) })), ("effects_max_actions", .whole(effectsMaxActions)),
+            ("client_counts", .array(clientCounts.map { .whole($0) })), ("clients_actions", .whole(clientsActions)),
             ("failover_rounds", .whole(failoverRounds)), ("replication_actions", .whole(replicationActions)),
             ("pause_actions", .whole(pauseActions)), ("pause_clients", .whole(pauseClients)), ("pause_snapshot_every", .whole(pauseSnapshotEvery)),
         ])

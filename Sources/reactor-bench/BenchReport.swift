@@ -54,6 +54,9 @@ struct BenchReport {
                   value: effects(workers: 2, inFlight: 100), comparison: ">=", target: 0.9),
             Ratio(key: "effects_4_workers_100_over_ideal", title: "10 ms effects, 4 workers, 100 in flight / ideal",
                   value: effects(workers: 4, inFlight: 100), comparison: ">=", target: 0.9),
+            Ratio(key: "clients_most_over_one", title: "acked/s, most clients at once / one client",
+                  value: over(results.clients.count > 1 ? results.clients.last?.ackedPerSecond : nil, results.clients.first?.ackedPerSecond),
+                  comparison: ">=", target: 0.8),
             Ratio(key: "async_over_echo", title: "async applied/s / raw echo msg/s", value: over(results.async?.appliedPerSecond, baseline?.echoPerSecond),
                   comparison: ">=", target: 0.25),
             Ratio(key: "ack_p50_over_rtt_p50", title: "ack p50 / raw RTT p50 (paired)", value: over(results.latency?.ack.p50, results.latency?.rawPaired.p50),
@@ -106,6 +109,12 @@ struct BenchReport {
             ])))
         }
         if let pipeline = results.pipelineBaseline { object.append(("pipeline", Self.json(pipeline))) }
+        if !results.clients.isEmpty {
+            object.append(("clients", .array(results.clients.map { run in
+                .object([("clients", .whole(run.clients)), ("window", .whole(run.window)), ("acked", .whole(run.acked)),
+                         ("acked_per_second", .number(run.ackedPerSecond, places: 0)), ("latency", run.latency.json)])
+            })))
+        }
         if !results.effects.isEmpty {
             object.append(("effects", .array(results.effects.map { run in
                 .object([("workers", .whole(run.workers)), ("concurrency", .whole(run.concurrency)), ("in_flight", .whole(run.inFlight)),
@@ -259,6 +268,10 @@ struct BenchReport {
             add("async", "countUpAsync applied, \(results.plan.workers) workers", "\(Self.rate(async.appliedPerSecond)) actions/s, count \(async.observerField.map(String.init) ?? "-")")
             add("", "acked", "\(Self.rate(async.ackedPerSecond)) actions/s")
             add("", "CPU per action (user + sys)", Self.cpu(async))
+        }
+        for (index, run) in results.clients.enumerated() {
+            add(index == 0 ? "clients" : "", "\(run.clients.grouped) client\(run.clients == 1 ? "" : "s") at once, \(run.window.grouped) unacked each",
+                "\(Self.rate(run.ackedPerSecond)) acked/s, ack p50 / p99 \(Self.micro(run.latency.p50)) / \(Self.micro(run.latency.p99)) µs")
         }
         for (index, run) in results.effects.enumerated() {
             add(index == 0 ? "effects" : "", "10 ms each, \(run.workers) worker\(run.workers == 1 ? "" : "s") × \(run.concurrency.grouped) (\(run.inFlight.grouped) in flight)",

@@ -113,6 +113,17 @@ struct BenchResults: Sendable {
         var inFlight: Int { workers * concurrency }
     }
 
+    /// Many clients at once, a connection each, 1,000 actions unacked in all.
+    struct ClientsRun: Sendable {
+        var clients: Int
+        /// Unacked actions per client.
+        var window: Int
+        var acked: Int
+        var ackedPerSecond: Double
+        /// Action -> ack over every action.
+        var latency: LatencyRecorder.Summary
+    }
+
     /// Acked actions per second under one fsync policy.
     struct Durability: Sendable {
         var policy: String
@@ -211,6 +222,8 @@ struct BenchResults: Sendable {
     var memory: Memory?
     /// The effects phase, in the order run.
     var effects: [EffectsRun] = []
+    /// The clients phase, fewest clients first.
+    var clients: [ClientsRun] = []
     var durability: [Durability] = []
     /// The pause phase: without snapshots, then with.
     var pause: [Pause] = []

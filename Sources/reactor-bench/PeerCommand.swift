@@ -18,9 +18,10 @@ import ZeroMQ
 /// | `observe` | follows the feed until a version (``BenchObserverPeer``) |
 /// | `ping` | times `ping` round trips to an authority under load (``BenchPingPeer``) |
 /// | `pipeline-authority` | the counter's authority on libzmq and msgpack-c calls alone (``PipelineBaselineAuthority``) |
+/// | `clients` | many clients at once, a connection each (``BenchClientsPeer``) |
 enum PeerCommand {
     static let roles = ["guard", "raw-pub", "raw-sub", "raw-echo", "raw-client", "raw-chunk-server", "raw-chunk-client", "state-decode", "client", "observe", "ping",
-                        "pipeline-authority"]
+                        "pipeline-authority", "clients"]
 
     static let spec = Command(
         name: "peer",
@@ -30,6 +31,7 @@ enum PeerCommand {
             .value("endpoint", "EP", help: "raw roles and client: where to connect"),
             .value("feed", "EP", help: "observe: the feed endpoint; pipeline-authority: where to publish it (bind)"),
             .value("actions", "EP", help: "pipeline-authority: where clients send actions (bind)"),
+            .value("connections", "N", help: "clients: how many clients, a connection each", default: "1"),
             .value("app", "NAME", help: "observe: the app", default: "counter"),
             .value("count", "N", help: "messages or actions", default: "1000"),
             .value("window", "N", help: "in flight at once", default: "1000"),
@@ -114,6 +116,11 @@ enum PeerCommand {
             let context = try ZMQContext()
             defer { context.terminate(timeout: .seconds(2)) }
             return try BenchClientPeer(options: options, context: context).run()
+        case "clients":
+            let context = try ZMQContext()
+            defer { context.terminate(timeout: .seconds(2)) }
+            return try BenchClientsPeer(endpoint: try endpoint(), connections: try int("connections", 1...10_000), window: try int("window", 1...100_000),
+                                        count: try int("count", 1...Int.max)).run(context: context)
         case "pipeline-authority":
             return PipelineBaselineAuthority.serve(actions: try endpoint("actions"), feed: try endpoint("feed"))
         case "ping":
