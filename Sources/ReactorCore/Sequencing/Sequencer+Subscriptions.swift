@@ -76,10 +76,15 @@ extension Sequencer {
     // MARK: Internals
 
     /// Works out the runs of the current state again, if it changed since the last time.
+    @inline(__always)
     mutating func updateSubscriptions() {
-        // A reactor without subscriptions (``NoSubscription`` has no value) can want none: the
-        // common case costs one comparison of types rather than a call and an array per action.
-        if R.Subscription.self == NoSubscription.self { return }
+        // Kept apart from the work below: in code generic over the reactor, a function looks up
+        // the types it uses on entry, and a reactor without subscriptions should not pay that.
+        if hasSubscriptions { refreshSubscriptions() }
+    }
+
+    /// ``updateSubscriptions()``'s work, for a reactor that has subscriptions.
+    private mutating func refreshSubscriptions() {
         guard subscriptionLedger.version != version else { return }
         subscriptionLedger.version = version
         let wanted = reactor.subscriptions(state: state)

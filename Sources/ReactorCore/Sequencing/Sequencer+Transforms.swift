@@ -69,8 +69,15 @@ extension Sequencer {
     }
 
     /// Opens one job per effect of action `seq` in the ledger and returns them.
+    @inline(__always)
     mutating func issueJobs(actionSeq seq: UInt64, effects: [R.Effect]) -> [Job<R.Effect>] {
-        guard !effects.isEmpty else { return [] }
+        // Apart from the work: most actions have no effect, and a generic function looks up the
+        // types it uses on entry.
+        effects.isEmpty ? [] : openJobs(actionSeq: seq, effects: effects)
+    }
+
+    /// ``issueJobs(actionSeq:effects:)``'s work, for an action with effects.
+    private mutating func openJobs(actionSeq seq: UInt64, effects: [R.Effect]) -> [Job<R.Effect>] {
         var jobs: [Job<R.Effect>] = []
         jobs.reserveCapacity(effects.count)
         for index in effects.indices {

@@ -32,6 +32,10 @@ public struct Sequencer<R: Reactor> {
     var subscriptionLedger: SubscriptionLedger<R.Subscription, R.Action>
     /// Runs started and stopped since the runtime last took them.
     var pendingSubscriptionChanges = SubscriptionChanges<R.Subscription>()
+    /// Whether the reactor can want subscriptions at all (its `Subscription` is not
+    /// ``NoSubscription``, which has no value): decided once, so that a reactor without them pays
+    /// nothing for their bookkeeping per action.
+    let hasSubscriptions = R.Subscription.self != NoSubscription.self
 
     /// Creates a sequencer at the reactor's initial state, version 0.
     public init(reactor: R, middlewares: [any Middleware<R>] = [], emitWindow: UInt32 = 65_536) {
