@@ -84,9 +84,9 @@ public struct EffectRunner<Handler: EffectHandler>: Sendable {
     }
 
     /// One attempt as one task, cancelled by `deadlines` at its timeout or by the cancellation
-    /// of the calling task. Like the task group it replaces, it returns only once the handler
-    /// has returned, and the first of the three to happen decides the result: the handler's,
-    /// ``EffectTimeout``, or a cancellation error.
+    /// of the calling task. Like the task group of the default path, it returns only once the
+    /// handler has returned, and the first of the three to happen decides the result: the
+    /// handler's, ``EffectTimeout``, or a cancellation error.
     private func runAttempt(_ effect: Handler.Effect, emitter: Emitter<Handler.Mutation>, timeout: Duration,
                             deadlines: any EffectDeadlines) async throws {
         let handler = self.handler
