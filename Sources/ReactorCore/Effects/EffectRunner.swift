@@ -11,16 +11,24 @@ public enum EffectOutcome: Sendable, Hashable {
 /// Shared by the local store and the worker node so that both treat effects alike. Each attempt
 /// numbers its emits from 0 again; the sequencer drops indices it has already applied, which is
 /// what makes re-running an effect safe.
+///
+/// Timeouts: by default an attempt with a timeout runs in a task group next to a task that
+/// sleeps out the timeout. A runtime that runs many effects passes ``deadlines`` instead: the
+/// attempt then runs as one task that the service cancels at its deadline, so an attempt costs
+/// no timer and no second task (the worker node's per-job overhead was mostly those).
 public struct EffectRunner<Handler: EffectHandler>: Sendable {
     /// The handler that does the work.
     public let handler: Handler
     /// Attempts, backoff and timeout.
     public let policy: RetryPolicy
+    /// Times out attempts; `nil` gives each attempt its own sleeping timeout task.
+    public let deadlines: (any EffectDeadlines)?
 
-    /// Creates a runner.
-    public init(handler: Handler, policy: RetryPolicy = .standard) {
+    /// Creates a runner; `deadlines`, when given, times out every attempt (see the type's documentation).
+    public init(handler: Handler, policy: RetryPolicy = .standard, deadlines: (any EffectDeadlines)? = nil) {
         self.handler = handler
         self.policy = policy
+        self.deadlines = deadlines
     }
 
     /// Runs `effect` until it succeeds or the policy gives up, passing every emit to `sink`.
@@ -58,6 +66,10 @@ public struct EffectRunner<Handler: EffectHandler>: Sendable {
             try await handler.run(effect, emit: emitter)
             return
         }
+        if let deadlines {
+            try await runAttempt(effect, emitter: emitter, timeout: timeout, deadlines: deadlines)
+            return
+        }
         let handler = self.handler
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await handler.run(effect, emit: emitter) }
@@ -68,6 +80,38 @@ public struct EffectRunner<Handler: EffectHandler>: Sendable {
             defer { group.cancelAll() }
             // The first task to finish decides: the handler's result or the timeout.
             try await group.next()
+        }
+    }
+
+    /// One attempt as one task, cancelled by `deadlines` at its timeout or by the cancellation
+    /// of the calling task. Like the task group of the default path, it returns only once the
+    /// handler has returned, and the first of the three to happen decides the result: the
+    /// handler's, ``EffectTimeout``, or a cancellation error.
+    private func runAttempt(_ effect: Handler.Effect, emitter: Emitter<Handler.Mutation>, timeout: Duration,
+                            deadlines: any EffectDeadlines) async throws {
+        let handler = self.handler
+        let race = AttemptRace()
+        let attempt = Task {
+            defer { _ = race.claim(.finished) }
+            try await handler.run(effect, emit: emitter)
+        }
+        let token = deadlines.schedule(after: timeout) {
+            if race.claim(.timedOut) { attempt.cancel() }
+        }
+        let result = await withTaskCancellationHandler {
+            await attempt.result
+        } onCancel: {
+            if race.claim(.cancelled) { attempt.cancel() }
+        }
+        deadlines.cancel(token)
+        switch race.winner {
+        case .timedOut:
+            throw EffectTimeout(timeout: timeout)
+        case .cancelled:
+            try result.get()
+            throw CancellationError()
+        case .finished, .none:
+            try result.get()
         }
     }
 }

@@ -20,6 +20,10 @@ where Handler.Effect == R.Effect, Handler.Mutation == R.Mutation {
     /// An encoded mutation larger than this could never reach the authority.
     let maxPayloadBytes: Int
     let logger: Logger
+    /// Configuration values only (each call makes its own session), so one of each serves every
+    /// job's task at once.
+    let decoder = MessagePackDecoder()
+    let encoder = MessagePackEncoder()
 
     /// Starts one job; cancelling the returned task cancels the effect.
     func launch(run: UInt64, job: JobID, kind: String, payload: [UInt8]) -> Task<Void, Never> {
@@ -34,7 +38,7 @@ where Handler.Effect == R.Effect, Handler.Mutation == R.Mutation {
     private func execute(run: UInt64, job: JobID, kind: String, payload: [UInt8]) async -> EffectOutcome {
         let effect: Handler.Effect
         do {
-            effect = try MessagePackDecoder().decode(Handler.Effect.self, from: payload)
+            effect = try decoder.decode(Handler.Effect.self, from: payload)
         } catch {
             // Nothing was attempted: the payload is not an effect of this app.
             return .failed(EffectFailure(message: "effect of kind '\(kind)' does not decode as \(Handler.Effect.self): \(error)", attempts: 0))
@@ -46,10 +50,11 @@ where Handler.Effect == R.Effect, Handler.Mutation == R.Mutation {
         let encodingFailure = EncodingFailure()
         let events = self.events
         let limit = maxPayloadBytes
+        let encoder = self.encoder
         let outcome = await runner.run(effect) { emitIndex, mutation in
             let bytes: [UInt8]
             do {
-                bytes = try MessagePackEncoder().encode(mutation)
+                bytes = try encoder.encode(mutation)
             } catch {
                 encodingFailure.record("mutation \(emitIndex) does not encode: \(error)")
                 return

@@ -10,7 +10,7 @@ extension WorkerLoop {
         while let frames = try batch.next() {
             // Any message, even a malformed one, shows the authority is alive.
             lastHeard = MonotonicClock.milliseconds()
-            bytesReceived += Self.bytes(of: frames)
+            tally.bytesReceived += Self.bytes(of: frames)
             let message: AuthorityToWorker
             do {
                 message = try AuthorityToWorker(frames: frames)

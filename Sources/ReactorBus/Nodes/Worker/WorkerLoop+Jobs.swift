@@ -10,7 +10,7 @@ import ZeroMQ
 extension WorkerLoop {
     /// A job arrived from the authority.
     func accept(_ job: JobID, kind: String, payload: [UInt8]) throws(ZMQError) {
-        metrics.update { $0.jobsReceived += 1 }
+        tally.jobsReceived += 1
         // `stop()` may have come in the same turn as this job, before the drain began.
         if drainDeadline != nil || runtime.isStopping {
             // Not started and never reported: `bye` hands it straight back to the authority.
@@ -36,7 +36,7 @@ extension WorkerLoop {
             logger.warning("job \(job): refused, \(running.count) running and \(queued.count) queued (capacity \(configuration.concurrency))")
             try send(.failed(job: job, failure: failure))
         }
-        publishCounts()
+        tally.countsChanged = true
     }
 
     /// Starts a job's task.
@@ -55,33 +55,30 @@ extension WorkerLoop {
     }
 
     /// A running job's task reported something; stale reports of abandoned runs are dropped.
+    /// Its counters go to the turn's tally, which the end of the turn adds to the metrics.
     func handle(_ event: WorkerJobEvent) throws(ZMQError) {
         switch event {
         case .emit(let run, let job, let emitIndex, let payload):
             guard running[job]?.run == run else { return }
             try send(.emit(job: job, emitIndex: emitIndex, payload: payload))
-            metrics.update { $0.mutationsEmitted += 1 }
+            tally.mutationsEmitted += 1
         case .finished(let run, let job, let outcome, let elapsed):
             guard running[job]?.run == run else { return }
             running[job] = nil
             switch outcome {
             case .done(let emitCount):
                 try send(.done(job: job, emitCount: emitCount))
-                metrics.update {
-                    $0.jobsDone += 1
-                    $0.effectDuration.observe(elapsed)
-                }
+                tally.jobsDone += 1
+                tally.effectDurations.append(elapsed)
                 logger.debug("job \(job): done, \(emitCount) mutation\(emitCount == 1 ? "" : "s")")
             case .failed(let failure):
                 try send(.failed(job: job, failure: failure))
-                metrics.update {
-                    $0.jobsFailed += 1
-                    $0.effectDuration.observe(elapsed)
-                }
+                tally.jobsFailed += 1
+                tally.effectDurations.append(elapsed)
                 logger.warning("job \(job): failed: \(failure)")
             }
             startQueued()
-            publishCounts()
+            tally.countsChanged = true
         case .subscriptionEvent(let token, let run, let index, let payload):
             try forward(token: token, run: run, index: index, payload: payload)
         }

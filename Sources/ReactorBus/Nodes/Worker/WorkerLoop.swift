@@ -65,9 +65,8 @@ where Handler.Effect == R.Effect, Handler.Mutation == R.Mutation {
     var readySentAt: UInt64?
     /// Frames libzmq could not take yet (the pipe was full), oldest first.
     var unsent: [[[UInt8]]] = []
-    /// Bytes read and sent since they were last added to the metrics (once per turn).
-    var bytesReceived: UInt64 = 0
-    var bytesSent: UInt64 = 0
+    /// Counted since it was last added to the metrics (once per turn, see ``WorkerTurnTally``).
+    var tally = WorkerTurnTally()
 
     var running: [JobID: RunningJob] = [:]
     var queued: [QueuedJob] = []
@@ -118,6 +117,7 @@ where Handler.Effect == R.Effect, Handler.Mutation == R.Mutation {
                 if error.isTerminated {
                     logger.error("the ZeroMQ context was terminated; the worker stops without saying bye")
                     abandonAll()
+                    publishTally()
                     socket.close()
                     return
                 }
@@ -127,6 +127,7 @@ where Handler.Effect == R.Effect, Handler.Mutation == R.Mutation {
                 } catch {
                     logger.error("cannot reconnect: \(error); the worker stops")
                     abandonAll()
+                    publishTally()
                     socket.close()
                     return
                 }
@@ -169,20 +170,16 @@ where Handler.Effect == R.Effect, Handler.Mutation == R.Mutation {
             for event in events.drain() { try handle(event) }
         }
         try receiveAvailable(poller.receive(socket, at: socketItem, batch: Self.receiveBatch))
-        publishBytes()
+        publishTally()
         return nil
     }
 
-    /// Adds the bytes counted since the last call to the metrics.
-    private func publishBytes() {
-        guard bytesReceived > 0 || bytesSent > 0 else { return }
-        let (received, sent) = (bytesReceived, bytesSent)
-        metrics.update {
-            $0.bytesReceived += received
-            $0.bytesSent += sent
-        }
-        bytesReceived = 0
-        bytesSent = 0
+    /// Adds what was counted since the last call to the metrics, in one update.
+    func publishTally() {
+        guard !tally.isEmpty else { return }
+        let (tally, running, queued) = (self.tally, running.count, queued.count)
+        metrics.update { tally.add(to: &$0, running: running, queued: queued) }
+        self.tally = WorkerTurnTally()
     }
 
     /// The bytes of a message's frames.
@@ -212,7 +209,7 @@ where Handler.Effect == R.Effect, Handler.Mutation == R.Mutation {
             logger.warning("could not say bye: \(error)")
         }
         socket.close()
-        publishBytes()
+        publishTally()
         metrics.update { $0.isRegistered = false }
         logger.info(graceful ? "stopped" : "stopped at once")
     }
@@ -303,7 +300,7 @@ where Handler.Effect == R.Effect, Handler.Mutation == R.Mutation {
         let frames = message.frames(writer)
         if unsent.isEmpty, try socket.trySend(frames) {
             lastSent = MonotonicClock.milliseconds()
-            bytesSent += Self.bytes(of: frames)
+            tally.bytesSent += Self.bytes(of: frames)
         } else {
             unsent.append(frames)
         }
@@ -313,7 +310,7 @@ where Handler.Effect == R.Effect, Handler.Mutation == R.Mutation {
     private func flushUnsent() throws(ZMQError) {
         var sent = 0
         while sent < unsent.count, try socket.trySend(unsent[sent]) {
-            bytesSent += Self.bytes(of: unsent[sent])
+            tally.bytesSent += Self.bytes(of: unsent[sent])
             sent += 1
         }
         if sent > 0 {

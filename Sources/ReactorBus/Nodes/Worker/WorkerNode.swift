@@ -17,7 +17,9 @@ import ZeroMQ
 ///
 /// Threads: the handle is `Sendable`; every method may be called from any thread. The socket
 /// lives on the node's own thread; effects run on Swift's cooperative pool and hand their
-/// encoded mutations to that thread through a mailbox.
+/// encoded mutations to that thread through a mailbox. The retry policy's per-attempt timeouts
+/// are kept by one ``DeadlineWheel`` per started worker, on a thread of its own that sleeps
+/// while no attempt is timed: a job is then two tasks (the job and its attempt) and no timer.
 ///
 /// Stopping: the first ``stop()`` is graceful. New jobs are no longer started (nor reported:
 /// the closing `bye` makes the authority give them to another worker at once); running effects
@@ -97,7 +99,8 @@ where Handler.Effect == R.Effect, Handler.Mutation == R.Mutation {
         guard !runtime.isStopping, !runtime.hasStarted else { return }
         let events = try Mailbox<WorkerJobEvent>.forNode()
         let launcher = WorkerJobLauncher<R, Handler>(
-            reactor: reactor, runner: EffectRunner(handler: effects, policy: configuration.retry), events: events,
+            reactor: reactor, runner: EffectRunner(handler: effects, policy: configuration.retry, deadlines: DeadlineWheel(name: "worker deadlines")),
+            events: events,
             kinds: configuration.kinds, maxPayloadBytes: configuration.maxMessageBytes, logger: logger)
         let subscriptionLauncher = subscriptions.map { [reactor, configuration, logger] in
             WorkerSubscriptionLauncher<R>(reactor: reactor, runner: SubscriptionRunner(handler: $0, policy: configuration.retry), events: events,
