@@ -68,8 +68,8 @@ struct BenchPlan: Sendable {
         alwaysSeconds = quick ? 10 : 30
         durableActions = max(base * 2 / 5, 100)
         pythonActions = max(base / 5, 100)
-        failoverRounds = base < 100_000 ? 1 : (quick ? 3 : 5)
-        replicationActions = max(base / 10, 1_000)
+        failoverRounds = base < 100_000 ? 1 : (quick ? 3 : 9)
+        replicationActions = max(base / 4, 1_000)
         pauseActions = max(base, 1_000)
         pauseSnapshotEvery = max(pauseActions / 10, 100)
         stateSizes = [1 << 10, 1 << 20, quick ? 16 << 20 : 64 << 20]
