@@ -43,6 +43,19 @@ final class HandWrittenCodec {
             && memcmp(object.via.str.ptr, key.utf8Start, key.utf8CodeUnitCount) == 0
     }
 
+    /// Unpacks `bytes` with msgpack-c and hands the root map to `body` (the zone lives until it returns).
+    private static func withRootMap<T>(_ bytes: [UInt8], _ body: (msgpack_object_map) throws -> T) throws -> T {
+        var unpacked = msgpack_unpacked()
+        msgpack_unpacked_init(&unpacked)
+        defer { msgpack_unpacked_destroy(&unpacked) }
+        var offset = 0
+        let status = bytes.withUnsafeBytes {
+            msgpack_unpack_next(&unpacked, $0.baseAddress?.assumingMemoryBound(to: CChar.self), $0.count, &offset)
+        }
+        guard status == MSGPACK_UNPACK_SUCCESS, unpacked.data.type == MSGPACK_OBJECT_MAP else { throw Failure.malformed }
+        return try body(unpacked.data.via.map)
+    }
+
     private static func int(_ object: msgpack_object) throws -> Int {
         switch object.type {
         case MSGPACK_OBJECT_POSITIVE_INTEGER: return Int(object.via.u64)
@@ -52,16 +65,11 @@ final class HandWrittenCodec {
     }
 
     func decode(_ bytes: [UInt8]) throws -> BenchSnapshot {
-        var unpacked = msgpack_unpacked()
-        msgpack_unpacked_init(&unpacked)
-        defer { msgpack_unpacked_destroy(&unpacked) }
-        var offset = 0
-        let status = bytes.withUnsafeBytes {
-            msgpack_unpack_next(&unpacked, $0.baseAddress?.assumingMemoryBound(to: CChar.self), $0.count, &offset)
-        }
-        guard status == MSGPACK_UNPACK_SUCCESS, unpacked.data.type == MSGPACK_OBJECT_MAP else { throw Failure.malformed }
+        try Self.withRootMap(bytes) { root in try decode(root) }
+    }
+
+    private func decode(_ root: msgpack_object_map) throws -> BenchSnapshot {
         var snapshot = BenchSnapshot(version: 0, counter: 0, items: [])
-        let root = unpacked.data.via.map
         for index in 0 ..< Int(root.size) {
             let entry = root.ptr[index]
             if Self.isKey(entry.key, "version") { snapshot.version = try Self.int(entry.val) }
@@ -111,16 +119,11 @@ final class HandWrittenCodec {
     /// The catalog built straight from msgpack-c's unpacked objects, with no Codable: the floor
     /// of decoding it into Swift values (one unpack, one String per entry, a reserved dictionary).
     func decodeCatalog(_ bytes: [UInt8]) throws -> BenchCatalog {
-        var unpacked = msgpack_unpacked()
-        msgpack_unpacked_init(&unpacked)
-        defer { msgpack_unpacked_destroy(&unpacked) }
-        var offset = 0
-        let status = bytes.withUnsafeBytes {
-            msgpack_unpack_next(&unpacked, $0.baseAddress?.assumingMemoryBound(to: CChar.self), $0.count, &offset)
-        }
-        guard status == MSGPACK_UNPACK_SUCCESS, unpacked.data.type == MSGPACK_OBJECT_MAP else { throw Failure.malformed }
+        try Self.withRootMap(bytes) { root in try decodeCatalog(root) }
+    }
+
+    private func decodeCatalog(_ root: msgpack_object_map) throws -> BenchCatalog {
         var catalog = BenchCatalog(fills: 0, entries: [:])
-        let root = unpacked.data.via.map
         for field in UnsafeBufferPointer(start: root.ptr, count: Int(root.size)) {
             if Self.isKey(field.key, "fills") { catalog.fills = try Self.int(field.val) }
             else if Self.isKey(field.key, "entries") {

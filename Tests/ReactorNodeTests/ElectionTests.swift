@@ -58,6 +58,17 @@ import ZeroMQ
         for (name, node) in nodes { #expect(await node.waitForExit(timeout: .seconds(20)) == 0, "\(name)\(node.diagnostics)") }
     }
 
+    /// The name of the standby that printed its endpoints line (it was promoted), within 30 s.
+    func promotedStandby(of standbys: [String: ChildProcess]) async throws -> String {
+        var winner: String?
+        let deadline = ContinuousClock.now + .seconds(30)
+        while winner == nil, ContinuousClock.now < deadline {
+            winner = standbys.first { $0.value.output.contains { $0.contains(#""actions":"#) } }?.key
+            if winner == nil { try await Task.sleep(for: .milliseconds(20)) }
+        }
+        return try #require(winner, "no standby was promoted\(standbys.values.map(\.diagnostics).joined())")
+    }
+
     /// Whether process `pid` is stopped (state `T` in /proc/PID/stat).
     func isStopped(_ pid: pid_t) -> Bool {
         guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
@@ -91,13 +102,7 @@ import ZeroMQ
         a.signal(SIGKILL)
         let killed = ContinuousClock.now
         #expect(await a.waitForExit() != 0)
-        var winner: String?
-        let deadline = ContinuousClock.now + .seconds(30)
-        while winner == nil, ContinuousClock.now < deadline {
-            winner = standbys.first { $0.value.output.contains { $0.contains(#""actions":"#) } }?.key
-            if winner == nil { try await Task.sleep(for: .milliseconds(20)) }
-        }
-        let promoted = try #require(winner, "no standby was promoted\(standbys.values.map(\.diagnostics).joined())")
+        let promoted = try await promotedStandby(of: standbys)
         print("election: \(promoted) serves \(ContinuousClock.now - killed) after a was killed")
         let other = try #require(standbys[promoted == "b" ? "c" : "b"])
         #expect(await send.waitForExit(timeout: .seconds(120)) == 0, "\(send.diagnostics)")
@@ -280,13 +285,7 @@ import ZeroMQ
 
         a.signal(SIGKILL)
         #expect(await a.waitForExit() != 0)
-        var winner: String?
-        let deadline = ContinuousClock.now + .seconds(30)
-        while winner == nil, ContinuousClock.now < deadline {
-            winner = standbys.first { $0.value.output.contains { $0.contains(#""actions":"#) } }?.key
-            if winner == nil { try await Task.sleep(for: .milliseconds(20)) }
-        }
-        let promoted = try #require(winner, "no standby was promoted\(standbys.values.map(\.diagnostics).joined())")
+        let promoted = try await promotedStandby(of: standbys)
         // The new primary is the leader in etcd now: a new send finds it first; the worker,
         // which read the list at its start, moves along it to the new primary and runs the jobs.
         let after = try await send(50, #"{"countUpAsync":{}}"#)
