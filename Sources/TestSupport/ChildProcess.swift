@@ -45,6 +45,15 @@ package final class ChildProcess: Sendable {
 
     private static let spawned = Atomic<Int>(0)
 
+    /// A launcher (see ``init(executable:arguments:name:launcher:environment:logDirectory:)``)
+    /// that asks the kernel to SIGKILL the child when this process dies, whatever way it dies (a
+    /// crashed test process cannot reap): util-linux's `setpriv --pdeathsig`, which `exec`s the
+    /// program in place, so the pid stays the program's. Empty where there is no `setpriv`.
+    package static let parentDeathLauncher: [String] = {
+        let setpriv = "/usr/bin/setpriv"
+        return FileManager.default.isExecutableFile(atPath: setpriv) ? [setpriv, "--pdeathsig", "KILL", "--"] : []
+    }()
+
     /// Starts `executable ARGS` (looked up in PATH when it has no slash).
     /// - Parameters:
     ///   - launcher: a command that `exec`s the rest of its arguments (`executable ARGS`), put in

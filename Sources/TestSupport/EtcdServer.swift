@@ -48,7 +48,7 @@ package final class EtcdServer: Sendable {
                 "--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
                 "--initial-cluster", "\(name)=\(peer)", "--initial-cluster-state", "new",
                 "--heartbeat-interval", "50", "--election-timeout", "500",
-            ], name: name)
+            ], name: name, launcher: ChildProcess.parentDeathLauncher)
             let server = EtcdServer(clientPort: ports[0], process: process, dataDirectory: dataDirectory)
             while ContinuousClock.now < deadline && process.isRunning {
                 if let answer = RawHTTPClient.exchange(port: ports[0], "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n",

@@ -37,7 +37,8 @@ extension ChildProcess {
     static func program(executable: String, arguments: [String], name: String, environment: [String: String] = [:]) throws -> ChildProcess {
         var inherited = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("REACTOR_") }
         inherited.merge(environment) { $1 }
-        return try ChildProcess(executable: executable, arguments: arguments, name: name, environment: inherited)
+        // Killed by the kernel should this test process die without reaping it (a crash).
+        return try ChildProcess(executable: executable, arguments: arguments, name: name, launcher: parentDeathLauncher, environment: inherited)
     }
 
     /// The bound endpoints an authority printed on start.
