@@ -257,9 +257,5 @@ struct BenchClientPeer {
         return nil
     }
 
-    private func failed(_ why: String) -> Int32 {
-        Output.error("peer client: \(why)")
-        Output.line(MessagePackValue.object([("event", "failed"), ("error", .string(why))]).rendered)
-        return 1
-    }
+    private func failed(_ why: String) -> Int32 { Output.failed(role: "client", why) }
 }

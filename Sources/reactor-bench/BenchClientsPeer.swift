@@ -129,9 +129,5 @@ struct BenchClientsPeer {
         return waiting.isEmpty
     }
 
-    private func failed(_ message: String) -> Int32 {
-        Output.error("peer clients: \(message)")
-        Output.line(MessagePackValue.object([("event", "failed"), ("error", .string(message))]).rendered)
-        return 1
-    }
+    private func failed(_ message: String) -> Int32 { Output.failed(role: "clients", message) }
 }

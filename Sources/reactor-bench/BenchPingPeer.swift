@@ -104,9 +104,5 @@ struct BenchPingPeer {
         try socket.send(headers.header(kind, { $0.packUInt(id) }, count: 1))
     }
 
-    private func failed(_ why: String) -> Int32 {
-        Output.error("peer ping: \(why)")
-        Output.line(MessagePackValue.object([("event", "failed"), ("error", .string(why))]).rendered)
-        return 1
-    }
+    private func failed(_ why: String) -> Int32 { Output.failed(role: "ping", why) }
 }

@@ -32,8 +32,7 @@ final class PipelineBaselineAuthority {
     private var count: UInt64 = 0
     private var actionSeq: UInt64 = 0
     private var clients: [String: [UInt64: (actionSeq: UInt64, version: UInt64)]] = [:]
-    private var counters: [(String, UInt64)] = [("actions_accepted", 0), ("actions_duplicate", 0), ("bad_actions", 0), ("malformed", 0),
-                                                ("snapshots_published", 0), ("snapshot_requests", 0)]
+    private var counters = Counters()
     private var publishedVersion: UInt64?
     private var lastPublished: UInt64 = 0
 
@@ -90,6 +89,21 @@ final class PipelineBaselineAuthority {
 
     // MARK: Messages
 
+    /// What `stats` reports, as the Python baseline names it.
+    private struct Counters {
+        var actionsAccepted: UInt64 = 0
+        var actionsDuplicate: UInt64 = 0
+        var badActions: UInt64 = 0
+        var malformed: UInt64 = 0
+        var snapshotsPublished: UInt64 = 0
+        var snapshotRequests: UInt64 = 0
+
+        var named: [(String, UInt64)] {
+            [("actions_accepted", actionsAccepted), ("actions_duplicate", actionsDuplicate), ("bad_actions", badActions),
+             ("malformed", malformed), ("snapshots_published", snapshotsPublished), ("snapshot_requests", snapshotRequests)]
+        }
+    }
+
     private enum Kind: Equatable { case action, snapshot, ping, stats, other(String), malformed }
 
     /// The kind and the unsigned fields after it (for `action`: the client id too).
@@ -118,18 +132,18 @@ final class PipelineBaselineAuthority {
     private func handleAction(_ identity: [UInt8], _ header: (kind: Kind, fields: [UInt64], client: String)?, _ payload: UnsafeRawBufferPointer) {
         guard let header, header.kind == .action, let seq = header.fields.first else { return }
         if let known = clients[header.client]?[seq] {
-            bump("actions_duplicate")
+            counters.actionsDuplicate += 1
             reply(identity) { $0.packArrayHeader(5); $0.packUInt(Self.version); $0.packString("ack"); $0.packUInt(seq); $0.packUInt(known.actionSeq); $0.packUInt(known.version) }
             return
         }
         guard isCountUp(payload) else {
-            bump("bad_actions")
+            counters.badActions += 1
             error(identity, ref: seq, code: "bad_action", "this baseline authority only applies countUp")
             return
         }
         actionSeq += 1
         count += 1
-        bump("actions_accepted")
+        counters.actionsAccepted += 1
         var seen = clients.removeValue(forKey: header.client) ?? [:]
         seen[seq] = (actionSeq, count)
         if seen.count > 2 * Self.remembered {
@@ -147,7 +161,7 @@ final class PipelineBaselineAuthority {
         let (version, actionSeq) = (count, self.actionSeq)
         switch header.kind {
         case .snapshot:
-            bump("snapshot_requests")
+            counters.snapshotRequests += 1
             writer.reset()
             writer.packArrayHeader(6); writer.packUInt(Self.version); writer.packString("snapshot"); writer.packUInt(id)
             writer.packUInt(version); writer.packUInt(actionSeq); writer.packString("counter")
@@ -156,14 +170,14 @@ final class PipelineBaselineAuthority {
         case .ping:
             reply(identity) { $0.packArrayHeader(4); $0.packUInt(Self.version); $0.packString("pong"); $0.packUInt(id); $0.packUInt(version) }
         case .stats:
-            let values = counters + [("version", version), ("action_seq", actionSeq)]
+            let values = counters.named + [("version", version), ("action_seq", actionSeq)]
             reply(identity) { writer in
                 writer.packArrayHeader(4); writer.packUInt(Self.version); writer.packString("stats"); writer.packUInt(id)
                 writer.packMapHeader(values.count)
                 for (name, value) in values { writer.packString(name); writer.packUInt(value) }
             }
         case .action, .malformed:
-            bump("malformed")
+            counters.malformed += 1
             error(identity, ref: 0, code: "malformed", "the message has the wrong shape")
         case .other(let kind):
             error(identity, ref: id, code: "unknown_kind", "unknown kind '\(kind)' on the actions socket")
@@ -177,7 +191,7 @@ final class PipelineBaselineAuthority {
             writer.reset()
             writer.packArrayHeader(3); writer.packUInt(Self.version); writer.packUInt(count); writer.packUInt(actionSeq)
             try feed.send([Array("snapshot".utf8), writer.bytes, state()])
-            bump("snapshots_published")
+            counters.snapshotsPublished += 1
             publishedVersion = count
             lastPublished = now
         } else if now - lastPublished >= 1_000 {
@@ -207,9 +221,6 @@ final class PipelineBaselineAuthority {
         reply(identity) { $0.packArrayHeader(5); $0.packUInt(Self.version); $0.packString("error"); $0.packUInt(ref); $0.packString(code); $0.packString(message) }
     }
 
-    private func bump(_ name: String) {
-        if let index = counters.firstIndex(where: { $0.0 == name }) { counters[index].1 += 1 }
-    }
 
     /// The one object in `frame`, unpacked by msgpack-c into the reused zone.
     private func unpack(_ frame: UnsafeRawBufferPointer) -> msgpack_object? {

@@ -207,9 +207,7 @@ enum RawZMQBaseline {
             try body(context)
             return 0
         } catch {
-            Output.error("peer \(role): \(error)")
-            Output.line(MessagePackValue.object([("event", "failed"), ("error", .string("\(error)"))]).rendered)
-            return 1
+            return Output.failed(role: role, "\(error)")
         }
     }
 }

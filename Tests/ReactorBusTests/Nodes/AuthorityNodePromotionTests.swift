@@ -9,8 +9,7 @@ import TestSupport
 /// `AuthorityNode.promote()`, the call a leader election makes: in one process, over ipc.
 @Suite struct AuthorityNodePromotionTests {
     func configuration(_ name: String, data: String, replication: ReplicationConfiguration?) -> AuthorityConfiguration {
-        let base = "ipc://" + NSTemporaryDirectory() + "promote-\(name)-\(UUID().uuidString.prefix(8))"
-        var configuration = AuthorityConfiguration(appName: "counter", actionsEndpoint: base + "-actions", workersEndpoint: base + "-workers", feedEndpoint: base + "-feed")
+        var configuration = AuthorityConfiguration.onIPC(app: "counter", name: "promote-\(name)")
         configuration.persistence = PersistenceConfiguration(directory: data)
         configuration.replication = replication
         configuration.heartbeatInterval = .milliseconds(200)
@@ -21,7 +20,7 @@ import TestSupport
         let context = try ZMQContext()
         let primaryData = try TemporaryDirectory()
         let standbyData = try TemporaryDirectory()
-        let replicationEndpoint = "ipc://" + NSTemporaryDirectory() + "promote-repl-\(UUID().uuidString.prefix(8))"
+        let replicationEndpoint = ipcEndpoint("promote-repl")
         let primaryConfiguration = configuration("primary", data: primaryData.path, replication: ReplicationConfiguration(endpoint: replicationEndpoint, mode: .sync))
         let primary = try AuthorityNode(reactor: Counter(), configuration: primaryConfiguration, logger: Logger(label: "primary", sink: .discard), context: context)
         let primaryEndpoints = try await primary.start()

@@ -10,9 +10,7 @@ import TestSupport
 @Suite struct AuthorityNodeTests {
     @Test func runServesUntilTheTaskIsCancelledThenStopsGracefullyAndTheNodeCannotStartAgain() async throws {
         let context = try ZMQContext()
-        let base = "ipc://" + NSTemporaryDirectory() + "authority-run-\(UUID().uuidString.prefix(8))"
-        let configuration = AuthorityConfiguration(appName: "counter", actionsEndpoint: base + "-actions",
-                                                   workersEndpoint: base + "-workers", feedEndpoint: base + "-feed")
+        let configuration = AuthorityConfiguration.onIPC(app: "counter", name: "authority-run")
         let node = try AuthorityNode(reactor: Counter(), configuration: configuration, logger: Logger(label: "test", sink: .discard), context: context)
         let service = Task { try await node.run() }
 

@@ -116,9 +116,7 @@ import Foundation
 
     @Test func aRunningAuthorityAcknowledgesAnActionSentAfterAFetchBeforeTheFetchIsAnswered() async throws {
         let context = try ZMQContext()
-        let base = "ipc://" + NSTemporaryDirectory() + "fetch-encode-\(UUID().uuidString.prefix(8))"
-        let configuration = AuthorityConfiguration(appName: "catalog", actionsEndpoint: base + "-actions",
-                                                   workersEndpoint: base + "-workers", feedEndpoint: base + "-feed")
+        let configuration = AuthorityConfiguration.onIPC(app: "catalog", name: "fetch-encode")
         let node = try AuthorityNode(reactor: Catalog(), configuration: configuration, logger: Logger(label: "test", sink: .discard), context: context)
         let service = Task { try await node.run() }
 

@@ -33,11 +33,11 @@ import ZeroMQ
     @Test func aRecordThatCannotBeAppliedStopsTheStandbyAfterItsDurableAndNoSnapshotClaimsIt() async throws {
         let context = try ZMQContext()
         let data = try TemporaryDirectory()
-        let endpoint = "ipc://" + NSTemporaryDirectory() + "standby-loop-\(UUID().uuidString.prefix(8))"
+        let endpoint = ipcEndpoint("standby-loop")
         let router = try ZMQSocket(context: context, type: .router)
         try router.set(.linger, 0)
         try router.bind(endpoint)
-        var configuration = AuthorityConfiguration(appName: "counter", actionsEndpoint: endpoint + "-a", workersEndpoint: endpoint + "-w", feedEndpoint: endpoint + "-f")
+        var configuration = AuthorityConfiguration.onIPC(app: "counter", name: "standby-loop")
         configuration.persistence = PersistenceConfiguration(directory: data.path)
         configuration.replication = ReplicationConfiguration(standbyOf: endpoint)
         configuration.heartbeatInterval = .milliseconds(200)

@@ -1,6 +1,20 @@
 import Foundation
+@testable import ReactorBus
 import ReactorLog
 import Synchronization
+
+/// An ipc endpoint of its own under the temporary directory: `name` and a random suffix.
+func ipcEndpoint(_ name: String) -> String {
+    "ipc://" + NSTemporaryDirectory() + "\(name)-\(UUID().uuidString.prefix(8))"
+}
+
+extension AuthorityConfiguration {
+    /// `app`'s authority on ipc endpoints of its own (`name`-...-actions, -workers, -feed).
+    static func onIPC(app: String, name: String) -> AuthorityConfiguration {
+        let base = ipcEndpoint(name)
+        return AuthorityConfiguration(appName: app, actionsEndpoint: base + "-actions", workersEndpoint: base + "-workers", feedEndpoint: base + "-feed")
+    }
+}
 
 /// A fresh data directory under the temporary directory, removed when the value is released.
 final class TemporaryDirectory {
