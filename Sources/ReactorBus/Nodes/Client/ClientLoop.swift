@@ -301,7 +301,7 @@ final class ClientLoop: NodeLoop {
         var next = now + 1_000
         if let deadline = deadlines.first { next = min(next, deadline.at) }
         if !busyQueue.isEmpty { next = min(next, pausedUntil) }
-        if let stallSince { next = min(next, stallSince + connectTimeoutMilliseconds) }
+        if let stallSince { next = min(next, stallDeadline(since: stallSince)) }
         if connected, probe == nil, !actions.isEmpty { next = min(next, lastHeard + Self.probeMilliseconds) }
         if endpoints.isList, let unconnectedSince { next = min(next, unconnectedSince + failoverAfterMilliseconds) }
         return next
@@ -488,6 +488,13 @@ final class ClientLoop: NodeLoop {
         try sendProbe()
     }
 
+    /// When calls stalled since `since` fail: one millisecond past the connect timeout, as both
+    /// readings of the clock are whole milliseconds (rounded down) and the calls must never fail
+    /// before the authority has been unreachable for the whole timeout.
+    private func stallDeadline(since: UInt64) -> UInt64 {
+        since + connectTimeoutMilliseconds + 1
+    }
+
     /// Fails every waiting call once the authority has been unreachable for the connect timeout.
     private func checkReachability() {
         let needed = !actions.isEmpty || !waiting.isEmpty || requests.keys.contains { $0 != probe }
@@ -500,7 +507,7 @@ final class ClientLoop: NodeLoop {
             stallSince = now
             return
         }
-        guard now >= since + connectTimeoutMilliseconds else { return }
+        guard now >= stallDeadline(since: since) else { return }
         logger.error("no connection to \(configuration.actionsEndpoint) for \(configuration.connectTimeout); failing \(actions.count + waiting.count) action(s) and \(requests.count) request(s)")
         stallSince = nil
         let error = ClientError.unreachable(endpoint: configuration.actionsEndpoint, waited: configuration.connectTimeout)
