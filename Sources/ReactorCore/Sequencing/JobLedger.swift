@@ -4,31 +4,21 @@
 /// Memory stays bounded by the number of *open* jobs: a finished job leaves no trace. An identity
 /// that is not open counts as spent when its action was issued and (if that action still has
 /// open jobs) its index is within the action's effects; everything else was never issued.
-struct JobLedger<Effect: Codable, Mutation: Codable>: Codable {
-    /// One job that has not ended yet.
-    struct OpenJob: Codable {
-        var effect: Effect
-        var lane: String?
-        /// Every emit below this index is applied.
-        var nextEmit: UInt32 = 0
-        /// Emits that arrived early (gap before them) or while the lane was blocked.
-        var buffered: [UInt32: Mutation] = [:]
-        /// The emit count a DONE declared; the job ends once that many emits are applied.
-        var declaredCount: UInt32?
-        /// A FAILED that waits for the job's turn in its lane.
-        var failure: EffectFailure?
-
-        /// Whether the worker has reported an end (DONE or FAILED).
-        var isReported: Bool { declaredCount != nil || failure != nil }
-    }
-
-    /// Open jobs of one action.
-    struct ActionJobs: Codable {
-        var effectCount: UInt32
-        var remaining: UInt32
-    }
-
-    var open: [JobID: OpenJob] = [:]
+///
+/// Layout: what every event reads and writes (``JobProgress``, ``ActionJobs``) lives in
+/// dictionaries whose types do not depend on the app, so the code that touches them is compiled
+/// for them once, here. Code generic over the app's reactor (the sequencer, unless specialised
+/// by its caller) looks up the run-time type of every generic container it touches, on every
+/// call; keeping the app's values (each job's effect, the rare out-of-order mutations) in
+/// dictionaries of their own keeps those lookups off the path of an in-order emit.
+struct JobLedger<Effect: Codable, Mutation: Codable> {
+    /// Every open job's progress.
+    var open: [JobID: JobProgress] = [:]
+    /// Every open job's effect.
+    var effects: [JobID: Effect] = [:]
+    /// Emits that arrived early (gap before them) or while the lane was blocked, per job; a job
+    /// with none has no entry (its progress counts them in `bufferedCount`).
+    var buffered: [JobID: [UInt32: Mutation]] = [:]
     var actions: [UInt64: ActionJobs] = [:]
     var lanes: [String: LaneQueue] = [:]
 
@@ -41,16 +31,39 @@ struct JobLedger<Effect: Codable, Mutation: Codable>: Codable {
     /// Records the jobs of a newly accepted action.
     mutating func open(actionSeq: UInt64, jobs: [Job<Effect>]) {
         guard !jobs.isEmpty else { return }
-        for job in jobs {
-            open[job.id] = OpenJob(effect: job.effect, lane: job.lane)
-            if let lane = job.lane { lanes[lane, default: LaneQueue()].append(job.id) }
+        for index in jobs.indices {
+            let id = jobs[index].id, lane = jobs[index].lane
+            open[id] = JobProgress(lane: lane)
+            effects[id] = jobs[index].effect
+            if let lane { lanes[lane, default: LaneQueue()].append(id) }
         }
         actions[actionSeq] = ActionJobs(effectCount: UInt32(jobs.count), remaining: UInt32(jobs.count))
+    }
+
+    /// Holds `mutation`, the `emitIndex`-th of open job `id`, until its turn.
+    mutating func buffer(_ mutation: Mutation, job id: JobID, emitIndex: UInt32) {
+        buffered[id, default: [:]][emitIndex] = mutation
+        open[id]?.bufferedCount += 1
+    }
+
+    /// Takes the `emitIndex`-th mutation of job `id` out of the buffer, if it is there. The
+    /// caller counts it off the job's `bufferedCount`.
+    mutating func takeBuffered(job id: JobID, emitIndex: UInt32) -> Mutation? {
+        guard let mutation = buffered[id]?.removeValue(forKey: emitIndex) else { return nil }
+        if buffered[id]?.isEmpty == true { buffered[id] = nil }
+        return mutation
+    }
+
+    /// Whether the `emitIndex`-th mutation of job `id` waits in the buffer.
+    func isBuffered(job id: JobID, emitIndex: UInt32, progress: JobProgress) -> Bool {
+        progress.bufferedCount > 0 && buffered[id]?[emitIndex] != nil
     }
 
     /// Forgets a job that ended; returns the job now first in its lane, if any.
     mutating func close(_ id: JobID) -> JobID? {
         guard let job = open.removeValue(forKey: id) else { return nil }
+        effects[id] = nil
+        if job.bufferedCount > 0 { buffered[id] = nil }
         if var action = actions[id.actionSeq] {
             action.remaining -= 1
             actions[id.actionSeq] = action.remaining == 0 ? nil : action
@@ -73,7 +86,74 @@ struct JobLedger<Effect: Codable, Mutation: Codable>: Codable {
     }
 }
 
+/// Where one open job stands.
+struct JobProgress: Hashable, Sendable {
+    var lane: String?
+    /// Every emit below this index is applied.
+    var nextEmit: UInt32 = 0
+    /// How many of its emits wait in the ledger's buffer.
+    var bufferedCount = 0
+    /// The emit count a DONE declared; the job ends once that many emits are applied.
+    var declaredCount: UInt32?
+    /// A FAILED that waits for the job's turn in its lane.
+    var failure: EffectFailure?
+
+    /// Whether the worker has reported an end (DONE or FAILED).
+    var isReported: Bool { declaredCount != nil || failure != nil }
+}
+
+/// Open jobs of one action.
+struct ActionJobs: Codable, Hashable, Sendable {
+    var effectCount: UInt32
+    var remaining: UInt32
+}
+
 extension JobLedger: Sendable where Effect: Sendable, Mutation: Sendable {}
+
+extension JobLedger: Codable {
+    /// One open job as checkpoints store it: its effect and its progress together, the shape
+    /// every checkpoint written so far has.
+    struct StoredJob: Codable {
+        var effect: Effect
+        var lane: String?
+        var nextEmit: UInt32 = 0
+        var buffered: [UInt32: Mutation] = [:]
+        var declaredCount: UInt32?
+        var failure: EffectFailure?
+    }
+
+    private enum CodingKeys: String, CodingKey { case open, actions, lanes }
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        for (id, job) in try container.decode([JobID: StoredJob].self, forKey: .open) {
+            open[id] = JobProgress(lane: job.lane, nextEmit: job.nextEmit, bufferedCount: job.buffered.count,
+                                   declaredCount: job.declaredCount, failure: job.failure)
+            effects[id] = job.effect
+            if !job.buffered.isEmpty { buffered[id] = job.buffered }
+        }
+        actions = try container.decode([UInt64: ActionJobs].self, forKey: .actions)
+        lanes = try container.decode([String: LaneQueue].self, forKey: .lanes)
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(storedJobs, forKey: .open)
+        try container.encode(actions, forKey: .actions)
+        try container.encode(lanes, forKey: .lanes)
+    }
+
+    /// The open jobs in their stored shape.
+    var storedJobs: [JobID: StoredJob] {
+        var stored: [JobID: StoredJob] = [:]
+        for (id, progress) in open {
+            guard let effect = effects[id] else { continue }
+            stored[id] = StoredJob(effect: effect, lane: progress.lane, nextEmit: progress.nextEmit, buffered: buffered[id] ?? [:],
+                                   declaredCount: progress.declaredCount, failure: progress.failure)
+        }
+        return stored
+    }
+}
 
 /// The open jobs of one ordered lane, oldest first.
 ///
@@ -118,7 +198,6 @@ struct LaneQueue: Codable, Sendable {
         try container.encode(Array(jobs))
     }
 }
-extension JobLedger.OpenJob: Sendable where Effect: Sendable, Mutation: Sendable {}
 
 extension JobLedger {
     /// The same ledger with every open job's effect and buffered mutations converted.
@@ -126,14 +205,14 @@ extension JobLedger {
         effect: (Effect) throws -> E, mutation: (Mutation) throws -> M
     ) rethrows -> JobLedger<E, M> {
         var result = JobLedger<E, M>()
-        for (id, job) in open {
-            var buffered: [UInt32: M] = [:]
-            for (index, value) in job.buffered { buffered[index] = try mutation(value) }
-            result.open[id] = JobLedger<E, M>.OpenJob(
-                effect: try effect(job.effect), lane: job.lane, nextEmit: job.nextEmit, buffered: buffered,
-                declaredCount: job.declaredCount, failure: job.failure)
+        result.open = open
+        for (id, value) in effects { result.effects[id] = try effect(value) }
+        for (id, waiting) in buffered {
+            var converted: [UInt32: M] = [:]
+            for (index, value) in waiting { converted[index] = try mutation(value) }
+            result.buffered[id] = converted
         }
-        result.actions = actions.mapValues { JobLedger<E, M>.ActionJobs(effectCount: $0.effectCount, remaining: $0.remaining) }
+        result.actions = actions
         result.lanes = lanes
         return result
     }

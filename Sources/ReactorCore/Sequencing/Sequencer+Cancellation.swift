@@ -39,15 +39,15 @@ extension Sequencer {
     /// Open jobs older than `limit` whose cancel id satisfies `matches`, in job order.
     private func openJobs(before limit: JobID, where matches: (CancelID) -> Bool) -> [JobID] {
         var found: [JobID] = []
-        for (id, job) in ledger.open where id < limit {
-            if let cancelID = reactor.cancelID(for: job.effect), matches(cancelID) { found.append(id) }
+        for (id, effect) in ledger.effects where id < limit {
+            if let cancelID = reactor.cancelID(for: effect), matches(cancelID) { found.append(id) }
         }
         return found.sorted()
     }
 
     private mutating func cancelJob(_ id: JobID, into acceptance: inout Acceptance<R.Mutation, R.Effect>) {
-        guard let job = ledger.open[id] else { return }
-        for (index, mutation) in reactor.cancelled(effect: job.effect).enumerated() {
+        guard let effect = ledger.effects[id] else { return }
+        for (index, mutation) in reactor.cancelled(effect: effect).enumerated() {
             acceptance.applied.append(reduce(mutation, actionSeq: id.actionSeq, origin: .cancelled(job: id, index: UInt32(index))))
         }
         acceptance.cancelled.append(id)

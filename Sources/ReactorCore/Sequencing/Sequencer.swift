@@ -87,18 +87,21 @@ public struct Sequencer<R: Reactor> {
     ///   ``SequencerError/emitOutOfWindow(job:emitIndex:window:)`` for an index too far ahead.
     ///   A refused event changes nothing.
     public mutating func apply(job id: JobID, emitIndex: UInt32, mutation: R.Mutation) throws(SequencerError) -> Progress<R.Mutation> {
-        guard var job = ledger.open[id] else { return try spent(id) }
-        if emitIndex < job.nextEmit || job.buffered[emitIndex] != nil {
+        guard let job = ledger.open[id] else { return try spent(id) }
+        if emitIndex < job.nextEmit || ledger.isBuffered(job: id, emitIndex: emitIndex, progress: job) {
             return Progress(.duplicate)
         }
         guard emitIndex - job.nextEmit < emitWindow else {
             throw .emitOutOfWindow(job: id, emitIndex: emitIndex, window: emitWindow)
         }
-        let isNext = emitIndex == job.nextEmit && ledger.isReady(id, lane: job.lane)
-        job.buffered[emitIndex] = mutation
-        ledger.open[id] = job
-        guard isNext else { return Progress(.buffered) }
+        guard emitIndex == job.nextEmit, ledger.isReady(id, lane: job.lane) else {
+            ledger.buffer(mutation, job: id, emitIndex: emitIndex)
+            return Progress(.buffered)
+        }
+        // Its turn: applied at once (never through the buffer), then whatever it lets through.
         var progress = Progress<R.Mutation>(.applied)
+        progress.applied.append(reduce(mutation, actionSeq: id.actionSeq, origin: .async(job: id, emitIndex: emitIndex)))
+        ledger.open[id]?.nextEmit += 1
         settle(id, into: &progress)
         return progress
     }
@@ -112,7 +115,7 @@ public struct Sequencer<R: Reactor> {
         guard !job.isReported else { return Progress(.duplicate) }
         job.declaredCount = emitCount
         ledger.open[id] = job
-        return settleIfReady(id, job: job)
+        return settleIfReady(id, lane: job.lane)
     }
 
     /// Ends a job whose effect failed for good: applies its contiguous emitted mutations, then
@@ -122,20 +125,20 @@ public struct Sequencer<R: Reactor> {
         guard !job.isReported else { return Progress(.duplicate) }
         job.failure = error
         ledger.open[id] = job
-        return settleIfReady(id, job: job)
+        return settleIfReady(id, lane: job.lane)
     }
 
     // MARK: Queries
 
     /// The open job with this identity, if any.
     public func job(_ id: JobID) -> Job<R.Effect>? {
-        guard let job = ledger.open[id] else { return nil }
-        return Job(id: id, effect: job.effect, kind: reactor.kind(of: job.effect), lane: job.lane)
+        guard let job = ledger.open[id], let effect = ledger.effects[id] else { return nil }
+        return Job(id: id, effect: effect, kind: reactor.kind(of: effect), lane: job.lane)
     }
 
     /// The effect of the open job with this identity, if any (``job(_:)`` without working out
     /// its kind and lane again).
-    public func openEffect(_ id: JobID) -> R.Effect? { ledger.open[id]?.effect }
+    public func openEffect(_ id: JobID) -> R.Effect? { ledger.effects[id] }
 
     /// How many of an open job's mutations have arrived without a gap (applied, or buffered
     /// until their turn); `nil` when the job is not open.
@@ -145,7 +148,7 @@ public struct Sequencer<R: Reactor> {
     public func receivedEmits(of id: JobID) -> UInt32? {
         guard let job = ledger.open[id] else { return nil }
         var count = job.nextEmit
-        while job.buffered[count] != nil { count += 1 }
+        while ledger.isBuffered(job: id, emitIndex: count, progress: job) { count += 1 }
         return count
     }
 
@@ -165,8 +168,8 @@ public struct Sequencer<R: Reactor> {
         return Progress(.duplicate)
     }
 
-    private mutating func settleIfReady(_ id: JobID, job: JobLedger<R.Effect, R.Mutation>.OpenJob) -> Progress<R.Mutation> {
-        guard ledger.isReady(id, lane: job.lane) else { return Progress(.buffered) }
+    private mutating func settleIfReady(_ id: JobID, lane: String?) -> Progress<R.Mutation> {
+        guard ledger.isReady(id, lane: lane) else { return Progress(.buffered) }
         var progress = Progress<R.Mutation>(.applied)
         settle(id, into: &progress)
         if progress.finished.isEmpty { progress.disposition = .buffered }
@@ -180,16 +183,22 @@ public struct Sequencer<R: Reactor> {
         var next: JobID? = first
         while let id = next, var job = ledger.open[id] {
             next = nil
-            while let mutation = job.buffered.removeValue(forKey: job.nextEmit) {
+            var drained = false
+            while job.bufferedCount > 0, let mutation = ledger.takeBuffered(job: id, emitIndex: job.nextEmit) {
+                job.bufferedCount -= 1
                 progress.applied.append(reduce(mutation, actionSeq: id.actionSeq, origin: .async(job: id, emitIndex: job.nextEmit)))
                 job.nextEmit += 1
+                drained = true
             }
             if let failure = job.failure {
-                for (index, mutation) in reactor.failed(effect: job.effect, error: failure).enumerated() {
-                    progress.applied.append(reduce(mutation, actionSeq: id.actionSeq, origin: .failure(job: id, index: UInt32(index))))
+                if let effect = ledger.effects[id] {
+                    let mutations = reactor.failed(effect: effect, error: failure)
+                    for index in mutations.indices {
+                        progress.applied.append(reduce(mutations[index], actionSeq: id.actionSeq, origin: .failure(job: id, index: UInt32(index))))
+                    }
                 }
             } else if job.declaredCount.map({ job.nextEmit < $0 }) ?? true {
-                ledger.open[id] = job
+                if drained { ledger.open[id] = job }
                 return
             }
             progress.finished.append(id)
