@@ -6,14 +6,16 @@
 /// attempt with a child task that sleeps (see ``EffectRunner``).
 ///
 /// Contract: `action` runs at most once, never before `delay` has passed, on a thread of the
-/// service's choosing, and it must be quick (it runs while other deadlines wait). After
-/// ``cancel(_:)`` returns, the action has either run already or never will; cancelling a token
-/// whose action ran, or cancelling twice, does nothing.
+/// service's choosing, and it must be quick (it runs while other deadlines wait). When
+/// ``cancel(_:)`` returns `true` the action never runs; `false` means it has begun already (or
+/// the token was cancelled before), and cancelling changes nothing.
 public protocol EffectDeadlines: Sendable {
     /// Arranges for `action` to run once `delay` has passed; the token cancels it.
     func schedule(after delay: Duration, _ action: @escaping @Sendable () -> Void) -> EffectDeadlineToken
-    /// Forgets the deadline `token` names, if its action has not run yet.
-    func cancel(_ token: EffectDeadlineToken)
+    /// Forgets the deadline `token` names, if its action has not begun yet; returns whether it
+    /// did (a deadline can pass while its caller is on the way to cancel it).
+    @discardableResult
+    func cancel(_ token: EffectDeadlineToken) -> Bool
 }
 
 /// Names one scheduled deadline for ``EffectDeadlines/cancel(_:)``.

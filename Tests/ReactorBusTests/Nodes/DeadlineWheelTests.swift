@@ -44,13 +44,14 @@ import Testing
         let wheel = DeadlineWheel()
         let log = Log()
         let now = ContinuousClock.now
-        let cancelled = wheel.schedule(at: now + .milliseconds(10)) { log.record(1) }
-        wheel.cancel(cancelled)
+        let cancelled = wheel.schedule(at: now + .milliseconds(200)) { log.record(1) }
+        // Only a cancel that comes after the deadline began (200 ms late) may say it came late.
+        let stopped = wheel.cancel(cancelled)
         #expect(wheel.pendingCount == 0)
         // A later deadline: once it fired, the cancelled one would have fired before it.
-        _ = wheel.schedule(at: now + .milliseconds(40)) { log.record(2) }
-        #expect(await eventually { log.count >= 1 })
-        #expect(log.labels == [2])
+        _ = wheel.schedule(at: now + .milliseconds(230)) { log.record(2) }
+        #expect(await eventually { log.count >= 1 && log.labels.last == 2 })
+        #expect(log.labels == (stopped ? [2] : [1, 2]))
         #expect(wheel.pendingCount == 0)
     }
 
@@ -60,12 +61,12 @@ import Testing
         let token = wheel.schedule(after: .zero) { log.record(1) }
         #expect(await eventually { log.count == 1 })
         let later = wheel.schedule(after: .milliseconds(20)) { log.record(2) }
-        wheel.cancel(token)
-        wheel.cancel(token)
-        wheel.cancel(EffectDeadlineToken(id: later.id, slot: -1))
+        #expect(!wheel.cancel(token))
+        #expect(!wheel.cancel(token))
+        #expect(!wheel.cancel(EffectDeadlineToken(id: later.id, slot: -1)))
         #expect(wheel.pendingCount == 1)
         #expect(await eventually { log.count == 2 })
-        wheel.cancel(later)
+        #expect(!wheel.cancel(later))
         #expect(log.labels == [1, 2])
         #expect(wheel.pendingCount == 0)
     }
@@ -93,25 +94,30 @@ import Testing
     @Test func manyTasksScheduleAndCancelAtOnce() async {
         let wheel = DeadlineWheel()
         let log = Log()
-        await withTaskGroup(of: Void.self) { group in
+        // A cancel that comes after its deadline began (a task descheduled for milliseconds
+        // between scheduling and cancelling, on a loaded machine) says so, and only then it fires.
+        let late = await withTaskGroup(of: [Int].self) { group in
             for task in 0..<100 {
                 group.addTask {
+                    var late: [Int] = []
                     for index in 0..<100 {
                         let label = task * 100 + index
                         let token = wheel.schedule(after: .milliseconds(index % 7)) { log.record(label) }
-                        if index.isMultiple(of: 2) { wheel.cancel(token) }
+                        if index.isMultiple(of: 2), !wheel.cancel(token) { late.append(label) }
                     }
+                    return late
                 }
             }
+            return await group.reduce(into: []) { $0 += $1 }
         }
-        #expect(await eventually { log.count >= 5_000 })
+        #expect(await eventually { log.count >= 5_000 + late.count })
         #expect(wheel.pendingCount == 0)
         // A marker after every other deadline: cancelled ones would have fired before it.
         _ = wheel.schedule(after: .milliseconds(20)) { log.record(-1) }
         #expect(await eventually { log.labels.last == -1 })
         let labels = log.labels.dropLast()
-        #expect(labels.count == 5_000)
-        #expect(Set(labels) == Set((0..<10_000).filter { !$0.isMultiple(of: 2) }))
+        #expect(labels.count == 5_000 + late.count)
+        #expect(Set(labels) == Set((0..<10_000).filter { !$0.isMultiple(of: 2) }).union(late))
     }
 
     @Test func tenThousandQuickAttemptsLeaveNoPendingDeadline() async {

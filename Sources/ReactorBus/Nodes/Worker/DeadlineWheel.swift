@@ -56,11 +56,12 @@ final class DeadlineWheel: EffectDeadlines {
         core.schedule(at: deadline, action)
     }
 
-    func cancel(_ token: EffectDeadlineToken) {
+    @discardableResult
+    func cancel(_ token: EffectDeadlineToken) -> Bool {
         core.cancel(token)
     }
 
-    /// Deadlines scheduled and neither fired nor cancelled yet.
+    /// Deadlines scheduled and neither begun nor cancelled yet.
     var pendingCount: Int { core.pendingCount }
 }
 
@@ -78,6 +79,9 @@ extension DeadlineWheel {
 
         struct State {
             var slots: [[UInt64: Entry]]
+            /// Entries taken out of their slot to fire, not begun yet: a cancel still stops them.
+            var firing: Set<UInt64> = []
+            /// Entries in the slots and in `firing`.
             var count = 0
             var nextID: UInt64 = 0
             /// The last tick whose slot was processed.
@@ -140,12 +144,14 @@ extension DeadlineWheel {
             return token
         }
 
-        func cancel(_ token: EffectDeadlineToken) {
-            guard token.slot >= 0, token.slot < slotCount else { return }
-            state.withLock { state in
-                if state.slots[token.slot].removeValue(forKey: token.id) != nil {
-                    state.count -= 1
+        func cancel(_ token: EffectDeadlineToken) -> Bool {
+            guard token.slot >= 0, token.slot < slotCount else { return false }
+            return state.withLock { state in
+                guard state.slots[token.slot].removeValue(forKey: token.id) != nil || state.firing.remove(token.id) != nil else {
+                    return false
                 }
+                state.count -= 1
+                return true
             }
         }
 
@@ -174,8 +180,16 @@ extension DeadlineWheel {
                     return (due, false, false)
                 }
                 if closed { return }
-                // Outside the lock: an action may cancel a task, which may schedule again.
-                for entry in due { entry.action() }
+                // Outside the lock: an action may cancel a task, which may schedule again. Each
+                // entry is claimed first, so a cancel that comes before its turn still stops it.
+                for entry in due {
+                    let claimed = state.withLock { state in
+                        guard state.firing.remove(entry.id) != nil else { return false }
+                        state.count -= 1
+                        return true
+                    }
+                    if claimed { entry.action() }
+                }
                 if idle {
                     wake.wait()
                 } else {
@@ -198,9 +212,9 @@ extension DeadlineWheel {
                     let ready = state.slots[slot].filter { $0.value.dueTick <= target }
                     for (id, entry) in ready {
                         state.slots[slot].removeValue(forKey: id)
+                        state.firing.insert(id)
                         due.append(entry)
                     }
-                    state.count -= ready.count
                 }
                 tick &+= 1
             }
