@@ -31,7 +31,7 @@ struct JobLedger<Effect: Codable, Mutation: Codable> {
     /// Records the jobs of a newly accepted action.
     mutating func open(actionSeq: UInt64, jobs: [Job<Effect>]) {
         guard !jobs.isEmpty else { return }
-        for index in jobs.indices {
+        for index in 0 ..< jobs.count {
             let id = jobs[index].id, lane = jobs[index].lane
             open[id] = JobProgress(lane: lane)
             effects[id] = jobs[index].effect
@@ -54,7 +54,9 @@ struct JobLedger<Effect: Codable, Mutation: Codable> {
         return mutation
     }
 
-    /// Whether the `emitIndex`-th mutation of job `id` waits in the buffer.
+    /// Whether the `emitIndex`-th mutation of job `id` waits in the buffer. Inlined, so that a
+    /// job with nothing buffered (nearly every one) does not touch the app's mutation types.
+    @inline(__always)
     func isBuffered(job id: JobID, emitIndex: UInt32, progress: JobProgress) -> Bool {
         progress.bufferedCount > 0 && buffered[id]?[emitIndex] != nil
     }

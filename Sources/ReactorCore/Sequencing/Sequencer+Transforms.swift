@@ -41,9 +41,10 @@ extension Sequencer {
         if actions.count == 1, let only = actions.first {
             var mutations = reactor.mutate(state: state, action: only)
             applied.reserveCapacity(mutations.sync.count)
-            // Indices, not `enumerated()`: in code generic over the reactor, each enumerated
-            // sequence's type is looked up at run time, once per action.
-            for index in mutations.sync.indices {
+            // A counted range, not `enumerated()` or `indices`: in code generic over the reactor,
+            // the type of each enumerated sequence, and the collection `indices` is asked of,
+            // is looked up at run time, once per action.
+            for index in 0 ..< mutations.sync.count {
                 applied.append(reduce(mutations.sync[index], actionSeq: seq, origin: .sync(index: UInt32(index))))
             }
             mutations.sync = []
@@ -80,7 +81,7 @@ extension Sequencer {
     private mutating func openJobs(actionSeq seq: UInt64, effects: [R.Effect]) -> [Job<R.Effect>] {
         var jobs: [Job<R.Effect>] = []
         jobs.reserveCapacity(effects.count)
-        for index in effects.indices {
+        for index in 0 ..< effects.count {
             let effect = effects[index]
             let id = JobID(actionSeq: seq, effectIndex: UInt32(index))
             jobs.append(Job(id: id, effect: effect, kind: reactor.kind(of: effect), lane: reactor.lane(for: effect)))

@@ -193,7 +193,7 @@ public struct Sequencer<R: Reactor> {
             if let failure = job.failure {
                 if let effect = ledger.effects[id] {
                     let mutations = reactor.failed(effect: effect, error: failure)
-                    for index in mutations.indices {
+                    for index in 0 ..< mutations.count {
                         progress.applied.append(reduce(mutations[index], actionSeq: id.actionSeq, origin: .failure(job: id, index: UInt32(index))))
                     }
                 }
