@@ -11,6 +11,10 @@ package enum WorkerMessage: Sendable, Equatable {
     case emit(job: JobID, emitIndex: UInt32, payload: [UInt8])
     /// The job's effect returned after emitting `emitCount` mutations.
     case done(job: JobID, emitCount: UInt32)
+    /// An `emit` and the `done` after it in one message: the job's effect returned after
+    /// emitting `emitCount` (at least 1) mutations, and the payload is the last of them (index
+    /// `emitCount - 1`). Sent only to an authority that announced ``AuthorityFeature/doneWithEmit``.
+    case doneWithEmit(job: JobID, emitCount: UInt32, payload: [UInt8])
     /// The job's effect failed for good.
     case failed(job: JobID, failure: EffectFailure)
     /// The worker is stopping: any job it has not reported should go to another worker now.
@@ -24,9 +28,13 @@ package enum WorkerMessage: Sendable, Equatable {
     package init(frames: [[UInt8]]) throws(ProtocolError) {
         guard let first = frames.first else { throw .malformed("empty message") }
         let header = try WireHeader(first)
-        let expectedFrames = header.kind == "emit" || header.kind == "event" ? 2 : 1
-        guard frames.count == expectedFrames else {
-            throw .malformed("\(header.kind) is \(expectedFrames) frame\(expectedFrames == 1 ? "" : "s"), got \(frames.count)")
+        if header.kind == "done" {
+            guard frames.count <= 2 else { throw .malformed("done is 1 or 2 frames, got \(frames.count)") }
+        } else {
+            let expectedFrames = header.kind == "emit" || header.kind == "event" ? 2 : 1
+            guard frames.count == expectedFrames else {
+                throw .malformed("\(header.kind) is \(expectedFrames) frame\(expectedFrames == 1 ? "" : "s"), got \(frames.count)")
+            }
         }
         switch header.kind {
         case "ready":
@@ -48,7 +56,13 @@ package enum WorkerMessage: Sendable, Equatable {
             self = .emit(job: try Self.job(header), emitIndex: try header.uint32(2, "emit_index"), payload: frames[1])
         case "done":
             try header.expect(fields: 3)
-            self = .done(job: try Self.job(header), emitCount: try header.uint32(2, "emit_count"))
+            let job = try Self.job(header), count = try header.uint32(2, "emit_count")
+            if frames.count == 2 {
+                guard count >= 1 else { throw .malformed("done with a mutation must count at least that one") }
+                self = .doneWithEmit(job: job, emitCount: count, payload: frames[1])
+            } else {
+                self = .done(job: job, emitCount: count)
+            }
         case "failed":
             try header.expect(fields: 4)
             let attempts = try header.uint(2, "attempts")
@@ -86,6 +100,8 @@ package enum WorkerMessage: Sendable, Equatable {
             [writer.header("emit", { $0.packUInt(job.actionSeq); $0.packUInt(UInt64(job.effectIndex)); $0.packUInt(UInt64(index)) }, count: 3), payload]
         case .done(let job, let count):
             [writer.header("done", { $0.packUInt(job.actionSeq); $0.packUInt(UInt64(job.effectIndex)); $0.packUInt(UInt64(count)) }, count: 3)]
+        case .doneWithEmit(let job, let count, let payload):
+            [writer.header("done", { $0.packUInt(job.actionSeq); $0.packUInt(UInt64(job.effectIndex)); $0.packUInt(UInt64(count)) }, count: 3), payload]
         case .failed(let job, let failure):
             [writer.header("failed", { w in
                 w.packUInt(job.actionSeq); w.packUInt(UInt64(job.effectIndex))
@@ -109,8 +125,10 @@ package enum AuthorityToWorker: Sendable, Equatable {
     case welcome(heartbeatMilliseconds: UInt64, term: UInt64? = nil)
     /// A job to run; the payload is the app's effect.
     case job(JobID, kind: String, payload: [UInt8])
-    /// A sign of life.
-    case heartbeat
+    /// A sign of life, naming what this authority reads beyond the messages every release
+    /// reads (see ``AuthorityFeature``). Every release's worker ignores what follows the kind of
+    /// a `heartbeat`, so the list reaches new workers and costs old ones nothing.
+    case heartbeat(features: [String] = [])
     /// A refusal.
     case error(ref: UInt64, code: ErrorCode, message: String)
     /// Stop running this job: it was cancelled, and nothing more it sends will be applied.
@@ -135,7 +153,9 @@ package enum AuthorityToWorker: Sendable, Equatable {
             try header.expect(fields: 3)
             self = .job(try WorkerMessage.job(header), kind: try header.string(2, "kind"), payload: frames[1])
         case "heartbeat":
-            self = .heartbeat
+            // Read leniently, as every release did: a list this worker cannot read names nothing.
+            let features = header.fieldCount >= 1 ? (try? header.strings(0, "features")) ?? [] : []
+            self = .heartbeat(features: features)
         case "subscribe":
             guard frames.count == 2 else { throw .malformed("subscribe needs a header and a payload frame") }
             try header.expect(fields: 4)
@@ -171,8 +191,15 @@ package enum AuthorityToWorker: Sendable, Equatable {
             }
         case .job(let job, let kind, let payload):
             [writer.header("job", { $0.packUInt(job.actionSeq); $0.packUInt(UInt64(job.effectIndex)); $0.packString(kind) }, count: 3), payload]
-        case .heartbeat:
-            [writer.header("heartbeat", count: 0)]
+        case .heartbeat(let features):
+            if features.isEmpty {
+                [writer.header("heartbeat", count: 0)]
+            } else {
+                [writer.header("heartbeat", { w in
+                    w.packArrayHeader(features.count)
+                    for feature in features { w.packString(feature) }
+                }, count: 1)]
+            }
         case .error(let ref, let code, let message):
             AuthorityReply.error(ref: ref, code: code, message: message).frames(writer)
         case .cancel(let job):

@@ -35,7 +35,7 @@ import ZeroMQ
             while MonotonicClock.milliseconds() < deadline {
                 guard try poller.poll(timeout: 100) > 0, let frames = try socket.tryReceiveMultipart() else { continue }
                 let message = try AuthorityToWorker(frames: frames)
-                if message != .heartbeat { return message }
+                guard case .heartbeat = message else { return message }
                 try send(.heartbeat)
             }
             return nil

@@ -122,6 +122,9 @@ import TestSupport
             #expect(worked.value(name, workerNode) == value, "\(name)")
         }
         #expect(worked.types["reactorbus_worker_effect_duration_seconds"] == "histogram")
+        // A one-mutation job is an emit and a done, or one done carrying it, as the batches fall.
+        #expect(worked.types["reactorbus_worker_combined_reports"] == "counter")
+        #expect((0 ... 25).contains(worked.value("reactorbus_worker_combined_reports_total", workerNode) ?? -1))
 
         // Every metric the shipped Grafana dashboard queries is one the nodes serve.
         let dashboard = try String(contentsOfFile: ChildProcess.packageRoot + "/deploy/grafana/reactorbus-dashboard.json", encoding: .utf8)

@@ -55,18 +55,42 @@ import Testing
             .bye,
             .emit(job: job, emitIndex: 3, payload: [0x01]),
             .done(job: job, emitCount: 4),
+            .doneWithEmit(job: job, emitCount: 4, payload: [0x03]),
             .failed(job: job, failure: EffectFailure(message: "boom", attempts: 3)),
         ]
         for message in messages {
             #expect(try WorkerMessage(frames: message.frames(writer)) == message)
         }
         let toWorker: [AuthorityToWorker] = [
-            .welcome(heartbeatMilliseconds: 1_000), .job(job, kind: "k", payload: [0x02]), .heartbeat,
-            .error(ref: 0, code: .unknownWorker, message: "send ready"),
+            .welcome(heartbeatMilliseconds: 1_000), .job(job, kind: "k", payload: [0x02]), .heartbeat(),
+            .heartbeat(features: AuthorityFeature.all), .error(ref: 0, code: .unknownWorker, message: "send ready"),
         ]
         for message in toWorker {
             #expect(try AuthorityToWorker(frames: message.frames(writer)) == message)
         }
+    }
+
+    @Test func aDoneCarriesTheLastMutationAsASecondFrame() throws {
+        let job = JobID(actionSeq: 10, effectIndex: 2)
+        let fused = WorkerMessage.doneWithEmit(job: job, emitCount: 2, payload: [0x05])
+        let frames = fused.frames(writer)
+        // The header of a plain `done`, and the mutation as an `emit`'s payload frame.
+        #expect(frames.count == 2)
+        #expect(frames[0] == WorkerMessage.done(job: job, emitCount: 2).frames(writer)[0])
+        #expect(frames[1] == [0x05])
+        // Counting no mutation, a `done` has none to carry; three frames are one too many.
+        let none = writer.header("done", { $0.packUInt(10); $0.packUInt(2); $0.packUInt(0) }, count: 3)
+        #expect(throws: ProtocolError.self) { try WorkerMessage(frames: [none, [0x05]]) }
+        #expect(throws: ProtocolError.self) { try WorkerMessage(frames: frames + [[0x06]]) }
+    }
+
+    @Test func aHeartbeatNamesTheAuthorityFeaturesAndIsReadLeniently() throws {
+        let named = AuthorityToWorker.heartbeat(features: [AuthorityFeature.doneWithEmit])
+        #expect(try WireHeader(named.frames(writer)[0]).fieldCount == 1)
+        #expect(try WireHeader(AuthorityToWorker.heartbeat().frames(writer)[0]).fieldCount == 0, "what every release sent")
+        // Anything after the kind that is not a list of names names nothing, as every release read it.
+        let odd = writer.header("heartbeat", { $0.packUInt(7); $0.packString("x") }, count: 2)
+        #expect(try AuthorityToWorker(frames: [odd]) == .heartbeat())
     }
 
     @Test func feedMessagesRoundTrip() throws {

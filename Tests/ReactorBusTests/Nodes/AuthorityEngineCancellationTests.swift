@@ -110,6 +110,6 @@ import Testing
         #expect(engine.currentMetrics().openJobs == 0)
         #expect(engine.metrics[.actionsApplied] == 2)
         engine.handleWorker(fromWorker(.ready(name: "w", app: "search", capacity: 4, kinds: [])), now: 1)
-        #expect(try toWorkers(engine.takeOutbox()) == [.welcome(heartbeatMilliseconds: 100)])
+        #expect(try toWorkers(engine.takeOutbox()) == [.welcome(heartbeatMilliseconds: 100), .heartbeat(features: AuthorityFeature.all)])
     }
 }

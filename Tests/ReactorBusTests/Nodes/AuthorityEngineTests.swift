@@ -70,7 +70,7 @@ import Testing
         #expect(try outbox.promptReplies.map { try AuthorityReply(frames: Array($0.dropFirst())) }
             == [.pong(requestID: 42, version: 1, startID: engine.startID, app: "counter")])
         #expect(try outbox.replies.map { try AuthorityReply(frames: Array($0.dropFirst())) } == [.ack(clientSeq: 1, actionSeq: 1, version: 1)])
-        #expect(try outbox.promptToWorkers.map { try AuthorityToWorker(frames: Array($0.dropFirst())) } == [.heartbeat])
+        #expect(try outbox.promptToWorkers.map { try AuthorityToWorker(frames: Array($0.dropFirst())) } == [.heartbeat(features: AuthorityFeature.all)])
         #expect(outbox.toWorkers.isEmpty)
     }
 
@@ -145,7 +145,8 @@ import Testing
         let sent = try workerMessages(engine.takeOutbox())
         let job = JobID(actionSeq: 1, effectIndex: 0)
         let effect = try MessagePackEncoder().encode(Counter.Effect.slowIncrease)
-        #expect(sent.map(\.1) == [.welcome(heartbeatMilliseconds: 1_000), .job(job, kind: "slowIncrease", payload: effect)])
+        #expect(sent.map(\.1) == [.welcome(heartbeatMilliseconds: 1_000), .heartbeat(features: AuthorityFeature.all),
+                                   .job(job, kind: "slowIncrease", payload: effect)])
         #expect(sent.allSatisfy { $0.0 == worker })
         let increase = try MessagePackEncoder().encode(Counter.Mutation.increase)
         engine.handleWorker(fromWorker(worker, .emit(job: job, emitIndex: 0, payload: increase)), now: 2)
@@ -202,6 +203,60 @@ import Testing
         #expect(restored.sequencer.openJobCount == 0)
     }
 
+    @Test func aDoneCarryingTheLastMutationIsAnEmitThenADone() throws {
+        let engine = makeEngine(journaling: true)
+        engine.handleWorker(fromWorker(worker, .ready(name: "a", app: "counter", capacity: 1, kinds: [])), now: 0)
+        engine.handleClient(try action(.countUpAsync, seq: 1), now: 0)
+        engine.handleClient(try action(.countUpAsync, seq: 2), now: 0)
+        var records = engine.takeOutbox().records
+        let first = JobID(actionSeq: 1, effectIndex: 0), second = JobID(actionSeq: 2, effectIndex: 0)
+        let increase = try MessagePackEncoder().encode(Counter.Mutation.increase)
+        engine.handleWorker(fromWorker(worker, .doneWithEmit(job: first, emitCount: 1, payload: increase)), now: 1)
+        let outbox = engine.takeOutbox()
+        records += outbox.records
+        #expect(outbox.applied.map(\.mutation.version) == [1])
+        #expect(outbox.applied.first?.payload == increase)
+        // The worker's slot is free again: the second job went to it.
+        #expect(try outbox.toWorkers.map { try AuthorityToWorker(frames: Array($0.dropFirst())) } == [
+            .job(second, kind: "slowIncrease", payload: try MessagePackEncoder().encode(Counter.Effect.slowIncrease)),
+        ])
+        // Sent again, it is dropped as its two parts would be: the job is no longer the worker's.
+        engine.handleWorker(fromWorker(worker, .doneWithEmit(job: first, emitCount: 1, payload: increase)), now: 2)
+        records += engine.takeOutbox().records
+        #expect(engine.sequencer.state.count == 1)
+        #expect(engine.sequencer.version == 1)
+        #expect(engine.metrics[.jobsDone] == 1)
+        #expect(engine.metrics[.foreignReports] == 2)
+        // Journaled as the two events it is, so a replay (of any release) reads it.
+        let journaled = records.compactMap { record -> String? in
+            switch record {
+            case .emitted(let job, let index, _): "emitted \(job) \(index)"
+            case .completed(let job, let count): "completed \(job) \(count)"
+            default: nil
+            }
+        }
+        #expect(journaled == ["emitted 1.0 0", "completed 1.0 1"])
+        let restored = makeEngine(journaling: true)
+        for record in records { try restored.replay(record) }
+        #expect(restored.sequencer.state.count == 1)
+        #expect(restored.sequencer.unreportedJobs.map(\.id) == [second])
+    }
+
+    @Test func aDoneWithAMutationThatIsNotTheAppsFailsTheJobLikeAnIncompleteReport() throws {
+        let engine = makeEngine()
+        engine.handleWorker(fromWorker(worker, .ready(name: "a", app: "counter", capacity: 1, kinds: [])), now: 0)
+        engine.handleClient(try action(.countUpAsync, seq: 1), now: 0)
+        _ = engine.takeOutbox()
+        let job = JobID(actionSeq: 1, effectIndex: 0)
+        engine.handleWorker(fromWorker(worker, .doneWithEmit(job: job, emitCount: 1, payload: [0xc1])), now: 1)
+        let sent = try workerMessages(engine.takeOutbox()).map(\.1)
+        #expect(sent == [.error(ref: 1, code: .malformed, message: "emit 0 of job 1.0 is not a counter mutation")])
+        #expect(engine.metrics[.badMutations] == 1)
+        #expect(engine.metrics[.incompleteReports] == 1)
+        #expect(engine.sequencer.version == 0)
+        #expect(engine.sequencer.openJobCount == 0)
+    }
+
     @Test func aBadActionNamesTheUnknownCaseOrTheWrongField() throws {
         let engine = makeEngine()
         let unknownCase = MessagePackValue.map([(.string("dance"), .map([]))]).pack()
@@ -256,11 +311,12 @@ import Testing
         engine.handleWorker(fromWorker(worker, .done(job: JobID(actionSeq: 99, effectIndex: 0), emitCount: 0)), now: 0)
         engine.handleWorker([worker.bytes, [0xc1]], now: 0)
         let sent = try workerMessages(engine.takeOutbox()).map(\.1)
-        #expect(sent.count == 4)
+        #expect(sent.count == 5)
         #expect(sent[0] == .error(ref: 0, code: .unknownWorker, message: "unknown worker: send ready first"))
         if case .error(_, let code, _) = sent[1] { #expect(code == .wrongApp) } else { Issue.record("expected wrong_app") }
         #expect(sent[2] == .welcome(heartbeatMilliseconds: 1_000))
-        if case .error(_, let code, _) = sent[3] { #expect(code == .malformed) } else { Issue.record("expected malformed") }
+        #expect(sent[3] == .heartbeat(features: AuthorityFeature.all))
+        if case .error(_, let code, _) = sent[4] { #expect(code == .malformed) } else { Issue.record("expected malformed") }
         #expect(engine.metrics[.foreignReports] == 1)
         #expect(engine.sequencer.version == 0)
     }

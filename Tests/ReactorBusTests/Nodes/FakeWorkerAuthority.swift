@@ -104,7 +104,7 @@ final class FakeWorkerAuthority: Sendable {
                     if message == .heartbeat {
                         shared.inbox.withLock { $0.heartbeats.append(received) }
                         if shared.answersHeartbeats.load(ordering: .acquiring) {
-                            _ = try socket.trySend([peer.bytes] + AuthorityToWorker.heartbeat.frames(writer))
+                            _ = try socket.trySend([peer.bytes] + AuthorityToWorker.heartbeat().frames(writer))
                         }
                     } else {
                         shared.inbox.withLock { $0.messages.append(received) }

@@ -34,6 +34,93 @@ import TestSupport
         }
     }
 
+    @Test func anAuthorityThatReadsDoneWithEmitGetsOneMessageForAJobWhoseEndCameWithItsMutation() async throws {
+        // A hundred jobs held at a gate and let go at once: many end in the same batch of the
+        // worker's events as their mutation, and each of those is one `done` carrying it.
+        let gate = Gate(opensAtStarted: 100)
+        try await withWorker(reactor: Counter(), effects: GatedEffects(gate: gate), configure: { $0.concurrency = 100 }) { authority, worker in
+            let peer = try await authority.register()
+            authority.send(.heartbeat(features: AuthorityFeature.all), to: peer)
+            let effect = try encode(Counter.Effect.slowIncrease), increase = try encode(Counter.Mutation.increase)
+            for seq in 1 ... 100 { authority.send(.job(JobID(actionSeq: UInt64(seq), effectIndex: 0), kind: "slowIncrease", payload: effect), to: peer) }
+            var emitted: [JobID: Int] = [:], ended: [JobID: Int] = [:]
+            var combined = 0
+            while ended.count < 100, let message = await authority.next()?.message {
+                switch message {
+                case .emit(let job, 0, increase):
+                    emitted[job, default: 0] += 1
+                case .done(let job, 1):
+                    #expect(emitted[job] == 1, "the emit of \(job) came first")
+                    ended[job, default: 0] += 1
+                case .doneWithEmit(let job, 1, increase):
+                    emitted[job, default: 0] += 1
+                    ended[job, default: 0] += 1
+                    combined += 1
+                default:
+                    Issue.record("unexpected \(message)")
+                }
+            }
+            let jobs = Set((1 ... 100).map { JobID(actionSeq: UInt64($0), effectIndex: 0) })
+            #expect(Set(ended.keys) == jobs && ended.values.allSatisfy { $0 == 1 })
+            #expect(Set(emitted.keys) == jobs && emitted.values.allSatisfy { $0 == 1 })
+            #expect(combined >= 1)
+            #expect(await eventually { worker.metrics.jobsDone == 100 })
+            #expect(worker.metrics.combinedReports == UInt64(combined))
+            #expect(worker.metrics.mutationsEmitted == 100)
+        }
+    }
+
+    @Test func withDoneWithEmitEveryMutationStillArrivesOnceAndInOrder() async throws {
+        try await withWorker(reactor: Primes(), effects: PrimesEffects()) { authority, _ in
+            let peer = try await authority.register()
+            authority.send(.heartbeat(features: [AuthorityFeature.doneWithEmit]), to: peer)
+            let job = JobID(actionSeq: 3, effectIndex: 1)
+            authority.send(.job(job, kind: "factorize", payload: try encode(Primes.Effect.factorize(n: 360, delayMs: 0, ordered: false))), to: peer)
+            // However the emits fall into the worker's batches, the last may ride on the `done`.
+            var payloads: [[UInt8]] = []
+            var declared: UInt32?
+            for _ in 0 ..< 8 where declared == nil {
+                switch await authority.next()?.message {
+                case .emit(let emitted, let index, let payload)?:
+                    #expect(emitted == job && index == UInt32(payloads.count))
+                    payloads.append(payload)
+                case .done(let done, let count)?:
+                    #expect(done == job)
+                    declared = count
+                case .doneWithEmit(let done, let count, let payload)?:
+                    #expect(done == job && count == UInt32(payloads.count + 1))
+                    payloads.append(payload)
+                    declared = count
+                case let other:
+                    Issue.record("unexpected \(String(describing: other))")
+                    return
+                }
+            }
+            let mutations = try payloads.map { try MessagePackDecoder().decode(Primes.Mutation.self, from: $0) }
+            #expect(mutations == [2, 2, 2, 3, 3, 5].map { .prime(n: 360, factor: $0) } + [.finished(n: 360)])
+            #expect(declared == 7)
+        }
+    }
+
+    @Test func aNewSessionForgetsTheFeaturesOfTheLastOne() async throws {
+        try await withWorker(reactor: Counter(), effects: CounterEffects()) { authority, worker in
+            let peer = try await authority.register()
+            authority.send(.heartbeat(features: AuthorityFeature.all), to: peer)
+            // The authority lost the worker (say it restarted as an older release): a new session.
+            authority.send(.error(ref: 0, code: .unknownWorker, message: "who are you"), to: peer)
+            guard case .ready? = await authority.next()?.message else {
+                Issue.record("expected a new ready")
+                return
+            }
+            #expect(worker.metrics.registrations == 2)
+            authority.send(.welcome(heartbeatMilliseconds: 1_000), to: peer)
+            let job = JobID(actionSeq: 1, effectIndex: 0)
+            authority.send(.job(job, kind: "slowIncrease", payload: try encode(Counter.Effect.slowIncrease)), to: peer)
+            #expect(await authority.next()?.message == .emit(job: job, emitIndex: 0, payload: try encode(Counter.Mutation.increase)))
+            #expect(await authority.next()?.message == .done(job: job, emitCount: 1))
+        }
+    }
+
     @Test func primesEmitsEveryFactorInOrderThenFinishedThenDone() async throws {
         try await withWorker(reactor: Primes(), effects: PrimesEffects()) { authority, _ in
             let peer = try await authority.register()

@@ -152,9 +152,10 @@ import ReactorWire
         engine.handleWorker([old.bytes] + WorkerMessage.ready(name: "old", app: "tally", capacity: 1, kinds: [], schema: 1).frames(writer), now: 0)
         engine.handleWorker([compatible.bytes] + WorkerMessage.ready(name: "new", app: "tally", capacity: 1, kinds: [], schema: 2).frames(writer), now: 0)
         let sent = try engine.takeOutbox().toWorkers.map { (PeerID($0[0]), try AuthorityToWorker(frames: Array($0.dropFirst()))) }
-        #expect(sent.map(\.0) == [old, compatible])
+        #expect(sent.map(\.0) == [old, compatible, compatible])
         #expect(sent[0].1 == .error(ref: 0, code: .wrongApp, message: AuthorityEngine<TallyV2>.schemaRefusal(app: "tally", peer: 1, own: configuration.schema)))
         #expect(sent[1].1 == .welcome(heartbeatMilliseconds: 1_000))
+        #expect(sent[2].1 == .heartbeat(features: AuthorityFeature.all))
         #expect(engine.metrics[.wrongApp] == 1)
         // The pong tells clients and observers the version and what it accepts.
         engine.handleClient([[9]] + ClientMessage.ping(requestID: 4).frames(writer), now: 0)

@@ -336,6 +336,8 @@ package final class AuthorityEngine<R: Reactor> {
             let standing = dispatcher.isQuarantined(peer) ? " (still quarantined)" : ""
             logger.info("worker \(name) (\(peer)) \(known ? "re-registered" : "registered"): capacity \(trusted), kinds \(kinds.isEmpty ? "all" : kinds.joined(separator: ","))\(standing)")
             toWorker(peer, .welcome(heartbeatMilliseconds: heartbeatMilliseconds, term: term))
+            // What this authority reads beyond every release's messages, before any job.
+            toWorker(peer, .heartbeat(features: AuthorityFeature.all))
             for assignment in assignments { send(assignment) }
             // A new session: whatever subscriptions it ran are gone until it says `subscriber`.
             subscriptionPlacement.forget(peer)
@@ -362,41 +364,13 @@ package final class AuthorityEngine<R: Reactor> {
         case .event(let run, let index, let payload):
             handleSubscriptionEvent(peer, run: run, index: index, payload: payload, now: now)
         case .emit(let job, let index, let payload):
-            if dropIfCancelled(job) { return }
-            guard dispatcher.isOwner(peer, of: job) else {
-                metrics[.foreignReports] += 1
-                return
-            }
-            guard let mutation = try? decoder.decode(R.Mutation.self, from: payload) else {
-                metrics[.badMutations] += 1
-                toWorker(peer, .error(ref: job.actionSeq, code: .malformed, message: "emit \(index) of job \(job) is not a \(configuration.appName) mutation"))
-                return
-            }
-            record(.emitted(job: job, emitIndex: index, mutation: payload)) { sequencer throws(SequencerError) in
-                try sequencer.apply(job: job, emitIndex: index, mutation: mutation)
-            } payload: { payload }
+            handleEmit(job, index: index, payload: payload, from: peer)
         case .done(let job, let count):
-            if dropIfCancelled(job) { return }
-            guard report(job, by: peer, now: now) else { return }
-            // A worker's messages arrive in order, so every mutation a DONE declares is here by
-            // now; one that is missing was never sent (or was refused) and would hold the job
-            // open for ever. The job fails instead: its contiguous mutations, then the app's hook.
-            if let received = sequencer.receivedEmits(of: job), received < count {
-                metrics[.incompleteReports] += 1
-                metrics[.jobsFailed] += 1
-                let failure = EffectFailure(message: "worker reported \(count) mutation(s) but \(received) arrived", attempts: 1)
-                logger.warning("job \(job) on \(workerLabel(peer)): \(failure.message); the job fails")
-                noteJob { $0.ended(job, .failed, worker: dispatcher.name(of: peer), attempts: UInt32(clamping: failure.attempts)) }
-                record(.failed(job: job, failure: failure)) { sequencer throws(SequencerError) in
-                    try sequencer.fail(job: job, error: failure)
-                }
-                return
-            }
-            metrics[.jobsDone] += 1
-            noteJob { $0.ended(job, .done, worker: dispatcher.name(of: peer)) }
-            record(.completed(job: job, emitCount: count)) { sequencer throws(SequencerError) in
-                try sequencer.complete(job: job, emitCount: count)
-            }
+            handleDone(job, emitCount: count, from: peer, now: now)
+        case .doneWithEmit(let job, let count, let payload):
+            // Exactly an `emit` of the last mutation followed by a `done`, in one message.
+            handleEmit(job, index: count - 1, payload: payload, from: peer)
+            handleDone(job, emitCount: count, from: peer, now: now)
         case .failed(let job, let failure):
             if dropIfCancelled(job) { return }
             guard report(job, by: peer, now: now) else { return }
@@ -406,6 +380,50 @@ package final class AuthorityEngine<R: Reactor> {
             record(.failed(job: job, failure: failure)) { sequencer throws(SequencerError) in
                 try sequencer.fail(job: job, error: failure)
             }
+        }
+    }
+
+    /// The `index`-th mutation of `job`, from `peer`: applied in its turn, unless the job was
+    /// cancelled, is not `peer`'s, or the payload is not the app's mutation.
+    private func handleEmit(_ job: JobID, index: UInt32, payload: [UInt8], from peer: PeerID) {
+        if dropIfCancelled(job) { return }
+        guard dispatcher.isOwner(peer, of: job) else {
+            metrics[.foreignReports] += 1
+            return
+        }
+        guard let mutation = try? decoder.decode(R.Mutation.self, from: payload) else {
+            metrics[.badMutations] += 1
+            toWorker(peer, .error(ref: job.actionSeq, code: .malformed, message: "emit \(index) of job \(job) is not a \(configuration.appName) mutation"))
+            return
+        }
+        record(.emitted(job: job, emitIndex: index, mutation: payload)) { sequencer throws(SequencerError) in
+            try sequencer.apply(job: job, emitIndex: index, mutation: mutation)
+        } payload: { payload }
+    }
+
+    /// `peer` says its run of `job` returned after `count` mutations: the job ends once they are
+    /// all applied, or fails now when some never arrived.
+    private func handleDone(_ job: JobID, emitCount count: UInt32, from peer: PeerID, now: UInt64) {
+        if dropIfCancelled(job) { return }
+        guard report(job, by: peer, now: now) else { return }
+        // A worker's messages arrive in order, so every mutation a DONE declares is here by
+        // now; one that is missing was never sent (or was refused) and would hold the job
+        // open for ever. The job fails instead: its contiguous mutations, then the app's hook.
+        if let received = sequencer.receivedEmits(of: job), received < count {
+            metrics[.incompleteReports] += 1
+            metrics[.jobsFailed] += 1
+            let failure = EffectFailure(message: "worker reported \(count) mutation(s) but \(received) arrived", attempts: 1)
+            logger.warning("job \(job) on \(workerLabel(peer)): \(failure.message); the job fails")
+            noteJob { $0.ended(job, .failed, worker: dispatcher.name(of: peer), attempts: UInt32(clamping: failure.attempts)) }
+            record(.failed(job: job, failure: failure)) { sequencer throws(SequencerError) in
+                try sequencer.fail(job: job, error: failure)
+            }
+            return
+        }
+        metrics[.jobsDone] += 1
+        noteJob { $0.ended(job, .done, worker: dispatcher.name(of: peer)) }
+        record(.completed(job: job, emitCount: count)) { sequencer throws(SequencerError) in
+            try sequencer.complete(job: job, emitCount: count)
         }
     }
 
@@ -484,7 +502,7 @@ package final class AuthorityEngine<R: Reactor> {
 
     private func absorb(_ progress: Progress<R.Mutation>, firstPayload: [UInt8]?) {
         metrics[.mutationsApplied] += UInt64(progress.applied.count)
-        for offset in progress.applied.indices {
+        for offset in 0 ..< progress.applied.count {
             let applied = progress.applied[offset]
             switch applied.origin {
             case .sync: metrics[.mutationsSync] += 1
@@ -533,7 +551,7 @@ package final class AuthorityEngine<R: Reactor> {
         }
         for assignment in expiry.assignments { send(assignment) }
         if sendHeartbeats {
-            for peer in dispatcher.workerIDs { outbox.promptToWorkers.append([peer.bytes] + AuthorityToWorker.heartbeat.frames(writer)) }
+            for peer in dispatcher.workerIDs { outbox.promptToWorkers.append([peer.bytes] + AuthorityToWorker.heartbeat(features: AuthorityFeature.all).frames(writer)) }
         }
     }
 
@@ -661,7 +679,7 @@ package final class AuthorityEngine<R: Reactor> {
         outbox.version = sequencer.version
         outbox.actionSeq = sequencer.actionSeq
         if demand.mutations {
-            for index in outbox.applied.indices where outbox.applied[index].payload == nil {
+            for index in 0 ..< outbox.applied.count where outbox.applied[index].payload == nil {
                 outbox.applied[index].payload = encode(outbox.applied[index].mutation.mutation)
             }
         }

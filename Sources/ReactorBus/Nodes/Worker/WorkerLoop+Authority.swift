@@ -41,8 +41,8 @@ extension WorkerLoop {
             logger.info("registered with the authority at \(endpoints.current) (heartbeat every \(heartbeatMilliseconds) ms)")
         case .job(let job, let kind, let payload):
             try accept(job, kind: kind, payload: payload)
-        case .heartbeat:
-            break
+        case .heartbeat(let features):
+            authorityReadsDoneWithEmit = features.contains(AuthorityFeature.doneWithEmit)
         case .cancel(let job):
             cancel(job)
         case .subscribe(let run, let id, let kind, let after, let payload):

@@ -60,18 +60,33 @@ extension WorkerLoop {
         switch event {
         case .emit(let run, let job, let emitIndex, let payload):
             guard running[job]?.run == run else { return }
-            try send(.emit(job: job, emitIndex: emitIndex, payload: payload))
             tally.mutationsEmitted += 1
+            guard authorityReadsDoneWithEmit else {
+                try send(.emit(job: job, emitIndex: emitIndex, payload: payload))
+                return
+            }
+            // Held to the end of the batch (see `sendHeldEmits`); an earlier one goes now.
+            if let earlier = heldEmits.updateValue(HeldEmit(run: run, emitIndex: emitIndex, payload: payload), forKey: job) {
+                try send(.emit(job: job, emitIndex: earlier.emitIndex, payload: earlier.payload))
+            }
         case .finished(let run, let job, let outcome, let elapsed):
             guard running[job]?.run == run else { return }
             running[job] = nil
+            let held = heldEmits.removeValue(forKey: job)
             switch outcome {
             case .done(let emitCount):
-                try send(.done(job: job, emitCount: emitCount))
+                if let held, held.emitIndex &+ 1 == emitCount {
+                    try send(.doneWithEmit(job: job, emitCount: emitCount, payload: held.payload))
+                    tally.combinedReports += 1
+                } else {
+                    if let held { try send(.emit(job: job, emitIndex: held.emitIndex, payload: held.payload)) }
+                    try send(.done(job: job, emitCount: emitCount))
+                }
                 tally.jobsDone += 1
                 tally.effectDurations.append(elapsed)
                 logger.debug("job \(job): done, \(emitCount) mutation\(emitCount == 1 ? "" : "s")")
             case .failed(let failure):
+                if let held { try send(.emit(job: job, emitIndex: held.emitIndex, payload: held.payload)) }
                 try send(.failed(job: job, failure: failure))
                 tally.jobsFailed += 1
                 tally.effectDurations.append(elapsed)
@@ -84,9 +99,21 @@ extension WorkerLoop {
         }
     }
 
+    /// Sends the emits held back during the batch of events just handled, of the jobs still
+    /// running in the same run; a job's later messages follow its emit, as they always did.
+    func sendHeldEmits() throws(ZMQError) {
+        guard !heldEmits.isEmpty else { return }
+        let held = heldEmits
+        heldEmits.removeAll(keepingCapacity: true)
+        for (job, emit) in held where running[job]?.run == emit.run {
+            try send(.emit(job: job, emitIndex: emit.emitIndex, payload: emit.payload))
+        }
+    }
+
     /// Cancels every running job and forgets the queued ones, without reporting any of them:
     /// the authority re-dispatches them (after `bye`, a new `ready`, or missed heartbeats).
     func abandonAll() {
+        heldEmits.removeAll()
         abandonSubscriptions()
         guard !running.isEmpty || !queued.isEmpty else { return }
         for entry in running.values { entry.task.cancel() }

@@ -68,7 +68,20 @@ where Handler.Effect == R.Effect, Handler.Mutation == R.Mutation {
     /// Counted since it was last added to the metrics (once per turn, see ``WorkerTurnTally``).
     var tally = WorkerTurnTally()
 
+    /// An emitted mutation held back until the end of the batch of job events it came in.
+    struct HeldEmit {
+        let run: UInt64
+        let emitIndex: UInt32
+        let payload: [UInt8]
+    }
+
     var running: [JobID: RunningJob] = [:]
+    /// Whether the authority of this session reads a `done` that carries the job's last
+    /// mutation (it said so in a `heartbeat`; see ``AuthorityFeature``).
+    var authorityReadsDoneWithEmit = false
+    /// Each job's latest emit of the current batch of events, when the authority reads a `done`
+    /// with it: a job that returns in the same batch sends both in one message.
+    var heldEmits: [JobID: HeldEmit] = [:]
     var queued: [QueuedJob] = []
     var nextRun: UInt64 = 0
     /// Set when a graceful stop began: the moment it gives up waiting for running jobs.
@@ -168,6 +181,7 @@ where Handler.Effect == R.Effect, Handler.Mutation == R.Mutation {
 
         if poller.isReadable(eventsItem) {
             for event in events.drain() { try handle(event) }
+            try sendHeldEmits()
         }
         try receiveAvailable(poller.receive(socket, at: socketItem, batch: Self.receiveBatch))
         publishTally()
@@ -287,6 +301,8 @@ where Handler.Effect == R.Effect, Handler.Mutation == R.Mutation {
 
     /// Announces the worker: name, app, capacity and kinds.
     func sendReady() throws(ZMQError) {
+        // A new session: until its authority names what it reads, only what every release reads.
+        authorityReadsDoneWithEmit = false
         let capacity = UInt64(configuration.concurrency)
         try send(.ready(name: configuration.name, app: configuration.appName, capacity: capacity, kinds: configuration.kinds,
                         schema: configuration.schemaVersion))

@@ -14,8 +14,11 @@ public struct WorkerMetrics: Sendable, Hashable {
     /// Jobs the authority cancelled while they ran or waited here: their tasks were cancelled
     /// and nothing more was sent for them.
     public var jobsCancelled: UInt64 = 0
-    /// `emit` messages sent.
+    /// Mutations sent: in `emit` messages, and a job's last one inside its `done`.
     public var mutationsEmitted: UInt64 = 0
+    /// `done` messages that carried the job's last mutation (an `emit` and a `done` in one
+    /// message, to an authority that announced it reads them).
+    public var combinedReports: UInt64 = 0
     /// Times the worker gave up on a silent authority and connected a new socket.
     public var reconnects: UInt64 = 0
     /// Of those, the times it moved to the next of several authority endpoints

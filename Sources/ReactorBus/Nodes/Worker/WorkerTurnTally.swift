@@ -9,6 +9,7 @@ struct WorkerTurnTally {
     var jobsDone: UInt64 = 0
     var jobsFailed: UInt64 = 0
     var mutationsEmitted: UInt64 = 0
+    var combinedReports: UInt64 = 0
     /// How long each finished job ran, for the effect-duration histogram.
     var effectDurations: [Duration] = []
     var bytesReceived: UInt64 = 0
@@ -18,7 +19,7 @@ struct WorkerTurnTally {
 
     /// Whether there is nothing to add.
     var isEmpty: Bool {
-        jobsReceived == 0 && jobsDone == 0 && jobsFailed == 0 && mutationsEmitted == 0 && effectDurations.isEmpty
+        jobsReceived == 0 && jobsDone == 0 && jobsFailed == 0 && mutationsEmitted == 0 && combinedReports == 0 && effectDurations.isEmpty
             && bytesReceived == 0 && bytesSent == 0 && !countsChanged
     }
 
@@ -28,6 +29,7 @@ struct WorkerTurnTally {
         metrics.jobsDone += jobsDone
         metrics.jobsFailed += jobsFailed
         metrics.mutationsEmitted += mutationsEmitted
+        metrics.combinedReports += combinedReports
         for duration in effectDurations { metrics.effectDuration.observe(duration) }
         metrics.bytesReceived += bytesReceived
         metrics.bytesSent += bytesSent

@@ -1,0 +1,13 @@
+/// What an authority reads beyond the messages every release reads, named in its `heartbeat`s
+/// to workers (see ``AuthorityToWorker/heartbeat(features:)``).
+///
+/// A worker uses a feature only after the authority of its current session named it, so a
+/// new worker never sends an older authority a message it would refuse.
+package enum AuthorityFeature {
+    /// `done` may carry the job's last mutation as a payload frame: one message instead of an
+    /// `emit` and a `done` (see ``WorkerMessage/doneWithEmit(job:emitCount:payload:)``).
+    package static let doneWithEmit = "done_with_emit"
+
+    /// Everything this release's authority reads.
+    package static let all = [doneWithEmit]
+}
