@@ -70,6 +70,31 @@ import TestSupport
         }
     }
 
+    @Test func aJobWhoseEffectIsOfAnotherKindThanAnnouncedIsRunAndWarnedAboutOncePerKind() async throws {
+        let log = LogCapture()
+        try await withWorker(reactor: Counter(), effects: CounterEffects(), log: log) { authority, worker in
+            let peer = try await authority.register()
+            let effect = try encode(Counter.Effect.slowIncrease)
+            // The authority's app calls this effect "renamed" (another release): run all the same.
+            for seq in 1 ... 3 { authority.send(.job(JobID(actionSeq: UInt64(seq), effectIndex: 0), kind: "renamed", payload: effect), to: peer) }
+            authority.send(.job(JobID(actionSeq: 4, effectIndex: 0), kind: "slowIncrease", payload: effect), to: peer)
+            #expect(await eventually { worker.metrics.jobsDone == 4 })
+            #expect(log.containing("runs an effect of kind").count == 1)
+            #expect(log.containing("runs an effect of kind 'slowIncrease' (announced as 'renamed'").count == 1)
+        }
+    }
+
+    @Test func checkedKindsRememberABoundedNumber() {
+        let checked = CheckedKinds()
+        #expect(checked.isFirst("a"))
+        #expect(!checked.isFirst("a"))
+        for index in 1 ..< CheckedKinds.limit { #expect(checked.isFirst("k\(index)")) }
+        // Full: a kind seen before is still known, any other is checked every time.
+        #expect(!checked.isFirst("a"))
+        #expect(checked.isFirst("new"))
+        #expect(checked.isFirst("new"))
+    }
+
     @Test func withDoneWithEmitEveryMutationStillArrivesOnceAndInOrder() async throws {
         try await withWorker(reactor: Primes(), effects: PrimesEffects()) { authority, _ in
             let peer = try await authority.register()
@@ -378,13 +403,15 @@ import TestSupport
 func withWorker<R: Reactor, H: EffectHandler>(
     reactor: R, effects: H,
     configure: (inout WorkerConfiguration) -> Void = { _ in },
+    log: LogCapture? = nil,
     _ body: (FakeWorkerAuthority, WorkerNode<R, H>) async throws -> Void
 ) async throws where H.Effect == R.Effect, H.Mutation == R.Mutation {
     let context = try ZMQContext()
     let authority = try FakeWorkerAuthority(context: context)
     var configuration = WorkerConfiguration(authorityEndpoint: authority.endpoint, appName: "test", name: "w-test", concurrency: 2)
     configure(&configuration)
-    let logger = Logger(label: "test", level: .debug, sink: ProcessInfo.processInfo.environment["WORKER_TEST_LOGS"] == nil ? .discard : .standardError)
+    let logger = log?.logger("test", level: .debug)
+        ?? Logger(label: "test", level: .debug, sink: ProcessInfo.processInfo.environment["WORKER_TEST_LOGS"] == nil ? .discard : .standardError)
     let worker = WorkerNode(reactor: reactor, effects: effects, configuration: configuration, logger: logger, context: context)
     var failure: (any Error)?
     do {

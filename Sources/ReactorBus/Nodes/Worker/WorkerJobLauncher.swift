@@ -17,6 +17,8 @@ where Handler.Effect == R.Effect, Handler.Mutation == R.Mutation {
     let events: Mailbox<WorkerJobEvent>
     /// Announced kinds (empty = all), to warn about jobs outside them.
     let kinds: [String]
+    /// The job kinds whose effect was checked against the app's own ``Reactor/kind(of:)``.
+    let checkedKinds = CheckedKinds()
     /// An encoded mutation larger than this could never reach the authority.
     let maxPayloadBytes: Int
     let logger: Logger
@@ -43,9 +45,13 @@ where Handler.Effect == R.Effect, Handler.Mutation == R.Mutation {
             // Nothing was attempted: the payload is not an effect of this app.
             return .failed(EffectFailure(message: "effect of kind '\(kind)' does not decode as \(Handler.Effect.self): \(error)", attempts: 0))
         }
-        let actualKind = reactor.kind(of: effect)
-        if actualKind != kind || !EffectKind.serves(kinds, kind: actualKind) {
-            logger.warning("job \(job): runs an effect of kind '\(actualKind)' (announced as '\(kind)'; this worker serves \(kinds.isEmpty ? "every kind" : kinds.joined(separator: ",")))")
+        // Checked with the first job of each kind: working out a kind reflects on the effect,
+        // and a mismatch (the authority runs another release of the app) shows on the first.
+        if checkedKinds.isFirst(kind) {
+            let actualKind = reactor.kind(of: effect)
+            if actualKind != kind || !EffectKind.serves(kinds, kind: actualKind) {
+                logger.warning("job \(job): runs an effect of kind '\(actualKind)' (announced as '\(kind)'; this worker serves \(kinds.isEmpty ? "every kind" : kinds.joined(separator: ",")))")
+            }
         }
         let encodingFailure = EncodingFailure()
         let events = self.events
@@ -83,4 +89,20 @@ private final class EncodingFailure: Sendable {
     }
 
     var message: String? { storage.withLock { $0 } }
+}
+
+/// The job kinds a worker has checked once; a bounded set, so an authority that sends endless
+/// new kinds costs a check per job, not memory.
+final class CheckedKinds: Sendable {
+    /// The most kinds remembered.
+    static let limit = 1_024
+    private let kinds = Mutex<Set<String>>([])
+
+    /// Whether `kind` is seen for the first time (or the set is full): then it is to be checked.
+    func isFirst(_ kind: String) -> Bool {
+        kinds.withLock { kinds in
+            guard kinds.count < Self.limit else { return !kinds.contains(kind) }
+            return kinds.insert(kind).inserted
+        }
+    }
 }
