@@ -3,8 +3,9 @@ import MessagePack
 import ReactorBus
 import TestSupport
 
-/// The processes of one reactor phase: an authority (the real `reactor-node authority`, or the
-/// Python baseline), its workers, and the bench's observer and client peers.
+/// The processes of one reactor phase: an authority (the real `reactor-node authority`, or a
+/// baseline: Python's, or the libzmq + msgpack-c one), its workers, and the bench's observer and
+/// client peers.
 ///
 /// Everything binds ephemeral ports on 127.0.0.1. ``run(_:)`` always stops and reaps every
 /// child, whether the phase succeeds, fails or times out: clients and observers first, then
@@ -64,12 +65,26 @@ final class BenchCluster {
 
     /// Starts `count` real `reactor-node worker` processes.
     func addWorkers(_ count: Int, concurrency: Int, extra: [String] = []) throws {
-        guard let workers = endpoints.workers else { throw BenchError.phase("\(authority.name) has no workers endpoint") }
-        for index in 1...max(count, 1) {
-            others.append(try ChildProcess.reactorNode(
+        try addWorkers(count) { workers, index in
+            try ChildProcess.reactorNode(
                 ["worker", "--app", app, "--authority", workers, "--concurrency", String(concurrency), "--log-level", "warning",
-                 "--name", "bench-worker-\(index)"] + extra, name: "worker-\(index)"))
+                 "--name", "bench-worker-\(index)"] + extra, name: "worker-\(index)")
         }
+    }
+
+    /// Starts `count` baseline workers (`reactor-bench peer pipeline-worker`, ``PipelineBaselineWorker``)
+    /// for the baseline authority.
+    func addBaselineWorkers(_ count: Int, capacity: Int) throws {
+        try addWorkers(count) { workers, index in
+            try ChildProcess.peer(["pipeline-worker", "--endpoint", workers, "--capacity", String(capacity)], name: "worker-\(index)")
+        }
+    }
+
+    /// Starts `count` workers made by `start(workersEndpoint, index)`, each named `worker-N` (so
+    /// ``stop()`` stops them after the clients and before the authority, and their CPU is read).
+    private func addWorkers(_ count: Int, _ start: (String, Int) throws -> ChildProcess) throws {
+        guard let workers = endpoints.workers else { throw BenchError.phase("\(authority.name) has no workers endpoint") }
+        for index in 1...max(count, 1) { others.append(try start(workers, index)) }
     }
 
     /// Starts an observer peer and waits until it holds its first snapshot.

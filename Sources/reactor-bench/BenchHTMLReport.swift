@@ -31,7 +31,13 @@ struct BenchHTMLReport {
         if let baseline = results.baseline {
             throughput.append(.init(label: "raw echo (libzmq)", value: baseline.echoPerSecond, note: Self.rate(baseline.echoPerSecond, "msg/s"), color: Self.baseline))
         }
+        if let pipeline = results.pipelineBaseline {
+            throughput.append(.init(label: "libzmq + msgpack-c: countUp acked", value: pipeline.ackedPerSecond, note: Self.rate(pipeline.ackedPerSecond, "actions/s"), color: Self.baseline))
+        }
         if let sync = results.sync { throughput.append(.init(label: "sync: countUp acked", value: sync.ackedPerSecond, note: Self.rate(sync.ackedPerSecond, "actions/s"), color: Self.reactor)) }
+        if let pipeline = results.pipelineAsyncBaseline {
+            throughput.append(.init(label: "libzmq + msgpack-c: effects applied", value: pipeline.appliedPerSecond, note: Self.rate(pipeline.appliedPerSecond, "actions/s"), color: Self.baseline))
+        }
         if let async = results.async { throughput.append(.init(label: "async: effects applied", value: async.appliedPerSecond, note: Self.rate(async.appliedPerSecond, "actions/s"), color: Self.reactor)) }
         for outcome in results.durability {
             throughput.append(.init(label: "--fsync \(outcome.policy)", value: outcome.ackedPerSecond, note: Self.rate(outcome.ackedPerSecond, "actions/s"), color: Self.reactor))

@@ -59,6 +59,8 @@ struct BenchReport {
                   comparison: ">=", target: 0.8),
             Ratio(key: "async_over_echo", title: "async applied/s / raw echo msg/s", value: over(results.async?.appliedPerSecond, baseline?.echoPerSecond),
                   comparison: ">=", target: 0.25),
+            Ratio(key: "async_over_pipeline", title: "async applied/s / libzmq + msgpack-c async pipeline",
+                  value: over(results.async?.appliedPerSecond, results.pipelineAsyncBaseline?.appliedPerSecond), comparison: ">=", target: 0.5),
             Ratio(key: "ack_p50_over_rtt_p50", title: "ack p50 / raw RTT p50 (paired)", value: over(results.latency?.ack.p50, results.latency?.rawPaired.p50),
                   comparison: "<=", target: 1.5),
             Ratio(key: "ack_p99_over_rtt_p99", title: "ack p99 / raw RTT p99 (paired)", value: over(results.latency?.ack.p99, results.latency?.rawPaired.p99),
@@ -109,6 +111,7 @@ struct BenchReport {
             ])))
         }
         if let pipeline = results.pipelineBaseline { object.append(("pipeline", Self.json(pipeline))) }
+        if let pipeline = results.pipelineAsyncBaseline { object.append(("pipeline_async", Self.json(pipeline))) }
         if !results.clients.isEmpty {
             object.append(("clients", .array(results.clients.map { run in
                 .object([("clients", .whole(run.clients)), ("window", .whole(run.window)), ("acked", .whole(run.acked)),
@@ -257,6 +260,12 @@ struct BenchReport {
         if let pipeline = results.pipelineBaseline {
             add("pipeline", "libzmq + msgpack-c authority, countUp acked", "\(Self.rate(pipeline.ackedPerSecond)) actions/s")
             add("", "applied end to end (observer)", "\(Self.rate(pipeline.appliedPerSecond)) actions/s, count \(pipeline.observerField.map(String.init) ?? "-")")
+            add("", "CPU per action (user + sys)", Self.cpu(pipeline))
+        }
+        if let pipeline = results.pipelineAsyncBaseline {
+            add(results.pipelineBaseline == nil ? "pipeline" : "", "libzmq + msgpack-c, \(results.plan.workers) workers, countUpAsync applied",
+                "\(Self.rate(pipeline.appliedPerSecond)) actions/s, count \(pipeline.observerField.map(String.init) ?? "-")")
+            add("", "acked", "\(Self.rate(pipeline.ackedPerSecond)) actions/s")
             add("", "CPU per action (user + sys)", Self.cpu(pipeline))
         }
         if let sync = results.sync {

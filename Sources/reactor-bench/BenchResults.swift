@@ -200,6 +200,8 @@ struct BenchResults: Sendable {
     var baseline: Baseline?
     /// The sync pipeline against the authority on libzmq and msgpack-c calls alone.
     var pipelineBaseline: Pipeline?
+    /// The async pipeline against the same authority and its workers on those calls alone.
+    var pipelineAsyncBaseline: Pipeline?
     var sync: Pipeline?
     var async: Pipeline?
     var latency: Latency?

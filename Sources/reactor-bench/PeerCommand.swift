@@ -18,19 +18,22 @@ import ZeroMQ
 /// | `observe` | follows the feed until a version (``BenchObserverPeer``) |
 /// | `ping` | times `ping` round trips to an authority under load (``BenchPingPeer``) |
 /// | `pipeline-authority` | the counter's authority on libzmq and msgpack-c calls alone (``PipelineBaselineAuthority``) |
+/// | `pipeline-worker` | its worker for `countUpAsync`, on the same calls alone (``PipelineBaselineWorker``) |
 /// | `clients` | many clients at once, a connection each (``BenchClientsPeer``) |
 enum PeerCommand {
     static let roles = ["guard", "raw-pub", "raw-sub", "raw-echo", "raw-client", "raw-chunk-server", "raw-chunk-client", "state-decode", "client", "observe", "ping",
-                        "pipeline-authority", "clients"]
+                        "pipeline-authority", "pipeline-worker", "clients"]
 
     static let spec = Command(
         name: "peer",
         summary: "one process of reactor-bench (internal)",
         options: ([
             .value("parent", "PID", help: "guard: the bench's pid"),
-            .value("endpoint", "EP", help: "raw roles and client: where to connect"),
+            .value("endpoint", "EP", help: "raw roles and client: where to connect; pipeline-worker: the authority's workers endpoint"),
             .value("feed", "EP", help: "observe: the feed endpoint; pipeline-authority: where to publish it (bind)"),
             .value("actions", "EP", help: "pipeline-authority: where clients send actions (bind)"),
+            .value("workers", "EP", help: "pipeline-authority: where baseline workers connect (bind); without it, countUp only"),
+            .value("capacity", "N", help: "pipeline-worker: jobs it announces it takes at once", default: "256"),
             .value("connections", "N", help: "clients: how many clients, a connection each", default: "1"),
             .value("app", "NAME", help: "observe: the app", default: "counter"),
             .value("count", "N", help: "messages or actions", default: "1000"),
@@ -122,7 +125,9 @@ enum PeerCommand {
             return try BenchClientsPeer(endpoint: try endpoint(), connections: try int("connections", 1...10_000), window: try int("window", 1...100_000),
                                         count: try int("count", 1...Int.max)).run(context: context)
         case "pipeline-authority":
-            return PipelineBaselineAuthority.serve(actions: try endpoint("actions"), feed: try endpoint("feed"))
+            return PipelineBaselineAuthority.serve(actions: try endpoint("actions"), feed: try endpoint("feed"), workers: arguments.string("workers"))
+        case "pipeline-worker":
+            return PipelineBaselineWorker.serve(authority: try endpoint(), capacity: try int("capacity", 1...100_000))
         case "ping":
             let context = try ZMQContext()
             defer { context.terminate(timeout: .seconds(2)) }

@@ -1,95 +1,120 @@
-import CMsgPack
 import MessagePack
 import ReactorBus
 import ZeroMQ
 
-/// The limit baseline of the sync pipeline: the counter app's authority written directly on
-/// libzmq (through the project's `ZMQSocket`, as the nodes use it) and msgpack-c calls, with no
-/// reactor, no `Sequencer`, no `Codable` and no journal: what the same client → authority →
-/// feed → observer pipeline costs when only the libraries work, so a report shows the
-/// framework's overhead apart from theirs.
+/// The limit baselines of the sync and async pipelines: the counter app's authority written
+/// directly on libzmq (through the project's `ZMQSocket`, as the nodes use it) and msgpack-c
+/// calls, with no reactor, no `Sequencer`, no `Codable` and no journal: what the same client →
+/// authority (→ workers) → feed → observer pipeline costs when only the libraries work, so a
+/// report shows the framework's overhead apart from theirs.
 ///
 /// It does what `examples/python/baseline_authority.py` does, with the same batching (read what
-/// is waiting, up to 2,048 messages, then publish one snapshot): `action` (`countUp` applied and
-/// acked with `action_seq` and version; a resent `(client_id, client_seq)` acked again, not
-/// applied), `snapshot`, `ping`, `stats`; anything else gets an `error`. Headers are read with
-/// `msgpack_unpack_next` into msgpack-c's objects and packed with `msgpack_pack_*` calls into a
+/// is waiting, up to 2,048 messages per socket, then publish one snapshot): `action` (`countUp`
+/// applied and acked with `action_seq` and version; a resent `(client_id, client_seq)` acked
+/// again, not applied), `snapshot`, `ping`, `stats`; anything else gets an `error`. Headers are
+/// read with msgpack-c (``BaselineMessageReader``) and packed with `msgpack_pack_*` calls into a
 /// reused buffer; the action payload is unpacked and checked to be `{"countUp":{}}`.
 ///
-/// Run as `reactor-bench peer pipeline-authority --actions EP --feed EP`; prints the bound
-/// endpoints as one JSON line, like `reactor-node authority`, and serves until SIGTERM.
+/// With a workers endpoint (a ROUTER) it also takes `countUpAsync` the way the real authority
+/// does, with the messages of docs/PROTOCOL.md's workers socket: the action is acked at once
+/// (its `version` unchanged: no sync mutation), and its effect becomes a job
+/// `[1, "job", action_seq, 0, "slowIncrease"]` + `{"slowIncrease":{}}` for a worker that sent
+/// `ready` (``PipelineBaselineWorker``), at most 256 jobs in flight per worker
+/// (``PipelineBaselineJobs``); the worker's `emit` (`{"increase":{}}`) is applied once
+/// (`count += 1`) and its `done` frees the slot. The feed is published exactly as for `countUp`.
+/// No heartbeats or job timeouts: a worker that re-registers or says `bye` gives its jobs back.
+///
+/// Run as `reactor-bench peer pipeline-authority --actions EP --feed EP [--workers EP]`; prints
+/// the bound endpoints as one JSON line, like `reactor-node authority`, and serves until SIGTERM.
 final class PipelineBaselineAuthority {
-    private static let version: UInt64 = 1
+    private typealias Header = BaselineMessageReader.Header
+
+    private static let version = BaselineMessageReader.version
     /// Client sequence numbers remembered per client (as the protocol says an authority must).
     private static let remembered = 4_096
-    /// Messages read before one snapshot is published.
+    /// Messages read from each socket before one snapshot is published.
     private static let batch = 2_048
+    /// How long one turn waits for the first message (ms).
+    private static let wait = 250
+    /// The interval `welcome` announces (this baseline neither sends nor expects heartbeats).
+    private static let heartbeatMilliseconds: UInt64 = 1_000
 
     private let actions: ZMQSocket
     private let feed: ZMQSocket
+    /// The workers' ROUTER, and a poller over it and `actions`, with a workers endpoint.
+    private let workers: (socket: ZMQSocket, poller: ZMQPoller)?
     private let writer = MessagePackWriter()
-    private var unpacked = msgpack_unpacked()
+    private let reader = BaselineMessageReader()
     private var count: UInt64 = 0
     private var actionSeq: UInt64 = 0
     private var clients: [String: [UInt64: (actionSeq: UInt64, version: UInt64)]] = [:]
+    private var jobs = PipelineBaselineJobs()
     private var counters = Counters()
     private var publishedVersion: UInt64?
     private var lastPublished: UInt64 = 0
 
-    private init(context: ZMQContext, actions actionsEndpoint: String, feed feedEndpoint: String) throws {
-        actions = try ZMQSocket(context: context, type: .router)
-        try actions.set(.linger, 0)
-        try actions.set(.receiveHighWaterMark, 100_000)
-        try actions.set(.sendHighWaterMark, 100_000)
-        try actions.set(.receiveTimeout, 250)
-        try actions.bind(actionsEndpoint)
+    private init(context: ZMQContext, actions actionsEndpoint: String, feed feedEndpoint: String, workers workersEndpoint: String?) throws {
+        actions = try Self.router(context: context, binding: actionsEndpoint)
         feed = try ZMQSocket(context: context, type: .pub)
         try feed.set(.linger, 0)
         try feed.set(.sendHighWaterMark, 10_000)
         try feed.bind(feedEndpoint)
-        msgpack_unpacked_init(&unpacked)
+        if let workersEndpoint {
+            let socket = try Self.router(context: context, binding: workersEndpoint)
+            let poller = ZMQPoller()
+            try poller.register(socket)
+            try poller.register(actions)
+            workers = (socket, poller)
+        } else {
+            workers = nil
+        }
     }
 
-    deinit { msgpack_unpacked_destroy(&unpacked) }
+    private static func router(context: ZMQContext, binding endpoint: String) throws -> ZMQSocket {
+        let socket = try ZMQSocket(context: context, type: .router)
+        try socket.set(.linger, 0)
+        try socket.set(.receiveHighWaterMark, 100_000)
+        try socket.set(.sendHighWaterMark, 100_000)
+        try socket.set(.receiveTimeout, wait)
+        try socket.bind(endpoint)
+        return socket
+    }
 
     /// Binds, prints the endpoints and serves until the process is signalled.
-    static func serve(actions: String, feed: String) -> Int32 {
+    static func serve(actions: String, feed: String, workers: String?) -> Int32 {
         RawZMQBaseline.run("pipeline-authority") { context in
-            let authority = try PipelineBaselineAuthority(context: context, actions: actions, feed: feed)
-            let line = MessagePackValue.object([("actions", .string(try authority.actions.get(.lastEndpoint))),
-                                                ("feed", .string(try authority.feed.get(.lastEndpoint)))])
-            Output.line(line.rendered)
+            let authority = try PipelineBaselineAuthority(context: context, actions: actions, feed: feed, workers: workers)
+            var endpoints: [(String, MessagePackValue)] = [("actions", .string(try authority.actions.get(.lastEndpoint))),
+                                                           ("feed", .string(try authority.feed.get(.lastEndpoint)))]
+            if let socket = authority.workers?.socket { endpoints.append(("workers", .string(try socket.get(.lastEndpoint)))) }
+            Output.line(MessagePackValue.object(endpoints).rendered)
             while true { try authority.turn() }
         }
     }
 
-    /// Reads up to a batch of messages (waiting up to 250 ms for the first), then publishes.
+    /// Reads up to a batch of messages from each socket (waiting up to 250 ms for the first),
+    /// then publishes. Workers' reports first: they free slots for the actions that follow.
     private func turn() throws {
-        var read = 0
-        while read < Self.batch {
-            var identity: [UInt8] = []
-            var header: (kind: Kind, fields: [UInt64], client: String)?
-            var payload: UnsafeRawBufferPointer?
-            var envelopeOK = true
-            let got = try actions.receiveFrames(wait: read == 0) { frame, index, _ in
-                switch index {
-                case 0: identity = Array(frame)
-                case 1: header = parseHeader(frame)
-                case 2: if header?.kind == .action { payload = frame; handleAction(identity, header, frame) }
-                default: envelopeOK = false
-                }
-            }
-            guard got else { break }
-            read += 1
-            guard envelopeOK else { continue }
-            if payload == nil { handleRequest(identity, header) }
+        if let workers {
+            try workers.poller.poll(timeout: Self.wait)
+            try drain(workers.socket, wait: false) { handleWorker($0, $1, $2) }
+            try drain(actions, wait: false) { handleClient($0, $1, $2) }
+        } else {
+            try drain(actions, wait: true) { handleClient($0, $1, $2) }
         }
         try publish()
     }
 
-    // MARK: Messages
+    /// Reads up to a batch of messages from one ROUTER into `handle`; those of a wrong frame
+    /// count are dropped unanswered and counted as malformed.
+    private func drain(_ socket: ZMQSocket, wait: Bool, _ handle: ([UInt8], Header?, UnsafeRawBufferPointer?) -> Void) throws {
+        let dropped = try reader.drain(socket, routed: true, wait: wait, limit: Self.batch, handle)
+        counters.malformed += UInt64(dropped)
+    }
 
-    /// What `stats` reports, as the Python baseline names it.
+    // MARK: Actions socket
+
+    /// What `stats` reports: the Python baseline's names, and the real authority's for jobs.
     private struct Counters {
         var actionsAccepted: UInt64 = 0
         var actionsDuplicate: UInt64 = 0
@@ -97,109 +122,171 @@ final class PipelineBaselineAuthority {
         var malformed: UInt64 = 0
         var snapshotsPublished: UInt64 = 0
         var snapshotRequests: UInt64 = 0
+        var workersRegistered: UInt64 = 0
+        var jobsDone: UInt64 = 0
+        var mutationsAsync: UInt64 = 0
+        var emitsDuplicate: UInt64 = 0
+        var foreignReports: UInt64 = 0
+        var incompleteReports: UInt64 = 0
+        var badMutations: UInt64 = 0
 
         var named: [(String, UInt64)] {
             [("actions_accepted", actionsAccepted), ("actions_duplicate", actionsDuplicate), ("bad_actions", badActions),
-             ("malformed", malformed), ("snapshots_published", snapshotsPublished), ("snapshot_requests", snapshotRequests)]
+             ("malformed", malformed), ("snapshots_published", snapshotsPublished), ("snapshot_requests", snapshotRequests),
+             ("workers_registered", workersRegistered), ("jobs_done", jobsDone), ("mutations_async", mutationsAsync),
+             ("emits_duplicate", emitsDuplicate), ("foreign_reports", foreignReports), ("incomplete_reports", incompleteReports),
+             ("bad_mutations", badMutations)]
         }
     }
 
-    private enum Kind: Equatable { case action, snapshot, ping, stats, other(String), malformed }
-
-    /// The kind and the unsigned fields after it (for `action`: the client id too).
-    private func parseHeader(_ frame: UnsafeRawBufferPointer) -> (kind: Kind, fields: [UInt64], client: String) {
-        guard let object = unpack(frame), object.type == MSGPACK_OBJECT_ARRAY, object.via.array.size >= 2,
-              let items = object.via.array.ptr else { return (.malformed, [], "") }
-        let count = Int(object.via.array.size)
-        guard items[0].type == MSGPACK_OBJECT_POSITIVE_INTEGER, items[0].via.u64 == Self.version,
-              let kindText = string(items[1]) else { return (.malformed, [], "") }
-        var fields: [UInt64] = []
-        var client = ""
-        for index in 2..<count {
-            if items[index].type == MSGPACK_OBJECT_POSITIVE_INTEGER { fields.append(items[index].via.u64) }
-            else if index == 2, let text = string(items[index]) { client = text }
+    private func handleClient(_ identity: [UInt8], _ header: Header?, _ payload: UnsafeRawBufferPointer?) {
+        guard let header else { return malformed(actions, identity) }
+        let (version, actionSeq) = (count, self.actionSeq)
+        switch header.kind {
+        case "action":
+            guard let payload, header.elements.count == 2, let client = header.text(0), !client.isEmpty, let seq = header.uint(1) else {
+                return malformed(actions, identity)
+            }
+            handleAction(identity, client: client, seq: seq, payload)
+        case "snapshot", "ping", "stats":
+            guard header.elements.count == 1, let id = header.uint(0) else { return malformed(actions, identity) }
+            switch header.kind {
+            case "snapshot":
+                counters.snapshotRequests += 1
+                reply(actions, identity, payload: state()) { writer in
+                    writer.packArrayHeader(6); writer.packUInt(Self.version); writer.packString("snapshot"); writer.packUInt(id)
+                    writer.packUInt(version); writer.packUInt(actionSeq); writer.packString("counter")
+                }
+            case "ping":
+                reply(actions, identity) { $0.packArrayHeader(4); $0.packUInt(Self.version); $0.packString("pong"); $0.packUInt(id); $0.packUInt(version) }
+            default:
+                let values = counters.named + [("jobs_dispatched", jobs.dispatched), ("version", version), ("action_seq", actionSeq),
+                                               ("workers", UInt64(jobs.workerCount)), ("open_jobs", UInt64(jobs.openCount)),
+                                               ("queued_jobs", UInt64(jobs.queuedCount))]
+                reply(actions, identity) { writer in
+                    writer.packArrayHeader(4); writer.packUInt(Self.version); writer.packString("stats"); writer.packUInt(id)
+                    writer.packMapHeader(values.count)
+                    for (name, value) in values { writer.packString(name); writer.packUInt(value) }
+                }
+            }
+        default:
+            error(actions, identity, ref: header.ref, code: "unknown_kind", "unknown kind '\(header.kind)' on the actions socket")
         }
-        let kind: Kind = switch kindText {
-        case "action": count == 4 && !client.isEmpty && fields.count == 1 ? .action : .malformed
-        case "snapshot": count == 3 && fields.count == 1 ? .snapshot : .malformed
-        case "ping": count == 3 && fields.count == 1 ? .ping : .malformed
-        case "stats": count == 3 && fields.count == 1 ? .stats : .malformed
-        default: .other(kindText)
-        }
-        return (kind, fields, client)
     }
 
-    private func handleAction(_ identity: [UInt8], _ header: (kind: Kind, fields: [UInt64], client: String)?, _ payload: UnsafeRawBufferPointer) {
-        guard let header, header.kind == .action, let seq = header.fields.first else { return }
-        if let known = clients[header.client]?[seq] {
+    private func handleAction(_ identity: [UInt8], client: String, seq: UInt64, _ payload: UnsafeRawBufferPointer) {
+        if let known = clients[client]?[seq] {
             counters.actionsDuplicate += 1
-            reply(identity) { $0.packArrayHeader(5); $0.packUInt(Self.version); $0.packString("ack"); $0.packUInt(seq); $0.packUInt(known.actionSeq); $0.packUInt(known.version) }
+            ack(identity, seq: seq, actionSeq: known.actionSeq, version: known.version)
             return
         }
-        guard isCountUp(payload) else {
+        let effect: Bool
+        switch reader.unitCase(payload) {
+        case "countUp": effect = false
+        case "countUpAsync" where workers != nil: effect = true
+        default:
             counters.badActions += 1
-            error(identity, ref: seq, code: "bad_action", "this baseline authority only applies countUp")
+            error(actions, identity, ref: seq, code: "bad_action",
+                  workers == nil ? "this baseline authority only applies countUp" : "this baseline authority only applies countUp and countUpAsync")
             return
         }
         actionSeq += 1
-        count += 1
+        if !effect { count += 1 }
         counters.actionsAccepted += 1
-        var seen = clients.removeValue(forKey: header.client) ?? [:]
+        var seen = clients.removeValue(forKey: client) ?? [:]
         seen[seq] = (actionSeq, count)
         if seen.count > 2 * Self.remembered {
             for old in seen.keys.sorted().dropLast(Self.remembered) { seen[old] = nil }
         }
-        clients[header.client] = seen
-        let (actionSeq, version) = (actionSeq, count)
-        reply(identity) { $0.packArrayHeader(5); $0.packUInt(Self.version); $0.packString("ack"); $0.packUInt(seq); $0.packUInt(actionSeq); $0.packUInt(version) }
+        clients[client] = seen
+        ack(identity, seq: seq, actionSeq: actionSeq, version: count)
+        if effect, let assignment = jobs.enqueue(actionSeq) { send(assignment) }
     }
 
-    /// Everything but an action with its payload.
-    private func handleRequest(_ identity: [UInt8], _ header: (kind: Kind, fields: [UInt64], client: String)?) {
-        guard let header else { return }
-        let id = header.fields.first ?? 0
-        let (version, actionSeq) = (count, self.actionSeq)
+    private func ack(_ identity: [UInt8], seq: UInt64, actionSeq: UInt64, version: UInt64) {
+        reply(actions, identity) { $0.packArrayHeader(5); $0.packUInt(Self.version); $0.packString("ack"); $0.packUInt(seq); $0.packUInt(actionSeq); $0.packUInt(version) }
+    }
+
+    // MARK: Workers socket
+
+    private func handleWorker(_ identity: [UInt8], _ header: Header?, _ payload: UnsafeRawBufferPointer?) {
+        guard let socket = workers?.socket else { return }
+        guard let header else { return malformed(socket, identity) }
+        if header.kind != "ready", !jobs.knows(identity) {
+            return error(socket, identity, ref: 0, code: "unknown_worker", "send ready first")
+        }
         switch header.kind {
-        case .snapshot:
-            counters.snapshotRequests += 1
-            writer.reset()
-            writer.packArrayHeader(6); writer.packUInt(Self.version); writer.packString("snapshot"); writer.packUInt(id)
-            writer.packUInt(version); writer.packUInt(actionSeq); writer.packString("counter")
-            let head = writer.bytes
-            _ = try? actions.send([identity, head, state()])
-        case .ping:
-            reply(identity) { $0.packArrayHeader(4); $0.packUInt(Self.version); $0.packString("pong"); $0.packUInt(id); $0.packUInt(version) }
-        case .stats:
-            let values = counters.named + [("version", version), ("action_seq", actionSeq)]
-            reply(identity) { writer in
-                writer.packArrayHeader(4); writer.packUInt(Self.version); writer.packString("stats"); writer.packUInt(id)
-                writer.packMapHeader(values.count)
-                for (name, value) in values { writer.packString(name); writer.packUInt(value) }
+        case "ready":
+            guard header.text(0) != nil, let app = header.text(1), let capacity = header.uint(2) else { return malformed(socket, identity) }
+            guard app == "counter" else { return error(socket, identity, ref: 0, code: "wrong_app", "this baseline authority serves counter, not '\(app)'") }
+            counters.workersRegistered += 1
+            reply(socket, identity) { $0.packArrayHeader(3); $0.packUInt(Self.version); $0.packString("welcome"); $0.packUInt(Self.heartbeatMilliseconds) }
+            jobs.register(identity, capacity: capacity).forEach(send)
+        case "emit":
+            // The counter's one effect (index 0) emits one mutation (index 0).
+            guard let payload, header.elements.count == 3, let job = header.uint(0), header.uint(1) == 0, header.uint(2) == 0 else {
+                return malformed(socket, identity)
             }
-        case .action, .malformed:
-            counters.malformed += 1
-            error(identity, ref: 0, code: "malformed", "the message has the wrong shape")
-        case .other(let kind):
-            error(identity, ref: id, code: "unknown_kind", "unknown kind '\(kind)' on the actions socket")
+            guard reader.unitCase(payload) == "increase" else {
+                counters.badMutations += 1
+                return error(socket, identity, ref: job, code: "malformed", "the mutation is not the counter's increase")
+            }
+            switch jobs.emit(job, from: identity) {
+            case .apply:
+                count += 1
+                counters.mutationsAsync += 1
+            case .duplicate: counters.emitsDuplicate += 1
+            case .foreign: counters.foreignReports += 1
+            }
+        case "done":
+            guard header.elements.count == 3, let job = header.uint(0), header.uint(1) == 0, let emitted = header.uint(2) else {
+                return malformed(socket, identity)
+            }
+            let (outcome, next) = jobs.done(job, from: identity)
+            switch outcome {
+            case .done where emitted == 1: counters.jobsDone += 1
+            case .done, .incomplete: counters.incompleteReports += 1
+            case .foreign: counters.foreignReports += 1
+            }
+            if let next { send(next) }
+        case "heartbeat":
+            break
+        case "bye":
+            jobs.remove(identity).forEach(send)
+        default:
+            error(socket, identity, ref: 0, code: "unknown_kind", "unknown kind '\(header.kind)' on the workers socket")
         }
     }
+
+    /// `[1, "job", action_seq, 0, "slowIncrease"]` and the effect `{"slowIncrease":{}}`.
+    private func send(_ assignment: PipelineBaselineJobs.Assignment) {
+        guard let socket = workers?.socket else { return }
+        writer.reset()
+        writer.packUnitCase("slowIncrease")
+        reply(socket, assignment.worker, payload: writer.bytes) { writer in
+            writer.packArrayHeader(5); writer.packUInt(Self.version); writer.packString("job"); writer.packUInt(assignment.job); writer.packUInt(0)
+            writer.packString("slowIncrease")
+        }
+    }
+
+    // MARK: Feed
 
     /// After each batch that changed the state, one snapshot; a heartbeat once a second when idle.
     private func publish() throws {
         let now = MonotonicClock.milliseconds()
-        if count != publishedVersion {
-            writer.reset()
-            writer.packArrayHeader(3); writer.packUInt(Self.version); writer.packUInt(count); writer.packUInt(actionSeq)
-            try feed.send([Array("snapshot".utf8), writer.bytes, state()])
+        let changed = count != publishedVersion
+        guard changed || now - lastPublished >= 1_000 else { return }
+        let payload = changed ? state() : nil
+        writer.reset()
+        writer.packArrayHeader(3); writer.packUInt(Self.version); writer.packUInt(count); writer.packUInt(actionSeq)
+        if let payload {
+            try feed.send([Array("snapshot".utf8), writer.bytes, payload])
             counters.snapshotsPublished += 1
             publishedVersion = count
-            lastPublished = now
-        } else if now - lastPublished >= 1_000 {
-            writer.reset()
-            writer.packArrayHeader(3); writer.packUInt(Self.version); writer.packUInt(count); writer.packUInt(actionSeq)
+        } else {
             try feed.send([Array("heartbeat".utf8), writer.bytes])
-            lastPublished = now
         }
+        lastPublished = now
     }
 
     // MARK: msgpack-c
@@ -211,34 +298,21 @@ final class PipelineBaselineAuthority {
         return writer.bytes
     }
 
-    private func reply(_ identity: [UInt8], _ pack: (MessagePackWriter) -> Void) {
+    /// Sends `[identity, header, payload?]`, the header packed by `pack` (the payload, packed
+    /// before with the same writer, is already copied out).
+    private func reply(_ socket: ZMQSocket, _ identity: [UInt8], payload: [UInt8]? = nil, _ pack: (MessagePackWriter) -> Void) {
         writer.reset()
         pack(writer)
-        _ = try? actions.send([identity, writer.bytes])
+        _ = try? socket.send(payload.map { [identity, writer.bytes, $0] } ?? [identity, writer.bytes])
     }
 
-    private func error(_ identity: [UInt8], ref: UInt64, code: String, _ message: String) {
-        reply(identity) { $0.packArrayHeader(5); $0.packUInt(Self.version); $0.packString("error"); $0.packUInt(ref); $0.packString(code); $0.packString(message) }
+    private func error(_ socket: ZMQSocket, _ identity: [UInt8], ref: UInt64, code: String, _ message: String) {
+        reply(socket, identity) { $0.packArrayHeader(5); $0.packUInt(Self.version); $0.packString("error"); $0.packUInt(ref); $0.packString(code); $0.packString(message) }
     }
 
-
-    /// The one object in `frame`, unpacked by msgpack-c into the reused zone.
-    private func unpack(_ frame: UnsafeRawBufferPointer) -> msgpack_object? {
-        guard let base = frame.baseAddress?.assumingMemoryBound(to: CChar.self) else { return nil }
-        var offset = 0
-        guard msgpack_unpack_next(&unpacked, base, frame.count, &offset) == MSGPACK_UNPACK_SUCCESS, offset == frame.count else { return nil }
-        return unpacked.data
-    }
-
-    private func string(_ object: msgpack_object) -> String? {
-        guard object.type == MSGPACK_OBJECT_STR, let pointer = object.via.str.ptr else { return nil }
-        return String(decoding: UnsafeRawBufferPointer(start: pointer, count: Int(object.via.str.size)), as: UTF8.self)
-    }
-
-    /// Whether the payload is `{"countUp":{}}`.
-    private func isCountUp(_ payload: UnsafeRawBufferPointer) -> Bool {
-        guard let object = unpack(payload), object.type == MSGPACK_OBJECT_MAP, object.via.map.size == 1, let entry = object.via.map.ptr?.pointee,
-              string(entry.key) == "countUp", entry.val.type == MSGPACK_OBJECT_MAP, entry.val.via.map.size == 0 else { return false }
-        return true
+    /// Counts a message of the wrong shape and answers `malformed` with `ref` 0.
+    private func malformed(_ socket: ZMQSocket, _ identity: [UInt8]) {
+        counters.malformed += 1
+        error(socket, identity, ref: 0, code: "malformed", "the message has the wrong shape")
     }
 }

@@ -3,7 +3,9 @@
 ///
 /// - **sync**: `countUp`, applied at once by the authority;
 /// - **async**: `countUpAsync`, each one an effect run by one of the real `reactor-node worker`
-///   processes and applied when its mutation comes back.
+///   processes and applied when its mutation comes back;
+/// - **pipeline**: both against the limit baselines, an authority and workers written on libzmq
+///   and msgpack-c calls alone (``PipelineBaselineAuthority``, ``PipelineBaselineWorker``).
 ///
 /// Two figures: acks per second as the client sees them, and actions per second until the
 /// observer holds the final state (for async, that is when the workers' results are applied).
@@ -17,18 +19,32 @@ enum PipelinePhase {
         results.check("sync_count", "sync: observer's final count equals the actions sent", pipeline.isExact)
     }
 
-    /// The same sync pipeline (client, observer, window, count) against
-    /// ``PipelineBaselineAuthority``: the counter's authority on libzmq and msgpack-c calls alone.
+    /// The sync and async pipelines (client, observer, window, counts, workers) against
+    /// ``PipelineBaselineAuthority``: the counter's authority on libzmq and msgpack-c calls
+    /// alone, and for `countUpAsync` its workers (``PipelineBaselineWorker``) on the same calls.
     static func limit(plan: BenchPlan, results: inout BenchResults) async throws {
         Output.error("bench: pipeline — \(plan.syncActions.grouped) countUp actions to an authority written on libzmq and msgpack-c calls alone")
-        let cluster = try await BenchCluster.external(app: "counter", executable: BenchPaths.benchBinary,
-                                                      arguments: ["peer", "pipeline-authority", "--actions", "tcp://127.0.0.1:*", "--feed", "tcp://127.0.0.1:*"],
-                                                      name: "pipeline-authority")
-        let pipeline = try await cluster.run { cluster in
-            try await measure(cluster, workload: "countUp", field: "count", count: plan.syncActions, workers: 0, window: plan.window, minimumRate: 5_000)
+        let sync = try await baseline(workload: "countUp", count: plan.syncActions, workers: 0, plan: plan, minimumRate: 5_000)
+        results.pipelineBaseline = sync
+        results.check("pipeline_count", "pipeline baseline: observer's final count equals the actions sent", sync.isExact)
+        Output.error("bench: pipeline — \(plan.asyncActions.grouped) countUpAsync actions through \(plan.workers) workers on the same calls alone "
+                     + "(\(plan.workerConcurrency) jobs each at once)")
+        let async = try await baseline(workload: "countUpAsync", count: plan.asyncActions, workers: plan.workers, plan: plan, minimumRate: 2_000)
+        results.pipelineAsyncBaseline = async
+        results.check("pipeline_async_count", "async pipeline baseline: observer's final count equals the actions sent", async.isExact)
+    }
+
+    /// Runs one pipeline on a fresh baseline authority (with a workers endpoint and `workers`
+    /// baseline workers when `workers > 0`).
+    private static func baseline(workload: String, count: Int, workers: Int, plan: BenchPlan, minimumRate: Double) async throws -> BenchResults.Pipeline {
+        var arguments = ["peer", "pipeline-authority", "--actions", "tcp://127.0.0.1:*", "--feed", "tcp://127.0.0.1:*"]
+        if workers > 0 { arguments += ["--workers", "tcp://127.0.0.1:*"] }
+        let cluster = try await BenchCluster.external(app: "counter", executable: BenchPaths.benchBinary, arguments: arguments,
+                                                      name: workers > 0 ? "pipeline-async-authority" : "pipeline-authority")
+        return try await cluster.run { cluster in
+            if workers > 0 { try cluster.addBaselineWorkers(workers, capacity: plan.workerConcurrency) }
+            return try await measure(cluster, workload: workload, field: "count", count: count, workers: workers, window: plan.window, minimumRate: minimumRate)
         }
-        results.pipelineBaseline = pipeline
-        results.check("pipeline_count", "pipeline baseline: observer's final count equals the actions sent", pipeline.isExact)
     }
 
     static func async(plan: BenchPlan, results: inout BenchResults) async throws {

@@ -45,13 +45,13 @@ import TestSupport
         let line = try #require(bench.output.last(where: { $0.hasPrefix("{") }), "no JSON on stdout\(bench.diagnostics)")
         let report = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
 
-        for key in ["plan", "sizes", "baseline", "sync", "async", "latency", "snapshot", "state", "memory", "durability", "pause", "failover", "python", "ratios", "checks", "failures", "passed"] {
+        for key in ["plan", "sizes", "baseline", "pipeline", "pipeline_async", "sync", "async", "latency", "snapshot", "state", "memory", "durability", "pause", "failover", "python", "ratios", "checks", "failures", "passed"] {
             #expect(report[key] != nil, "missing \(key)")
         }
         #expect(report["passed"] as? Bool == true, "\(line)")
         #expect((report["failures"] as? [Any])?.isEmpty == true, "\(line)")
         let checks = try #require(report["checks"] as? [String: Bool])
-        for key in ["sync_count", "async_count", "latency_complete", "snapshot_count", "state_1024_exact", "state_262144_exact", "state_late_joiner_exact", "memory_count",
+        for key in ["pipeline_count", "pipeline_async_count", "sync_count", "async_count", "latency_complete", "snapshot_count", "state_1024_exact", "state_262144_exact", "state_late_joiner_exact", "memory_count",
                     "durability_always_count", "durability_batch_count", "durability_none_count", "pause_without_acked", "pause_with_acked"] {
             #expect(checks[key] == true, "check \(key): \(checks[key].map(String.init) ?? "missing")")
         }
@@ -60,6 +60,8 @@ import TestSupport
         let positive: [[String]] = [
             ["sizes", "action_bytes"], ["sizes", "ack_bytes"],
             ["baseline", "pubsub_per_second"], ["baseline", "echo_per_second"], ["baseline", "rtt", "p50_us"], ["baseline", "rtt", "p99_us"],
+            ["pipeline", "acked_per_second"], ["pipeline", "applied_per_second"],
+            ["pipeline_async", "acked_per_second"], ["pipeline_async", "applied_per_second"],
             ["sync", "acked_per_second"], ["sync", "applied_per_second"], ["sync", "observer_count"],
             ["async", "acked_per_second"], ["async", "applied_per_second"], ["async", "observer_count"],
             ["latency", "ack", "p50_us"], ["latency", "ack", "p99_us"], ["latency", "ack_with_observer", "p50_us"],
@@ -77,6 +79,10 @@ import TestSupport
         }
         #expect(number(report, "sync", "observer_count") == number(report, "sync", "actions"))
         #expect(number(report, "async", "observer_count") == number(report, "async", "actions"))
+        #expect(number(report, "pipeline_async", "observer_count") == number(report, "async", "actions"))
+        // CPU is read in clock ticks (10 ms): a tiny run may read 0, but both roles are measured.
+        #expect(number(report, "pipeline_async", "authority_cpu_us_per_action") != nil)
+        #expect(number(report, "pipeline_async", "workers_cpu_us_per_action") != nil)
         #expect(((report["memory"] as? [String: Any])?["samples"] as? [Any])?.isEmpty == false)
         let states = try #require((report["state"] as? [String: Any])?["sizes"] as? [[String: Any]])
         #expect(states.map { ($0["target_bytes"] as? NSNumber)?.intValue } == [1_024, 262_144])
@@ -104,7 +110,7 @@ import TestSupport
             #expect(python["reason"] is String)
         }
         let ratios = try #require(report["ratios"] as? [String: [String: Any]])
-        for key in ["sync_over_echo", "async_over_echo", "ack_p50_over_rtt_p50", "ack_p99_over_rtt_p99", "sync_over_python", "memory_growth", "pause_longest_over_p99", "pause_workers_lost",
+        for key in ["sync_over_echo", "sync_over_pipeline", "async_over_echo", "async_over_pipeline", "ack_p50_over_rtt_p50", "ack_p99_over_rtt_p99", "sync_over_python", "memory_growth", "pause_longest_over_p99", "pause_workers_lost",
                     "state_largest_over_smallest", "state_late_join_over_raw_copy", "state_late_join_over_floor", "failover_p50_over_lease", "replication_sync_over_none",
                     "replication_async_over_none"] {
             let ratio = try #require(ratios[key], "missing ratio \(key)")

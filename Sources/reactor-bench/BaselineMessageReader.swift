@@ -1,0 +1,124 @@
+import CMsgPack
+import ZeroMQ
+
+/// Reads the protocol's messages with libzmq and msgpack-c alone (`msgpack_unpack_next` into
+/// msgpack-c's objects, one zone reused for every frame), for the limit baselines' authority and
+/// worker (``PipelineBaselineAuthority``, ``PipelineBaselineWorker``): both receive the same
+/// `[header, payload?]` messages and parse the same headers and unit-case payloads, so they
+/// share this one reader instead of two copies.
+///
+/// What it returns is copied out of the zone (unsigned integers and strings), so it stays valid
+/// after the next frame is read.
+final class BaselineMessageReader {
+    /// A header `[1, kind, element...]` as read: the kind and what follows it.
+    struct Header {
+        /// One element after the kind: the protocol's headers only hold unsigned integers and
+        /// strings where the baselines look (arrays, nil and the rest are `other`).
+        enum Element: Equatable {
+            case uint(UInt64)
+            case text(String)
+            case other
+        }
+
+        var kind: String
+        var elements: [Element]
+
+        /// Element `index` if it is an unsigned integer.
+        func uint(_ index: Int) -> UInt64? {
+            guard index < elements.count, case .uint(let value) = elements[index] else { return nil }
+            return value
+        }
+
+        /// Element `index` if it is a string.
+        func text(_ index: Int) -> String? {
+            guard index < elements.count, case .text(let value) = elements[index] else { return nil }
+            return value
+        }
+
+        /// The protocol's `ref` of an error: the first unsigned integer after the kind, else 0.
+        var ref: UInt64 {
+            for case .uint(let value) in elements { return value }
+            return 0
+        }
+    }
+
+    /// The protocol version every header starts with.
+    static let version: UInt64 = 1
+
+    private var unpacked = msgpack_unpacked()
+
+    init() { msgpack_unpacked_init(&unpacked) }
+
+    deinit { msgpack_unpacked_destroy(&unpacked) }
+
+    /// Reads up to `limit` messages `[identity, header, payload?]` (`routed`: from a ROUTER) or
+    /// `[header, payload?]` from `socket`, waiting for the first (up to the socket's receive
+    /// timeout) when `wait`, and hands each to `handle` with its identity (empty when not
+    /// routed), its header (`nil`: not a header) and its payload, valid only during the call.
+    /// Returns how many messages had too few or too many frames; those are dropped.
+    @discardableResult
+    func drain(_ socket: ZMQSocket, routed: Bool, wait: Bool, limit: Int,
+               _ handle: (_ identity: [UInt8], _ header: Header?, _ payload: UnsafeRawBufferPointer?) throws -> Void) throws -> Int {
+        let headerIndex = routed ? 1 : 0
+        var read = 0
+        var dropped = 0
+        while read < limit {
+            var identity: [UInt8] = []
+            var header: Header?
+            var frames = 0
+            let got = try socket.receiveFrames(wait: wait && read == 0) { frame, index, more in
+                frames = index + 1
+                switch index - headerIndex {
+                case -1: identity = Array(frame)
+                case 0: header = self.header(frame)
+                case 1 where !more: try handle(identity, header, frame)
+                default: break
+                }
+            }
+            guard got else { break }
+            read += 1
+            if frames == headerIndex + 1 { try handle(identity, header, nil) }
+            else if frames <= headerIndex || frames > headerIndex + 2 { dropped += 1 }
+        }
+        return dropped
+    }
+
+    /// The header in `frame`; `nil` when it is not one MessagePack array of version 1 with a
+    /// string kind.
+    func header(_ frame: UnsafeRawBufferPointer) -> Header? {
+        guard let object = unpack(frame), object.type == MSGPACK_OBJECT_ARRAY, object.via.array.size >= 2,
+              let items = object.via.array.ptr else { return nil }
+        guard items[0].type == MSGPACK_OBJECT_POSITIVE_INTEGER, items[0].via.u64 == Self.version,
+              let kind = Self.string(items[1]) else { return nil }
+        var elements: [Header.Element] = []
+        let count = Int(object.via.array.size)
+        elements.reserveCapacity(count - 2)
+        for index in 2..<count {
+            if items[index].type == MSGPACK_OBJECT_POSITIVE_INTEGER { elements.append(.uint(items[index].via.u64)) }
+            else if let text = Self.string(items[index]) { elements.append(.text(text)) }
+            else { elements.append(.other) }
+        }
+        return Header(kind: kind, elements: elements)
+    }
+
+    /// The case name of a payload that is a Codable enum case without values, `{"name":{}}`
+    /// (the counter's `countUp`, `slowIncrease`, `increase`); `nil` for anything else.
+    func unitCase(_ frame: UnsafeRawBufferPointer) -> String? {
+        guard let object = unpack(frame), object.type == MSGPACK_OBJECT_MAP, object.via.map.size == 1, let entry = object.via.map.ptr?.pointee,
+              entry.val.type == MSGPACK_OBJECT_MAP, entry.val.via.map.size == 0 else { return nil }
+        return Self.string(entry.key)
+    }
+
+    /// The one object in `frame`, unpacked by msgpack-c into the reused zone.
+    private func unpack(_ frame: UnsafeRawBufferPointer) -> msgpack_object? {
+        guard let base = frame.baseAddress?.assumingMemoryBound(to: CChar.self) else { return nil }
+        var offset = 0
+        guard msgpack_unpack_next(&unpacked, base, frame.count, &offset) == MSGPACK_UNPACK_SUCCESS, offset == frame.count else { return nil }
+        return unpacked.data
+    }
+
+    private static func string(_ object: msgpack_object) -> String? {
+        guard object.type == MSGPACK_OBJECT_STR, let pointer = object.via.str.ptr else { return nil }
+        return String(decoding: UnsafeRawBufferPointer(start: pointer, count: Int(object.via.str.size)), as: UTF8.self)
+    }
+}

@@ -1,0 +1,119 @@
+import Glibc
+import MessagePack
+import ReactorBus
+import ZeroMQ
+
+/// The worker of the async limit baseline: the counter's effect runner written directly on
+/// libzmq (a DEALER through the project's `ZMQSocket`) and msgpack-c calls, with no reactor, no
+/// tasks and no `Codable`, for ``PipelineBaselineAuthority`` with a workers endpoint: what
+/// running `countUpAsync`'s effects on a worker costs when only the libraries work.
+///
+/// It speaks docs/PROTOCOL.md's workers socket as `reactor-node worker` does: `ready` (name,
+/// app `counter`, capacity, every kind, schema 1), then for each `job`
+/// `[1, "job", action_seq, effect_index, "slowIncrease"]` + `{"slowIncrease":{}}` it runs the
+/// trivial effect and sends what the real worker sends for it, two messages, not fused: `emit`
+/// `[1, "emit", action_seq, effect_index, 0]` + `{"increase":{}}`, then `done`
+/// `[1, "done", action_seq, effect_index, 1]`. Any other job is answered `failed`. It reads what
+/// is waiting (up to 2,048 jobs) and answers each as it is read; an `unknown_worker` error
+/// makes it send `ready` again. No heartbeats: the baseline authority expects none.
+///
+/// Run as `reactor-bench peer pipeline-worker --endpoint EP [--capacity N]`; prints a `ready`
+/// event once welcomed and serves until SIGTERM.
+final class PipelineBaselineWorker {
+    private static let version = BaselineMessageReader.version
+    /// Jobs read before the receive loop starts over (and may wait again).
+    private static let batch = 2_048
+    /// How long one receive waits (ms).
+    private static let wait = 250
+    /// How long it waits for `welcome` before it gives up (ms).
+    private static let welcomeTimeout: UInt64 = 15_000
+
+    private let socket: ZMQSocket
+    private let writer = MessagePackWriter()
+    private let reader = BaselineMessageReader()
+    private let name = "baseline-worker-\(getpid())"
+    private let capacity: Int
+    private var welcomed = false
+    private var jobsRun: UInt64 = 0
+    private var errors: UInt64 = 0
+
+    private init(context: ZMQContext, authority: String, capacity: Int) throws {
+        self.capacity = capacity
+        socket = try ZMQSocket(context: context, type: .dealer)
+        try socket.set(.linger, 0)
+        try socket.set(.receiveHighWaterMark, 100_000)
+        try socket.set(.sendHighWaterMark, 100_000)
+        try socket.set(.receiveTimeout, Self.wait)
+        try socket.connect(authority)
+    }
+
+    /// Connects, registers, and runs jobs until the process is signalled.
+    static func serve(authority: String, capacity: Int) -> Int32 {
+        RawZMQBaseline.run("pipeline-worker") { context in
+            let worker = try PipelineBaselineWorker(context: context, authority: authority, capacity: capacity)
+            try worker.sendReady()
+            let deadline = MonotonicClock.milliseconds() + Self.welcomeTimeout
+            while !worker.welcomed {
+                guard MonotonicClock.milliseconds() < deadline else { throw RawZMQBaseline.BaselineFailure("no welcome from \(authority)") }
+                try worker.turn()
+            }
+            Output.line(MessagePackValue.object([("event", "ready"), ("name", .string(worker.name)), ("capacity", .whole(capacity))]).rendered)
+            while true { try worker.turn() }
+        }
+    }
+
+    /// `[1, "ready", name, "counter", capacity, [], 1]`.
+    private func sendReady() throws {
+        writer.reset()
+        writer.packArrayHeader(7); writer.packUInt(Self.version); writer.packString("ready"); writer.packString(name); writer.packString("counter")
+        writer.packUInt(UInt64(capacity)); writer.packArrayHeader(0); writer.packUInt(1)
+        try socket.send(writer.bytes)
+    }
+
+    /// Reads up to a batch of messages (waiting up to 250 ms for the first) and answers each.
+    private func turn() throws {
+        let dropped = try reader.drain(socket, routed: false, wait: true, limit: Self.batch) { _, header, payload in
+            if let header { try handle(header, payload: payload) } else { note("a message that is not a header") }
+        }
+        if dropped > 0 { note("\(dropped) message(s) of a wrong frame count") }
+    }
+
+    private func handle(_ header: BaselineMessageReader.Header, payload: UnsafeRawBufferPointer?) throws {
+        switch header.kind {
+        case "job":
+            guard let payload, header.elements.count == 3, let job = header.uint(0), let effect = header.uint(1) else { return note("a malformed job") }
+            guard header.text(2) == "slowIncrease", reader.unitCase(payload) == "slowIncrease" else {
+                return try report("failed", job: job, effect: effect, elements: 2) { $0.packUInt(0); $0.packString("this baseline worker only runs slowIncrease") }
+            }
+            // The effect: emit one increase (emit_index 0), then done with 1 emitted.
+            writer.reset()
+            writer.packUnitCase("increase")
+            try report("emit", job: job, effect: effect, payload: writer.bytes) { $0.packUInt(0) }
+            try report("done", job: job, effect: effect) { $0.packUInt(1) }
+            jobsRun += 1
+        case "welcome":
+            welcomed = true
+        case "error":
+            if header.text(1) == "unknown_worker" { try sendReady() }
+            note("error \(header.text(1) ?? "?"): \(header.text(2) ?? "")")
+        default:
+            break
+        }
+    }
+
+    /// Sends `[1, kind, action_seq, effect_index, rest...]` (`rest` packs `elements` more), then
+    /// `payload` as a second frame when given (packed before with the same writer).
+    private func report(_ kind: String, job: UInt64, effect: UInt64, elements: Int = 1, payload: [UInt8]? = nil,
+                        _ rest: (MessagePackWriter) -> Void) throws {
+        writer.reset()
+        writer.packArrayHeader(4 + elements); writer.packUInt(Self.version); writer.packString(kind); writer.packUInt(job); writer.packUInt(effect)
+        rest(writer)
+        try socket.send(payload.map { [writer.bytes, $0] } ?? [writer.bytes])
+    }
+
+    /// Logs the first few problems to stderr (a flood would cost more than the jobs).
+    private func note(_ problem: String) {
+        errors += 1
+        if errors <= 10 { Output.error("peer pipeline-worker: \(problem) after \(jobsRun) jobs") }
+    }
+}
