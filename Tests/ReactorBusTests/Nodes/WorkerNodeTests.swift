@@ -34,9 +34,11 @@ import TestSupport
         }
     }
 
-    @Test func anAuthorityThatReadsDoneWithEmitGetsOneMessageForAJobWhoseEndCameWithItsMutation() async throws {
-        // A hundred jobs held at a gate and let go at once: many end in the same batch of the
-        // worker's events as their mutation, and each of those is one `done` carrying it.
+    @Test func toAnAuthorityThatReadsDoneWithEmitEveryJobIsReportedOnceWithItsMutation() async throws {
+        // A hundred jobs held at a gate and let go at once. A job whose end comes in the same
+        // batch of the worker's events as its mutation is one `done` carrying it (how many do
+        // depends on the machine's scheduling; ReportBatchTests pins the rule), every other one
+        // an `emit` and then a `done`.
         let gate = Gate(opensAtStarted: 100)
         try await withWorker(reactor: Counter(), effects: GatedEffects(gate: gate), configure: { $0.concurrency = 100 }) { authority, worker in
             let peer = try await authority.register()
@@ -63,7 +65,6 @@ import TestSupport
             let jobs = Set((1 ... 100).map { JobID(actionSeq: UInt64($0), effectIndex: 0) })
             #expect(Set(ended.keys) == jobs && ended.values.allSatisfy { $0 == 1 })
             #expect(Set(emitted.keys) == jobs && emitted.values.allSatisfy { $0 == 1 })
-            #expect(combined >= 1)
             #expect(await eventually { worker.metrics.jobsDone == 100 })
             #expect(worker.metrics.combinedReports == UInt64(combined))
             #expect(worker.metrics.mutationsEmitted == 100)

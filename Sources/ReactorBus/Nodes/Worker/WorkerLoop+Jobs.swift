@@ -65,29 +65,20 @@ extension WorkerLoop {
                 try send(.emit(job: job, emitIndex: emitIndex, payload: payload))
                 return
             }
-            // Held to the end of the batch (see `sendHeldEmits`); an earlier one goes now.
-            if let earlier = heldEmits.updateValue(HeldEmit(run: run, emitIndex: emitIndex, payload: payload), forKey: job) {
-                try send(.emit(job: job, emitIndex: earlier.emitIndex, payload: earlier.payload))
-            }
+            if let earlier = reports.emit(job, run: run, emitIndex: emitIndex, payload: payload) { try send(earlier) }
         case .finished(let run, let job, let outcome, let elapsed):
             guard running[job]?.run == run else { return }
             running[job] = nil
-            let held = heldEmits.removeValue(forKey: job)
+            for message in reports.end(job, outcome: outcome) {
+                if case .doneWithEmit = message { tally.combinedReports += 1 }
+                try send(message)
+            }
             switch outcome {
             case .done(let emitCount):
-                if let held, held.emitIndex &+ 1 == emitCount {
-                    try send(.doneWithEmit(job: job, emitCount: emitCount, payload: held.payload))
-                    tally.combinedReports += 1
-                } else {
-                    if let held { try send(.emit(job: job, emitIndex: held.emitIndex, payload: held.payload)) }
-                    try send(.done(job: job, emitCount: emitCount))
-                }
                 tally.jobsDone += 1
                 tally.effectDurations.append(elapsed)
                 logger.debug("job \(job): done, \(emitCount) mutation\(emitCount == 1 ? "" : "s")")
             case .failed(let failure):
-                if let held { try send(.emit(job: job, emitIndex: held.emitIndex, payload: held.payload)) }
-                try send(.failed(job: job, failure: failure))
                 tally.jobsFailed += 1
                 tally.effectDurations.append(elapsed)
                 logger.warning("job \(job): failed: \(failure)")
@@ -99,21 +90,17 @@ extension WorkerLoop {
         }
     }
 
-    /// Sends the emits held back during the batch of events just handled, of the jobs still
-    /// running in the same run; a job's later messages follow its emit, as they always did.
-    func sendHeldEmits() throws(ZMQError) {
-        guard !heldEmits.isEmpty else { return }
-        let held = heldEmits
-        heldEmits.removeAll(keepingCapacity: true)
-        for (job, emit) in held where running[job]?.run == emit.run {
-            try send(.emit(job: job, emitIndex: emit.emitIndex, payload: emit.payload))
-        }
+    /// Ends the batch of job events just handled: sends the emits still held, of the jobs
+    /// still running in the same run.
+    func closeReportBatch() throws(ZMQError) {
+        guard !reports.isEmpty else { return }
+        for message in reports.close(isCurrent: { running[$0]?.run == $1 }) { try send(message) }
     }
 
     /// Cancels every running job and forgets the queued ones, without reporting any of them:
     /// the authority re-dispatches them (after `bye`, a new `ready`, or missed heartbeats).
     func abandonAll() {
-        heldEmits.removeAll()
+        reports.discard()
         abandonSubscriptions()
         guard !running.isEmpty || !queued.isEmpty else { return }
         for entry in running.values { entry.task.cancel() }

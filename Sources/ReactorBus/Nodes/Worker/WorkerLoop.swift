@@ -68,20 +68,13 @@ where Handler.Effect == R.Effect, Handler.Mutation == R.Mutation {
     /// Counted since it was last added to the metrics (once per turn, see ``WorkerTurnTally``).
     var tally = WorkerTurnTally()
 
-    /// An emitted mutation held back until the end of the batch of job events it came in.
-    struct HeldEmit {
-        let run: UInt64
-        let emitIndex: UInt32
-        let payload: [UInt8]
-    }
-
     var running: [JobID: RunningJob] = [:]
     /// Whether the authority of this session reads a `done` that carries the job's last
     /// mutation (it said so in a `heartbeat`; see ``AuthorityFeature``).
     var authorityReadsDoneWithEmit = false
-    /// Each job's latest emit of the current batch of events, when the authority reads a `done`
-    /// with it: a job that returns in the same batch sends both in one message.
-    var heldEmits: [JobID: HeldEmit] = [:]
+    /// The current batch of job events' held emits, when the authority reads a `done` with the
+    /// job's last mutation (see ``ReportBatch``).
+    var reports = ReportBatch()
     var queued: [QueuedJob] = []
     var nextRun: UInt64 = 0
     /// Set when a graceful stop began: the moment it gives up waiting for running jobs.
@@ -181,7 +174,7 @@ where Handler.Effect == R.Effect, Handler.Mutation == R.Mutation {
 
         if poller.isReadable(eventsItem) {
             for event in events.drain() { try handle(event) }
-            try sendHeldEmits()
+            try closeReportBatch()
         }
         try receiveAvailable(poller.receive(socket, at: socketItem, batch: Self.receiveBatch))
         publishTally()

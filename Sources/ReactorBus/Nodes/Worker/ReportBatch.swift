@@ -1,0 +1,61 @@
+import ReactorCore
+import ReactorWire
+
+/// What a worker reports for one batch of its jobs' events, when the authority reads a `done`
+/// that carries the job's last mutation (``AuthorityFeature/doneWithEmit``).
+///
+/// Why: most effects emit one mutation and return; sent as an `emit` and a `done`, that is two
+/// messages through both sockets where one does. Each job's latest emit of the batch is held to
+/// the end of the batch: if the job's end is in the same batch, both go as one `done`; if not,
+/// the emit goes when the batch ends. No emit waits for anything but the rest of its batch, and
+/// a job's messages keep their order.
+///
+/// A value, fed by the loop and tested on its own: the loop sends what each call returns.
+struct ReportBatch {
+    /// An emit held to the end of the batch; `run` tells it apart from an abandoned run's.
+    struct Held: Equatable {
+        let run: UInt64
+        let emitIndex: UInt32
+        let payload: [UInt8]
+    }
+
+    private var held: [JobID: Held] = [:]
+
+    /// Whether no emit is held.
+    var isEmpty: Bool { held.isEmpty }
+
+    /// Holds the `emitIndex`-th mutation of `job`; returns the job's emit held before it, to send now.
+    mutating func emit(_ job: JobID, run: UInt64, emitIndex: UInt32, payload: [UInt8]) -> WorkerMessage? {
+        held.updateValue(Held(run: run, emitIndex: emitIndex, payload: payload), forKey: job)
+            .map { .emit(job: job, emitIndex: $0.emitIndex, payload: $0.payload) }
+    }
+
+    /// The messages that end `job`, whose run reported `outcome`: one `done` carrying the held
+    /// emit when it is the job's last, else the held emit (if any) and then the report.
+    mutating func end(_ job: JobID, outcome: EffectOutcome) -> [WorkerMessage] {
+        let last = held.removeValue(forKey: job)
+        switch outcome {
+        case .done(let emitCount):
+            if let last, last.emitIndex &+ 1 == emitCount {
+                return [.doneWithEmit(job: job, emitCount: emitCount, payload: last.payload)]
+            }
+            return (last.map { [.emit(job: job, emitIndex: $0.emitIndex, payload: $0.payload)] } ?? []) + [.done(job: job, emitCount: emitCount)]
+        case .failed(let failure):
+            return (last.map { [.emit(job: job, emitIndex: $0.emitIndex, payload: $0.payload)] } ?? []) + [.failed(job: job, failure: failure)]
+        }
+    }
+
+    /// Ends the batch: the emits still held, of the jobs for which `isCurrent(job, run)` (the
+    /// run is still the job's), in job order.
+    mutating func close(isCurrent: (JobID, UInt64) -> Bool) -> [WorkerMessage] {
+        guard !held.isEmpty else { return [] }
+        let emits = held.sorted { $0.key < $1.key }.compactMap { job, emit -> WorkerMessage? in
+            isCurrent(job, emit.run) ? .emit(job: job, emitIndex: emit.emitIndex, payload: emit.payload) : nil
+        }
+        held.removeAll(keepingCapacity: true)
+        return emits
+    }
+
+    /// Forgets every held emit (the session ended: its runs were abandoned).
+    mutating func discard() { held.removeAll() }
+}
