@@ -20,8 +20,9 @@ import ZeroMQ
 /// (its `version` unchanged: no sync mutation), and its effect becomes a job
 /// `[1, "job", action_seq, 0, "slowIncrease"]` + `{"slowIncrease":{}}` for a worker that sent
 /// `ready` (``PipelineBaselineWorker``), at most 256 jobs in flight per worker
-/// (``PipelineBaselineJobs``); the worker's `emit` (`{"increase":{}}`) is applied once
-/// (`count += 1`) and its `done` frees the slot. The feed is published exactly as for `countUp`.
+/// (``PipelineBaselineJobs``); the worker's mutation (`{"increase":{}}`, in an `emit` or inside
+/// the `done`, as `done_with_emit` allows) is applied once (`count += 1`) and its `done` frees
+/// the slot. The feed is published exactly as for `countUp`.
 /// No heartbeats or job timeouts: a worker that re-registers or says `bye` gives its jobs back.
 ///
 /// Run as `reactor-bench peer pipeline-authority --actions EP --feed EP [--workers EP]`; prints
@@ -227,20 +228,16 @@ final class PipelineBaselineAuthority {
             guard let payload, header.elements.count == 3, let job = header.uint(0), header.uint(1) == 0, header.uint(2) == 0 else {
                 return malformed(socket, identity)
             }
-            guard reader.unitCase(payload) == "increase" else {
-                counters.badMutations += 1
-                return error(socket, identity, ref: job, code: "malformed", "the mutation is not the counter's increase")
-            }
-            switch jobs.emit(job, from: identity) {
-            case .apply:
-                count += 1
-                counters.mutationsAsync += 1
-            case .duplicate: counters.emitsDuplicate += 1
-            case .foreign: counters.foreignReports += 1
-            }
+            applyEmit(payload, job: job, socket: socket, identity: identity)
         case "done":
             guard header.elements.count == 3, let job = header.uint(0), header.uint(1) == 0, let emitted = header.uint(2) else {
                 return malformed(socket, identity)
+            }
+            // With a payload frame, the job's one mutation rides along (`done_with_emit`, which
+            // the baseline worker always uses, as the reactor's workers do where they can).
+            if let payload {
+                guard emitted == 1 else { return malformed(socket, identity) }
+                applyEmit(payload, job: job, socket: socket, identity: identity)
             }
             let (outcome, next) = jobs.done(job, from: identity)
             switch outcome {
@@ -308,6 +305,21 @@ final class PipelineBaselineAuthority {
 
     private func error(_ socket: ZMQSocket, _ identity: [UInt8], ref: UInt64, code: String, _ message: String) {
         reply(socket, identity) { $0.packArrayHeader(5); $0.packUInt(Self.version); $0.packString("error"); $0.packUInt(ref); $0.packString(code); $0.packString(message) }
+    }
+
+    /// The counter's `increase` for `job` from `identity`: applied once, if the job is its.
+    private func applyEmit(_ payload: UnsafeRawBufferPointer, job: UInt64, socket: ZMQSocket, identity: [UInt8]) {
+        guard reader.unitCase(payload) == "increase" else {
+            counters.badMutations += 1
+            return error(socket, identity, ref: job, code: "malformed", "the mutation is not the counter's increase")
+        }
+        switch jobs.emit(job, from: identity) {
+        case .apply:
+            count += 1
+            counters.mutationsAsync += 1
+        case .duplicate: counters.emitsDuplicate += 1
+        case .foreign: counters.foreignReports += 1
+        }
     }
 
     /// Counts a message of the wrong shape and answers `malformed` with `ref` 0.

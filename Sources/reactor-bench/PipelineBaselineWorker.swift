@@ -11,9 +11,10 @@ import ZeroMQ
 /// It speaks docs/PROTOCOL.md's workers socket as `reactor-node worker` does: `ready` (name,
 /// app `counter`, capacity, every kind, schema 1), then for each `job`
 /// `[1, "job", action_seq, effect_index, "slowIncrease"]` + `{"slowIncrease":{}}` it runs the
-/// trivial effect and sends what the real worker sends for it, two messages, not fused: `emit`
-/// `[1, "emit", action_seq, effect_index, 0]` + `{"increase":{}}`, then `done`
-/// `[1, "done", action_seq, effect_index, 1]`. Any other job is answered `failed`. It reads what
+/// trivial effect and sends what the real worker sends for it to an authority that reads
+/// `done_with_emit`: one `done` `[1, "done", action_seq, effect_index, 1]` carrying the
+/// mutation `{"increase":{}}` (the real worker does so whenever the job's end and its mutation
+/// reach its loop together, nearly always for this effect). Any other job is answered `failed`. It reads what
 /// is waiting (up to 2,048 jobs) and answers each as it is read; an `unknown_worker` error
 /// makes it send `ready` again. No heartbeats: the baseline authority expects none.
 ///
@@ -85,11 +86,10 @@ final class PipelineBaselineWorker {
             guard header.text(2) == "slowIncrease", reader.unitCase(payload) == "slowIncrease" else {
                 return try report("failed", job: job, effect: effect, elements: 2) { $0.packUInt(0); $0.packString("this baseline worker only runs slowIncrease") }
             }
-            // The effect: emit one increase (emit_index 0), then done with 1 emitted.
+            // The effect: one increase (emit_index 0), sent inside the done that counts it.
             writer.reset()
             writer.packUnitCase("increase")
-            try report("emit", job: job, effect: effect, payload: writer.bytes) { $0.packUInt(0) }
-            try report("done", job: job, effect: effect) { $0.packUInt(1) }
+            try report("done", job: job, effect: effect, payload: writer.bytes) { $0.packUInt(1) }
             jobsRun += 1
         case "welcome":
             welcomed = true
