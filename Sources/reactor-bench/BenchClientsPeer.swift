@@ -48,7 +48,7 @@ struct BenchClientsPeer {
         var latency = LatencyRecorder(capacity: count)
         var sent = 0, acked = 0, errors = 0
         var firstError: String?
-        let started = MonotonicClock.nanoseconds()
+        let started = MonotonicClock.nanoseconds(), cpuBefore = ProcessCPU.ownSeconds()
         var lastAnswer = MonotonicClock.milliseconds()
         // Connections with room in their window; at first, all of them.
         var ready = Array(0..<connections)
@@ -104,7 +104,7 @@ struct BenchClientsPeer {
             ("event", "result"), ("connections", .whole(connections)), ("window", .whole(window)), ("sent", .whole(sent)),
             ("acked", .whole(acked)), ("errors", .whole(errors)), ("first_error", firstError.map(MessagePackValue.string) ?? .nil),
             ("seconds", .number(seconds, places: 4)), ("per_second", .number(Double(acked) / max(seconds, 1e-9), places: 0)),
-            ("latency", latency.summary.json),
+            ("latency", latency.summary.json), ("cpu_seconds", .number(ProcessCPU.ownSeconds() - cpuBefore, places: 4)),
         ]).rendered)
         return 0
     }

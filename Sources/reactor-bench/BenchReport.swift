@@ -115,7 +115,9 @@ struct BenchReport {
         if !results.clients.isEmpty {
             object.append(("clients", .array(results.clients.map { run in
                 .object([("clients", .whole(run.clients)), ("window", .whole(run.window)), ("acked", .whole(run.acked)),
-                         ("acked_per_second", .number(run.ackedPerSecond, places: 0)), ("latency", run.latency.json)])
+                         ("acked_per_second", .number(run.ackedPerSecond, places: 0)), ("latency", run.latency.json),
+                         ("authority_cpu_us", run.authorityCPUMicroseconds.map { .number($0, places: 2) } ?? .nil),
+                         ("clients_cpu_us", run.clientsCPUMicroseconds.map { .number($0, places: 2) } ?? .nil)])
             })))
         }
         if !results.effects.isEmpty {
@@ -280,7 +282,9 @@ struct BenchReport {
         }
         for (index, run) in results.clients.enumerated() {
             add(index == 0 ? "clients" : "", "\(run.clients.grouped) client\(run.clients == 1 ? "" : "s") at once, \(run.window.grouped) unacked each",
-                "\(Self.rate(run.ackedPerSecond)) acked/s, ack p50 / p99 \(Self.micro(run.latency.p50)) / \(Self.micro(run.latency.p99)) µs")
+                "\(Self.rate(run.ackedPerSecond)) acked/s, ack p50 / p99 \(Self.micro(run.latency.p50)) / \(Self.micro(run.latency.p99)) µs; "
+                    + "CPU per action \(run.authorityCPUMicroseconds.map { String(format: "%.1f", $0) } ?? "-") µs authority, "
+                    + "\(run.clientsCPUMicroseconds.map { String(format: "%.1f", $0) } ?? "-") µs clients")
         }
         for (index, run) in results.effects.enumerated() {
             add(index == 0 ? "effects" : "", "10 ms each, \(run.workers) worker\(run.workers == 1 ? "" : "s") × \(run.concurrency.grouped) (\(run.inFlight.grouped) in flight)",

@@ -122,6 +122,10 @@ struct BenchResults: Sendable {
         var ackedPerSecond: Double
         /// Action -> ack over every action.
         var latency: LatencyRecorder.Summary
+        /// CPU (user + sys) per action of the authority, and of the one process that runs every
+        /// client: where the time goes as connections grow.
+        var authorityCPUMicroseconds: Double?
+        var clientsCPUMicroseconds: Double?
     }
 
     /// Acked actions per second under one fsync policy.

@@ -2,7 +2,9 @@
 /// and a client identity each, sending `countUp` to one authority with 1,000 actions unacked in
 /// all (so the work in flight stays the same and only the number of peers grows), while an
 /// observer follows. Figures: aggregate acked/s and action -> ack p50/p99 at each count, and
-/// the rate with the most clients against the rate with one (flat would be 1x).
+/// the rate with the most clients against the rate with one (flat would be 1x), with the CPU
+/// per action of the authority and of the clients' process (all of them in one, on the same
+/// cores: as connections grow, each action costs it a send and a receive system call of its own).
 /// Check: every action acked and the observer's final count equal to the actions sent.
 enum ClientsPhase {
     static func run(plan: BenchPlan, results: inout BenchResults) async throws {
@@ -11,16 +13,21 @@ enum ClientsPhase {
             let window = max(plan.window / clients, 1)
             Output.error("bench: clients — \(count.grouped) countUp from \(clients.grouped) client(s) at once, \(window.grouped) unacked each")
             let cluster = try await BenchCluster.authority(app: "counter", name: "authority-clients-\(clients)")
-            let (sent, seen) = try await cluster.run { cluster in
+            let (sent, seen, authorityCPU) = try await cluster.run { cluster in
                 let limit = BenchPlan.limit(count, minimumRate: 1_000)
                 let observer = try await cluster.observer(field: "count", untilVersion: count, timeout: limit)
+                let before = ProcessCPU.seconds(of: cluster.authority.pid)
                 let peer = try cluster.peer(["clients", "--endpoint", cluster.endpoints.actions, "--connections", String(clients),
                                              "--window", String(window), "--count", String(count)], name: "clients")
-                return (try await cluster.result(of: peer, timeout: limit), try await cluster.result(of: observer, timeout: limit))
+                let sent = try await cluster.result(of: peer, timeout: limit)
+                let authorityCPU = ProcessCPU.microsecondsPer(count, from: before, to: ProcessCPU.seconds(of: cluster.authority.pid))
+                return (sent, try await cluster.result(of: observer, timeout: limit), authorityCPU)
             }
             let run = BenchResults.ClientsRun(clients: clients, window: window, acked: Int(sent["acked"]?.intValue ?? 0),
                                               ackedPerSecond: sent["per_second"]?.doubleValue ?? 0,
-                                              latency: LatencyRecorder.Summary(json: sent["latency"]) ?? .init())
+                                              latency: LatencyRecorder.Summary(json: sent["latency"]) ?? .init(),
+                                              authorityCPUMicroseconds: authorityCPU,
+                                              clientsCPUMicroseconds: sent["cpu_seconds"]?.doubleValue.map { $0 / Double(max(count, 1)) * 1e6 })
             results.clients.append(run)
             results.check("clients_\(clients)_count", "clients \(clients): every action acked and the observer's count exact",
                           run.acked == count && sent["errors"]?.intValue == 0 && seen["field"]?.intValue == Int64(count))
