@@ -40,7 +40,9 @@ public protocol Reactor: Sendable {
     /// The kind of an effect: what a worker announces it can run.
     ///
     /// The default is the enum case name of the effect (`slowIncrease` for
-    /// `.slowIncrease` or `.slowIncrease(by: 2)`).
+    /// `.slowIncrease` or `.slowIncrease(by: 2)`), found by reflection: about half a
+    /// microsecond per effect on the authority. An app whose effects are its hot path can return
+    /// the same names from a `switch`.
     func kind(of effect: Effect) -> String
 
     // MARK: Transforms (see Reactor+Transforms.swift)
