@@ -111,7 +111,7 @@ import TestSupport
         // Loose on a loaded machine: what matters is the order above (fenced, then lease over,
         // then the standby); this says the standby won about when the lease ended (etcd checks
         // expiry every 500 ms), not at some later retry.
-        #expect(wonAt - stalled <= .seconds(ttl) + .seconds(4))
+        #expect(wonAt - stalled <= .seconds(ttl) + .seconds(8))
         print("TTL \(ttl) s: stalled leader fenced after \(lost - stalled), standby won after \(wonAt - stalled) (\(wonAt - lost) after the fence)")
         try second.resign()
     }
@@ -198,13 +198,13 @@ import TestSupport
         let election = try election(etcd)
         let first = try await onThread { try election.campaign(as: candidate("a"), deadline: .now + promptly) { _ in } }.get()
         let flag = CancellationFlag()
-        let standby = Task { await onThread { try election.campaign(as: candidate("b"), deadline: .now + promptly, cancellation: flag) { _ in } } }
+        // A deadline a minute away, so that an end well before it can only be the cancellation's.
+        let standby = Task { await onThread { try election.campaign(as: candidate("b"), deadline: .now + .seconds(60), cancellation: flag) { _ in } } }
         let cancelled = ContinuousClock.now
         flag.cancel()
         let outcome = await standby.value
         #expect(throws: CoordinationError.cancelled) { try outcome.get() }
-        // Well before the campaign's deadline (`promptly`): the cancellation ended it.
-        #expect(ContinuousClock.now - cancelled < .seconds(5))
+        #expect(ContinuousClock.now - cancelled < .seconds(20))
         #expect(first.isLeader)
         try first.resign()
     }

@@ -61,7 +61,9 @@ import Testing
                           subscriptions: ComposedSubscriptions(Desk.subscriptions(feed: TickerFeed(interval: .milliseconds(1)))))
         defer { Task { await store.shutdown() } }
         await store.send(.watch(symbol: "XYZ", ticks: 4, pauseMilliseconds: 0))
-        let deadline = ContinuousClock.now + .seconds(20)
+        // A minute: in a full parallel test run other tests can hold the cooperative threads for
+        // many seconds; alone this takes milliseconds.
+        let deadline = ContinuousClock.now + .seconds(60)
         var state = await store.state
         while (state.ticks < 14 || state.lookup.finished.isEmpty), ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(5))

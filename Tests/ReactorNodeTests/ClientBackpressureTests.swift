@@ -39,7 +39,11 @@ import ZeroMQ
         let status = await send.waitForExit(timeout: .seconds(30))
         let elapsed = ContinuousClock.now - started
         #expect(status == 69, "\(send.diagnostics)")
-        #expect(elapsed >= .seconds(2) && elapsed < .seconds(2) + .seconds(6), "gave up after \(elapsed)")
+        #expect(elapsed >= .seconds(2), "gave up after \(elapsed)")
+        // Timed by `send` itself: the test's own clock also counts how long a loaded machine
+        // took to start the process and to let this task see that it ended.
+        let own = send.output.last.flatMap { $0.firstMatch(of: /"seconds":([0-9.]+)/).flatMap { Double($0.1) } }
+        #expect(own.map { $0 >= 2 && $0 < 2 + 6 } == true, "send gave up after \(own.map { "\($0) s" } ?? "?") by its own clock")
         #expect(send.diagnostics.contains("the authority at \(endpoint) could not be reached for 2 s"))
         #expect(send.diagnostics.contains("--connect-timeout"))
         #expect(send.output.last?.contains(#""acked":0,"#) == true)
@@ -56,21 +60,22 @@ import ZeroMQ
         var node = try authority(nil)
         let endpoints = try await node.endpoints()
         let worker = try ChildProcess.node(["worker", "--app", "counter", "--authority", endpoints.workers, "--heartbeat", "0.5", "--concurrency", "16"], name: "worker")
-        let send = try ChildProcess.node(["send", "--app", "counter", "--actions", endpoints.actions, "--repeat", "10000",
+        let send = try ChildProcess.node(["send", "--app", "counter", "--actions", endpoints.actions, "--repeat", "30000",
                                           "--connect-timeout", "60"] + Self.mixed, name: "send")
-        // Kill once a good part, not all, of the 20,000 actions is in.
-        _ = try await WireProbe(actions: endpoints.actions).stats(within: .seconds(60)) { $0["action_seq"] ?? 0 >= 4_000 || !send.isRunning }
+        // Kill once some, not all, of the 60,000 actions are in: early, and with plenty left, so
+        // that a test run that keeps this task waiting does not see send finish first.
+        _ = try await WireProbe(actions: endpoints.actions).stats(within: .seconds(60)) { $0["action_seq"] ?? 0 >= 2_000 || !send.isRunning }
         #expect(send.isRunning, "send finished before the kill: \(send.diagnostics)")
         node.signal(SIGKILL)
         #expect(await node.waitForExit() != 0)
         node = try authority(endpoints)
         _ = try await node.endpoints()
         #expect(await send.waitForExit(timeout: .seconds(120)) == 0, "\(send.diagnostics)\(node.diagnostics)")
-        #expect(send.output.last?.contains(#""sent":20000,"acked":20000,"failed":0,"#) == true, "\(send.output.last ?? "")")
+        #expect(send.output.last?.contains(#""sent":60000,"acked":60000,"failed":0,"#) == true, "\(send.output.last ?? "")")
         #expect(send.diagnostics.contains("reconnected to \(endpoints.actions)"), "\(send.diagnostics)")
         let stats = try await waitForQuiet(endpoints.actions)
-        #expect(stats["version"] == 20_000, "\(node.diagnostics)")
-        #expect(stats["action_seq"] == 20_000, "no action applied twice")
+        #expect(stats["version"] == 60_000, "\(node.diagnostics)")
+        #expect(stats["action_seq"] == 60_000, "no action applied twice")
         #expect(stats["open_jobs"] == 0)
         worker.signal(SIGTERM)
         await worker.waitForExit()
