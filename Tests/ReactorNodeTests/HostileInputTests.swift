@@ -108,7 +108,9 @@ import ZeroMQ
         try cluster.addWorker(["--name", "healthy"])
         var stats: [String: UInt64] = [:]
         let deadline = ContinuousClock.now + .seconds(20)
-        while stats["version"] != 1, ContinuousClock.now < deadline {
+        // Applied and ended: a worker may send the job's emit and its done in two messages,
+        // and a stats request can come between them.
+        while stats["version"] != 1 || stats["open_jobs"] != 0, ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(100))
             stats = try await cluster.stats()
         }
