@@ -268,7 +268,7 @@ package final class AuthorityEngine<R: Reactor> {
         clients.record(client: client, seq: seq, payload: payload, ack: ack)
         metrics[.actionsAccepted] += 1
         metrics[.mutationsApplied] += UInt64(acceptance.applied.count)
-        for applied in acceptance.applied { outbox.applied.append(Outbox.Applied(mutation: applied, payload: nil)) }
+        for index in 0 ..< acceptance.applied.count { outbox.applied.append(Outbox.Applied(mutation: acceptance.applied[index], payload: nil)) }
         if isJournaling { outbox.records.append(.accepted(client: client, clientSeq: seq, action: payload)) }
         if acceptance.cancelled.isEmpty && acceptance.finished.isEmpty {
             metrics[.mutationsSync] += UInt64(acceptance.applied.count)
@@ -281,7 +281,8 @@ package final class AuthorityEngine<R: Reactor> {
             actionClients[acceptance.actionSeq] = client
             inFlight[client, default: 0] += 1
             if dispatch {
-                for job in acceptance.jobs {
+                for index in 0 ..< acceptance.jobs.count {
+                    let job = acceptance.jobs[index]
                     if let assignment = dispatcher.enqueue(job.id, kind: job.kind, now: now) { send(assignment) }
                 }
             }
@@ -634,7 +635,7 @@ package final class AuthorityEngine<R: Reactor> {
         metrics[.actionsAccepted] += 1
         metrics[.mutationsApplied] += UInt64(acceptance.applied.count)
         metrics[.mutationsSync] += UInt64(acceptance.applied.count)
-        for applied in acceptance.applied { outbox.applied.append(Outbox.Applied(mutation: applied, payload: nil)) }
+        for index in 0 ..< acceptance.applied.count { outbox.applied.append(Outbox.Applied(mutation: acceptance.applied[index], payload: nil)) }
         if acceptance.jobs.isEmpty { metrics[.actionsApplied] += 1 }
         return true
     }
