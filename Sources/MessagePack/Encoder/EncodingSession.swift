@@ -83,14 +83,24 @@ final class EncodingSession {
 
     /// Types seen in this session that have no dedicated form, so the
     /// dynamic conformance check for dictionaries runs once per type rather
-    /// than once per value.
+    /// than once per value; `PlainTypeSet.encoding` keeps them across calls.
     private var plainTypes: [ObjectIdentifier] = []
 
     @inline(__always)
     private func isKnownPlain(_ type: Any.Type) -> Bool {
         let id = ObjectIdentifier(type)
         for known in plainTypes where known == id { return true }
-        return false
+        guard PlainTypeSet.encoding.contains(type) else { return false }
+        notePlainHere(type)
+        return true
+    }
+
+    private func notePlainHere(_ type: Any.Type) {
+        if plainTypes.count < 64 {
+            var types = take(&plainTypes)
+            types.append(ObjectIdentifier(type))
+            plainTypes = types
+        }
     }
 
     // MARK: Values
@@ -102,6 +112,13 @@ final class EncodingSession {
     ) throws {
         if try encodeSpecial(value, into: writer, parent: parent, key: key) { return }
         var node = makeNode(parent: parent, key: key, target: writer)
+        try encodePlain(value, with: node, into: writer)
+        recycle(&node)
+    }
+
+    /// Appends `value` through its `encode(to:)`, with `node` (whose target is `writer`) as encoder.
+    @inline(__always)
+    private func encodePlain<T: Encodable>(_ value: T, with node: EncoderNode, into writer: MessagePackWriter) throws {
         let mark = writer.count
         do {
             try value.encode(to: node)
@@ -112,7 +129,35 @@ final class EncodingSession {
             writer.truncate(to: mark)
             throw error
         }
-        recycle(&node)
+    }
+
+    /// Appends the elements of an array whose header is written and whose coding path is `node`.
+    ///
+    /// The first element settles whether `Element` has a dedicated form; if not, the rest skip
+    /// that check and share one encoder node, re-pointed at each index while nothing else holds
+    /// it, instead of taking one from the pool and putting it back per element.
+    func encodeElements<Element: Encodable>(_ elements: [Element], into writer: MessagePackWriter, node: EncoderNode) throws {
+        guard let first = elements.first else { return }
+        try encodeValue(first, into: writer, parent: node, key: MessagePackKey.index(0))
+        guard elements.count > 1 else { return }
+        guard isKnownPlain(Element.self) else {
+            for index in 1 ..< elements.count {
+                try encodeValue(elements[index], into: writer, parent: node, key: MessagePackKey.index(index))
+            }
+            return
+        }
+        var child = makeNode(parent: node, key: MessagePackKey.index(1), target: writer)
+        for index in 1 ..< elements.count {
+            if index > 1 {
+                if isKnownUniquelyReferenced(&child) {
+                    child.reuse(parent: node, key: MessagePackKey.index(index), target: writer)
+                } else {
+                    child = EncoderNode(session: self, parent: node, key: MessagePackKey.index(index), target: writer)
+                }
+            }
+            try encodePlain(elements[index], with: child, into: writer)
+        }
+        recycle(&child)
     }
 
     /// Packs the types with a dedicated MessagePack form. Returns `false` for other types.
@@ -155,11 +200,8 @@ final class EncodingSession {
             return try dictionary.encodeMessagePackMap(session: self, writer: writer, parent: parent, key: key)
         }
         else {
-            if plainTypes.count < 64 {
-                var types = take(&plainTypes)
-                types.append(ObjectIdentifier(T.self))
-                plainTypes = types
-            }
+            PlainTypeSet.encoding.insert(T.self)
+            notePlainHere(T.self)
             return false
         }
         return true
