@@ -93,6 +93,15 @@ public final class MessagePackWriter {
 
     /// Packs a UTF-8 string (fixstr/str8/str16/str32).
     @inlinable public func packString(_ value: String) {
+        // Native and small strings lend their UTF-8 as they are: `withUTF8` needs a `var` copy of
+        // the string (a retain and a release per string, a twentieth of encoding a small struct)
+        // and is kept for the strings that have no contiguous UTF-8 to lend.
+        if let packed = value.utf8.withContiguousStorageIfAvailable({ utf8 in
+            msgpack_pack_str_with_body(packer, utf8.baseAddress, utf8.count)
+        }) {
+            check(packed)
+            return
+        }
         var value = value
         value.withUTF8 { utf8 in
             check(msgpack_pack_str_with_body(packer, utf8.baseAddress, utf8.count))
