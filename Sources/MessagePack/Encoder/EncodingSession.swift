@@ -24,7 +24,9 @@ final class EncodingSession {
     // MARK: Headers
 
     /// Where the final header of a container is packed before it replaces the placeholder.
-    private let headerWriter = MessagePackWriter()
+    /// Made on first use: only containers of 16 or more entries need it, and a call that encodes
+    /// one small value (an action) spent a twentieth of its time making and freeing it.
+    private lazy var headerWriter = MessagePackWriter()
 
     /// The header of a map of `count` entries, packed by msgpack-c.
     func header(mapCount count: Int) -> MessagePackWriter {
