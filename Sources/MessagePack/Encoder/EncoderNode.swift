@@ -59,6 +59,15 @@ final class EncoderNode: Encoder {
         count = 0
     }
 
+    /// Makes this node, whose value is complete and which nothing refers to any more, the
+    /// encoder of the next element of the same array: same parent, same writer.
+    func reuse(key: MessagePackKey) {
+        self.key = key
+        kind = .empty
+        start = 0
+        count = 0
+    }
+
     /// Hands the buffer back for reuse once the node's bytes have been written.
     func takeBuffer() -> MessagePackWriter? {
         defer { buffer = nil }

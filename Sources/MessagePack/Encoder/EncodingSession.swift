@@ -152,7 +152,7 @@ final class EncodingSession {
         for index in 1 ..< elements.count {
             if index > 1 {
                 if isKnownUniquelyReferenced(&child) {
-                    child.reuse(parent: node, key: MessagePackKey.index(index), target: writer)
+                    child.reuse(key: MessagePackKey.index(index))
                 } else {
                     child = EncoderNode(session: self, parent: node, key: MessagePackKey.index(index), target: writer)
                 }
