@@ -53,7 +53,7 @@ final class DecodingContext {
             for index in 0 ..< count {
                 if index > 0 {
                     if isKnownUniquelyReferenced(&link) {
-                        link.reuse(parent: node, key: MessagePackKey.index(index))
+                        link.reuse(key: MessagePackKey.index(index))
                     } else {
                         link = CodingPathNode(parent: node, key: MessagePackKey.index(index))
                     }
