@@ -152,7 +152,7 @@ final class EncodingSession {
         for index in 1 ..< elements.count {
             if index > 1 {
                 if isKnownUniquelyReferenced(&child) {
-                    child.reuse(key: MessagePackKey.index(index))
+                    child.reuse(elementIndex: index)
                 } else {
                     child = EncoderNode(session: self, parent: node, key: MessagePackKey.index(index), target: writer)
                 }
