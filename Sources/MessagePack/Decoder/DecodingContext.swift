@@ -159,36 +159,44 @@ final class DecodingContext {
     /// than once per value; `PlainTypeSet.decoding` keeps them across calls.
     private var plainTypes: [ObjectIdentifier] = []
 
+    /// Types seen in this decode call that have a dedicated form found by a conformance check
+    /// (arrays, dictionaries), so that they skip `PlainTypeSet`'s lock after the first value.
+    private var specialTypes: [ObjectIdentifier] = []
+
     /// Whether `type` is decoded through its `init(from:)` alone (no dedicated form).
     @inline(__always)
     private func isPlain(_ type: Any.Type) -> Bool {
-        if isKnownPlain(type) { return true }
-        if type == String.self || NumberKind(type) != nil || isSpecial(type) { return false }
+        let id = ObjectIdentifier(type)
+        for known in plainTypes where known == id { return true }
+        if type == String.self || NumberKind(type) != nil { return false }
+        for known in specialTypes where known == id { return false }
+        if PlainTypeSet.decoding.contains(type) {
+            notePlain(type)
+            return true
+        }
+        if isSpecial(type) {
+            noteSpecial(type)
+            return false
+        }
+        PlainTypeSet.decoding.insert(type)
         notePlain(type)
         return true
     }
 
-    @inline(__always)
-    private func isKnownPlain(_ type: Any.Type) -> Bool {
-        let id = ObjectIdentifier(type)
-        for known in plainTypes where known == id { return true }
-        guard PlainTypeSet.decoding.contains(type) else { return false }
-        notePlainHere(type)
-        return true
-    }
-
+    // Each list changes through a local (see `take`), never as an `inout` argument: an in-place
+    // change anywhere brings back run-time exclusivity checks on every read of it.
     private func notePlain(_ type: Any.Type) {
-        PlainTypeSet.decoding.insert(type)
-        notePlainHere(type)
+        guard plainTypes.count < 64 else { return }
+        var types = take(&plainTypes)
+        types.append(ObjectIdentifier(type))
+        plainTypes = types
     }
 
-    private func notePlainHere(_ type: Any.Type) {
-        if plainTypes.count < 64 {
-            // Through a local (see `take`): no run-time exclusivity checks on the cache.
-            var types = take(&plainTypes)
-            types.append(ObjectIdentifier(type))
-            plainTypes = types
-        }
+    private func noteSpecial(_ type: Any.Type) {
+        guard specialTypes.count < 64 else { return }
+        var types = take(&specialTypes)
+        types.append(ObjectIdentifier(type))
+        specialTypes = types
     }
 
     /// Whether `type` has a dedicated form other than `String` and the numbers.

@@ -88,21 +88,34 @@ final class EncodingSession {
     /// than once per value; `PlainTypeSet.encoding` keeps them across calls.
     private var plainTypes: [ObjectIdentifier] = []
 
+    /// Types seen in this session that are arrays or dictionaries, so that they skip
+    /// `PlainTypeSet`'s lock after the first value.
+    private var specialTypes: [ObjectIdentifier] = []
+
     @inline(__always)
     private func isKnownPlain(_ type: Any.Type) -> Bool {
         let id = ObjectIdentifier(type)
         for known in plainTypes where known == id { return true }
+        for known in specialTypes where known == id { return false }
         guard PlainTypeSet.encoding.contains(type) else { return false }
-        notePlainHere(type)
+        notePlain(type)
         return true
     }
 
-    private func notePlainHere(_ type: Any.Type) {
-        if plainTypes.count < 64 {
-            var types = take(&plainTypes)
-            types.append(ObjectIdentifier(type))
-            plainTypes = types
-        }
+    // Each list changes through a local (see `take`), never as an `inout` argument: an in-place
+    // change anywhere brings back run-time exclusivity checks on every read of it.
+    private func notePlain(_ type: Any.Type) {
+        guard plainTypes.count < 64 else { return }
+        var types = take(&plainTypes)
+        types.append(ObjectIdentifier(type))
+        plainTypes = types
+    }
+
+    private func noteSpecial(_ type: Any.Type) {
+        guard specialTypes.count < 64 else { return }
+        var types = take(&specialTypes)
+        types.append(ObjectIdentifier(type))
+        specialTypes = types
     }
 
     // MARK: Values
@@ -196,14 +209,16 @@ final class EncodingSession {
         }
         else if isKnownPlain(T.self) { return false }
         else if let array = value as? any EncodableArray {
+            noteSpecial(T.self)
             try array.encodeMessagePackArray(session: self, writer: writer, parent: parent, key: key)
         }
         else if let dictionary = value as? any EncodableDictionary {
+            noteSpecial(T.self)
             return try dictionary.encodeMessagePackMap(session: self, writer: writer, parent: parent, key: key)
         }
         else {
             PlainTypeSet.encoding.insert(T.self)
-            notePlainHere(T.self)
+            notePlain(T.self)
             return false
         }
         return true
