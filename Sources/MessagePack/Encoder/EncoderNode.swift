@@ -33,7 +33,7 @@ final class EncoderNode: Encoder {
     /// goes through its type's value witnesses, about a twentieth of encoding a small struct when it
     /// was done per element.
     @exclusivity(unchecked) private var elementIndex = -1
-    /// The key of this node's value in its parent (`nil` for the root and single values).
+    /// The key of this node's value in its parent (`nil` for the root).
     var key: (any CodingKey)? { elementIndex >= 0 ? MessagePackKey.index(elementIndex) : otherKey }
     /// The writer of the enclosing value, when this node's value is encoded synchronously.
     @exclusivity(unchecked) private var target: MessagePackWriter?
