@@ -101,6 +101,35 @@ final class HandWrittenCodec {
         return snapshot
     }
 
+    /// An action packed as Swift's synthesised encoding writes it: a one-entry map from the case
+    /// name to a map of its associated values (`_0`), empty for a case without any.
+    func encodeAction(_ action: BenchAction) -> [UInt8] {
+        msgpack_sbuffer_clear(&buffer)
+        msgpack_pack_map(&packer, 1)
+        switch action {
+        case .countUp: packKey("countUp"); msgpack_pack_map(&packer, 0)
+        case .countUpAsync: packKey("countUpAsync"); msgpack_pack_map(&packer, 0)
+        case .add(let amount):
+            packKey("add")
+            msgpack_pack_map(&packer, 1)
+            packKey("_0"); msgpack_pack_int64(&packer, Int64(amount))
+        }
+        return [UInt8](UnsafeRawBufferPointer(start: buffer.data, count: buffer.size))
+    }
+
+    /// The action read straight from msgpack-c's unpacked objects.
+    func decodeAction(_ bytes: [UInt8]) throws -> BenchAction {
+        try Self.withRootMap(bytes) { root in
+            guard root.size == 1, root.ptr[0].val.type == MSGPACK_OBJECT_MAP else { throw Failure.malformed }
+            let entry = root.ptr[0]
+            let fields = entry.val.via.map
+            if Self.isKey(entry.key, "countUp") { return .countUp }
+            if Self.isKey(entry.key, "countUpAsync") { return .countUpAsync }
+            guard Self.isKey(entry.key, "add"), fields.size == 1, Self.isKey(fields.ptr[0].key, "_0") else { throw Failure.malformed }
+            return .add(try Self.int(fields.ptr[0].val))
+        }
+    }
+
     /// The catalog packed with msgpack-c calls, keys sorted as the Codable encoder sorts them.
     func encodeCatalog(_ catalog: BenchCatalog) -> [UInt8] {
         msgpack_sbuffer_clear(&buffer)

@@ -7,7 +7,8 @@ import MessagePack
 // through hand-written msgpack-c calls, and prints ops/s and the ratios.
 // Usage: msgpack-bench [iterations per round] [phase]   (5 rounds, best round counts)
 // With a phase (hand-encode, codable-encode, hand-decode, codable-decode,
-// hand-decode-catalog, codable-decode-catalog, hand-encode-catalog, codable-encode-catalog)
+// hand-decode-catalog, codable-decode-catalog, hand-encode-catalog, codable-encode-catalog,
+// hand-encode-action, codable-encode-action, hand-decode-action, codable-decode-action)
 // only that operation runs, once per
 // iteration: for `valgrind --tool=callgrind`, whose instruction counts are stable on a
 // busy machine where timings are not.
@@ -15,6 +16,10 @@ import MessagePack
 // The catalog rows decode a large collection of small values (100,000 entries of an
 // `[Int: String]`, the shape of the `catalog` app's state): one operation decodes it all,
 // and the rows give ns per entry. They run iterations / 2,000 times per round (at least 1).
+//
+// The action rows encode and decode one small synthesised `Codable` enum per operation (the
+// authority decodes one per action), cycling through `BenchAction.samples`; they run
+// iterations × 20 times per round.
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 let iterations = arguments.first.flatMap { Int($0) } ?? 20_000
@@ -25,8 +30,12 @@ let encoder = MessagePackEncoder()
 let decoder = MessagePackDecoder()
 let handWritten = HandWrittenCodec()
 let reusedWriter = MessagePackWriter()
-let catalog = BenchCatalog.sample(entries: 100_000)
+// A single phase other than a catalog one builds only a token catalog, so that callgrind's
+// counts are of that phase rather than of building and checking 100,000 entries.
+let catalog = BenchCatalog.sample(entries: (phase?.hasSuffix("-catalog") ?? true) ? 100_000 : 10)
 let catalogIterations = max(1, iterations / 2_000)
+let actions = BenchAction.samples
+let actionIterations = iterations * 20
 
 /// Keeps results observable so the optimiser cannot drop the work.
 nonisolated(unsafe) var sink = 0
@@ -73,8 +82,19 @@ do {
         print("error: the Codable and hand-written paths disagree on the catalog")
         exit(1)
     }
+    let actionBytes = try actions.map { try encoder.encode($0) }
+    guard try actions.indices.allSatisfy({ index in
+        try actionBytes[index] == handWritten.encodeAction(actions[index])
+            && decoder.decode(BenchAction.self, from: actionBytes[index]) == actions[index]
+            && handWritten.decodeAction(actionBytes[index]) == actions[index]
+    }) else {
+        print("error: the Codable and hand-written paths disagree on the actions")
+        exit(1)
+    }
+    /// The action of operation number `sink`'s low bits: a different one each time.
+    func actionIndex() -> Int { Int(UInt(bitPattern: sink) % UInt(actions.count)) }
     if let phase {
-        for _ in 0 ..< iterations {
+        for _ in 0 ..< (phase.hasSuffix("-action") ? actionIterations : iterations) {
             switch phase {
             case "hand-encode": sink &+= handWritten.encode(snapshot).count
             case "codable-encode": sink &+= try encoder.encode(snapshot).count
@@ -84,6 +104,10 @@ do {
             case "codable-decode-catalog": sink &+= try decoder.decode(BenchCatalog.self, from: catalogBytes).entries.count
             case "hand-encode-catalog": sink &+= handWritten.encodeCatalog(catalog).count
             case "codable-encode-catalog": sink &+= try encoder.encode(catalog).count
+            case "hand-encode-action": sink &+= handWritten.encodeAction(actions[actionIndex()]).count &+ 1
+            case "codable-encode-action": sink &+= try encoder.encode(actions[actionIndex()]).count &+ 1
+            case "hand-decode-action": sink &+= try handWritten.decodeAction(actionBytes[actionIndex()]) == .countUp ? 1 : 2
+            case "codable-decode-action": sink &+= try decoder.decode(BenchAction.self, from: actionBytes[actionIndex()]) == .countUp ? 1 : 2
             default: print("unknown phase \(phase)"); exit(2)
             }
         }
@@ -106,6 +130,15 @@ do {
     let handCatalogEncode = measure(iterations: catalogIterations) { handWritten.encodeCatalog(catalog).count }
     let codableCatalogEncode = try measure(iterations: catalogIterations) { try encoder.encode(catalog).count }
 
+    let handActionEncode = measure(iterations: actionIterations) { handWritten.encodeAction(actions[actionIndex()]).count &+ 1 }
+    let codableActionEncode = try measure(iterations: actionIterations) { try encoder.encode(actions[actionIndex()]).count &+ 1 }
+    let handActionDecode = try measure(iterations: actionIterations) {
+        try handWritten.decodeAction(actionBytes[actionIndex()]) == .countUp ? 1 : 2
+    }
+    let codableActionDecode = try measure(iterations: actionIterations) {
+        try decoder.decode(BenchAction.self, from: actionBytes[actionIndex()]) == .countUp ? 1 : 2
+    }
+
     report("encode  hand-written msgpack-c", handEncode)
     report("encode  Codable -> [UInt8]", codableEncode)
     report("encode  Codable into reused writer", codableEncodeReused)
@@ -125,6 +158,13 @@ do {
     report("encode catalog  Codable", codableCatalogEncode)
     print("    \(perEntry(codableCatalogEncode))")
     print("catalog encode ratio (hand / Codable): \(ratio(handCatalogEncode, codableCatalogEncode))")
+    print("action: a synthesised Codable enum, \(actionBytes.map(\.count).reduce(0, +) / actions.count) bytes on average; \(actionIterations) iterations x \(rounds) rounds (best)")
+    report("encode action  hand-written msgpack-c", handActionEncode)
+    report("encode action  Codable", codableActionEncode)
+    report("decode action  hand-written msgpack-c", handActionDecode)
+    report("decode action  Codable", codableActionDecode)
+    print("action encode ratio (hand / Codable): \(ratio(handActionEncode, codableActionEncode))")
+    print("action decode ratio (hand / Codable): \(ratio(handActionDecode, codableActionDecode))")
     if sink == 42 { print("") }
 } catch {
     print("error: \(error)")

@@ -54,6 +54,17 @@ import Testing
         #expect(packed { $0.packString("é") } == "a2c3a9")
     }
 
+    @Test func everyStringRepresentationPacksItsUTF8() {
+        let large = String(repeating: "snow ☃ ", count: 40)
+        let strings = ["", "id", "fifteen bytes!!", "sixteen bytes!!!", large,
+                       String(large.dropFirst(3)), String(Substring(large).prefix(20)), "é" + "\u{301}"]
+        for string in strings {
+            var copy = string
+            let expected = copy.withUTF8 { utf8 in packed { $0.packString(utf8: UnsafeRawBufferPointer(utf8)) } }
+            #expect(packed { $0.packString(string) } == expected)
+        }
+    }
+
     @Test func binaries() {
         #expect(packed { $0.packBinary([]) } == "c400")
         #expect(packed { $0.packBinary([1, 2]) } == "c4020102")

@@ -37,9 +37,24 @@ public final class MessagePackReader {
     /// Unpacks `input` and calls `body` with the root object. The object tree
     /// is valid only inside `body`; the zone is released before returning.
     func withRoot<R>(_ input: UnsafeRawBufferPointer, _ body: (ObjectRef) throws -> R) throws -> R {
+        try Self.withRoot(input, unpacked: unpacked, body)
+    }
+
+    /// Like `withRoot` on a reader, with the `msgpack_unpacked` on the stack: a decode call of one
+    /// small value (an action) otherwise spent two of its allocations on a reader object and its
+    /// `msgpack_unpacked`.
+    static func withRoot<R>(_ input: UnsafeRawBufferPointer, _ body: (ObjectRef) throws -> R) throws -> R {
+        var unpacked = msgpack_unpacked()
+        msgpack_unpacked_init(&unpacked)
+        return try withUnsafeMutablePointer(to: &unpacked) { try withRoot(input, unpacked: $0, body) }
+    }
+
+    private static func withRoot<R>(
+        _ input: UnsafeRawBufferPointer, unpacked: UnsafeMutablePointer<msgpack_unpacked>, _ body: (ObjectRef) throws -> R
+    ) throws -> R {
         defer { msgpack_unpacked_destroy(unpacked) }
         do {
-            try unpack(input)
+            try unpack(input, into: unpacked)
         } catch {
             throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: error.message))
         }
@@ -49,7 +64,7 @@ public final class MessagePackReader {
         return try body(ObjectRef(UnsafePointer(root)))
     }
 
-    private func unpack(_ input: UnsafeRawBufferPointer) throws(InputGuard.Failure) {
+    private static func unpack(_ input: UnsafeRawBufferPointer, into unpacked: UnsafeMutablePointer<msgpack_unpacked>) throws(InputGuard.Failure) {
         guard let base = input.baseAddress, input.count > 0 else { throw .empty }
         if !InputGuard.isPlainlySafe(input) {
             try InputGuard.validate(input)

@@ -33,18 +33,28 @@ public final class MessagePackWriter {
     @usableFromInline let buffer: UnsafeMutablePointer<msgpack_sbuffer>
     @usableFromInline let packer: UnsafeMutablePointer<msgpack_packer>
 
+    /// Where `packer` lies after `buffer` in their one allocation.
+    private static var packerOffset: Int {
+        let alignment = MemoryLayout<msgpack_packer>.alignment
+        return (MemoryLayout<msgpack_sbuffer>.stride + alignment - 1) / alignment * alignment
+    }
+
     /// Creates an empty writer. No memory is allocated until the first value is packed.
     public init() {
-        buffer = .allocate(capacity: 1)
+        // The buffer and its packer share one allocation: a writer made for one small message
+        // (the encoder makes one per call) costs one allocation fewer.
+        let storage = UnsafeMutableRawPointer.allocate(
+            byteCount: Self.packerOffset + MemoryLayout<msgpack_packer>.size,
+            alignment: max(MemoryLayout<msgpack_sbuffer>.alignment, MemoryLayout<msgpack_packer>.alignment))
+        buffer = storage.bindMemory(to: msgpack_sbuffer.self, capacity: 1)
         msgpack_sbuffer_init(buffer)
-        packer = .allocate(capacity: 1)
+        packer = (storage + Self.packerOffset).bindMemory(to: msgpack_packer.self, capacity: 1)
         msgpack_packer_init(packer, buffer, msgpack_sbuffer_write)
     }
 
     deinit {
         msgpack_sbuffer_destroy(buffer)
-        buffer.deallocate()
-        packer.deallocate()
+        UnsafeMutableRawPointer(buffer).deallocate()
     }
 
     // MARK: Output
@@ -93,6 +103,15 @@ public final class MessagePackWriter {
 
     /// Packs a UTF-8 string (fixstr/str8/str16/str32).
     @inlinable public func packString(_ value: String) {
+        // Native and small strings lend their UTF-8 as they are: `withUTF8` needs a `var` copy of
+        // the string (a retain and a release per string, a twentieth of encoding a small struct)
+        // and is kept for the strings that have no contiguous UTF-8 to lend.
+        if let packed = value.utf8.withContiguousStorageIfAvailable({ utf8 in
+            msgpack_pack_str_with_body(packer, utf8.baseAddress, utf8.count)
+        }) {
+            check(packed)
+            return
+        }
         var value = value
         value.withUTF8 { utf8 in
             check(msgpack_pack_str_with_body(packer, utf8.baseAddress, utf8.count))

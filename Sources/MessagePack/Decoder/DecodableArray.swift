@@ -13,13 +13,6 @@ extension Array: DecodableArray where Element: Decodable {
             throw DecodingError.typeMismatch(Self.self, .init(
                 codingPath: CodingPathNode.path(node), debugDescription: "Expected an array, found \(object.kindDescription)."))
         }
-        let count = object.arrayCount
-        var result: [Element] = []
-        result.reserveCapacity(count)
-        for index in 0 ..< count {
-            result.append(try context.decodeValue(
-                Element.self, from: object.element(index), parent: node, key: MessagePackKey.index(index)))
-        }
-        return result
+        return try context.decodeElements(Element.self, of: object, node: node)
     }
 }

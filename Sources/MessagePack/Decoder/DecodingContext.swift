@@ -14,20 +14,54 @@ final class DecodingContext {
     func decodeValue<T: Decodable>(
         _ type: T.Type, from object: ObjectRef, parent: CodingPathNode?, key: (any CodingKey)?
     ) throws -> T {
-        if !isKnownPlain(T.self) {
+        if !isPlain(T.self) {
             // Each form returns `T` itself: a `T?` would cost a run-time lookup of `Optional<T>`'s
             // metadata per value.
             if T.self == String.self {
                 return unsafeBitCast(try object.decodeString { CodingPathNode.path(parent, appendingOptional: key) }, to: T.self)
             }
             if let kind = NumberKind(T.self) { return try decodeNumber(kind, as: T.self, from: object, parent: parent, key: key) }
-            if isSpecial(T.self) { return try decodeSpecial(T.self, from: object, parent: parent, key: key) }
-            notePlain(T.self)
+            return try decodeSpecial(T.self, from: object, parent: parent, key: key)
         }
         guard let key else { return try decodePlain(T.self, from: object, path: parent) }
         var node = makePathNode(parent: parent, key: key)
         defer { recycle(&node) }
         return try decodePlain(T.self, from: object, path: node)
+    }
+
+    /// The elements of `array` (an array object), whose coding path is `node`.
+    ///
+    /// Whether `Element` has a dedicated form is settled once per array instead of once per
+    /// element, and the elements of a type decoded through `init(from:)` share one coding path
+    /// link, re-pointed at each index while nothing else holds it. The elements are written
+    /// straight into the new array's storage: `append` in this unspecialised code checks
+    /// uniqueness and capacity through several generic calls per element.
+    func decodeElements<Element: Decodable>(_ type: Element.Type, of array: ObjectRef, node: CodingPathNode?) throws -> [Element] {
+        let count = array.arrayCount
+        guard isPlain(Element.self) else {
+            return try [Element](unsafeUninitializedCapacity: count) { buffer, initialized in
+                for index in 0 ..< count {
+                    buffer.initializeElement(at: index, to: try decodeValue(
+                        Element.self, from: array.element(index), parent: node, key: MessagePackKey.index(index)))
+                    initialized += 1
+                }
+            }
+        }
+        var link = makePathNode(parent: node, key: MessagePackKey.index(0))
+        defer { recycle(&link) }
+        return try [Element](unsafeUninitializedCapacity: count) { buffer, initialized in
+            for index in 0 ..< count {
+                if index > 0 {
+                    if isKnownUniquelyReferenced(&link) {
+                        link.reuse(key: MessagePackKey.index(index))
+                    } else {
+                        link = CodingPathNode(parent: node, key: MessagePackKey.index(index))
+                    }
+                }
+                buffer.initializeElement(at: index, to: try decodePlain(Element.self, from: array.element(index), path: link))
+                initialized += 1
+            }
+        }
     }
 
     /// Decodes a `T` through its `init(from:)`.
@@ -122,23 +156,47 @@ final class DecodingContext {
 
     /// Types seen in this decode call that have no dedicated form, so the
     /// dynamic conformance check for dictionaries runs once per type rather
-    /// than once per value.
+    /// than once per value; `PlainTypeSet.decoding` keeps them across calls.
     private var plainTypes: [ObjectIdentifier] = []
 
+    /// Types seen in this decode call that have a dedicated form found by a conformance check
+    /// (arrays, dictionaries), so that they skip `PlainTypeSet`'s lock after the first value.
+    private var specialTypes: [ObjectIdentifier] = []
+
+    /// Whether `type` is decoded through its `init(from:)` alone (no dedicated form).
     @inline(__always)
-    private func isKnownPlain(_ type: Any.Type) -> Bool {
+    private func isPlain(_ type: Any.Type) -> Bool {
         let id = ObjectIdentifier(type)
         for known in plainTypes where known == id { return true }
-        return false
+        if type == String.self || NumberKind(type) != nil { return false }
+        for known in specialTypes where known == id { return false }
+        if PlainTypeSet.decoding.contains(type) {
+            notePlain(type)
+            return true
+        }
+        if isSpecial(type) {
+            noteSpecial(type)
+            return false
+        }
+        PlainTypeSet.decoding.insert(type)
+        notePlain(type)
+        return true
     }
 
+    // Each list changes through a local (see `take`), never as an `inout` argument: an in-place
+    // change anywhere brings back run-time exclusivity checks on every read of it.
     private func notePlain(_ type: Any.Type) {
-        if plainTypes.count < 64 {
-            // Through a local (see `take`): no run-time exclusivity checks on the cache.
-            var types = take(&plainTypes)
-            types.append(ObjectIdentifier(type))
-            plainTypes = types
-        }
+        guard plainTypes.count < 64 else { return }
+        var types = take(&plainTypes)
+        types.append(ObjectIdentifier(type))
+        plainTypes = types
+    }
+
+    private func noteSpecial(_ type: Any.Type) {
+        guard specialTypes.count < 64 else { return }
+        var types = take(&specialTypes)
+        types.append(ObjectIdentifier(type))
+        specialTypes = types
     }
 
     /// Whether `type` has a dedicated form other than `String` and the numbers.

@@ -19,8 +19,10 @@ struct KeyedDecodingContainerImpl<Key: CodingKey>: KeyedDecodingContainerProtoco
 
     var codingPath: [any CodingKey] { CodingPathNode.path(path) }
 
-    // A plain loop: synthesized enum decoding asks for `allKeys` of every value, and the
-    // generic `compactMap` machinery cost more than the keys themselves.
+    // A plain loop without closures or `reserveCapacity`: synthesized enum decoding asks for
+    // `allKeys` of every value, twice, and in this unspecialised code each closure or
+    // `reserveCapacity` costs a run-time metadata lookup (`Optional<Key>`, `Array<Key>`) and calls
+    // through value witnesses, more than the keys themselves.
     //
     // A map whose only key is a string `Key` does not accept is what an enum's unknown case
     // looks like: the context notes it, so that the error Swift's synthesized decoding throws
@@ -28,23 +30,15 @@ struct KeyedDecodingContainerImpl<Key: CodingKey>: KeyedDecodingContainerProtoco
     var allKeys: [Key] {
         let count = map.mapCount
         var keys: [Key] = []
-        keys.reserveCapacity(count)
         var unknown: String?
         for position in 0 ..< count {
             let key = map.key(position)
-            let found: Key?
             if key.isString {
-                let name = key.validatedString
-                found = name.flatMap { Key(stringValue: $0) }
-                if found == nil { unknown = name }
-            } else if key.type == MSGPACK_OBJECT_POSITIVE_INTEGER {
-                found = Int(exactly: key.unsigned).flatMap { Key(intValue: $0) }
-            } else if key.type == MSGPACK_OBJECT_NEGATIVE_INTEGER {
-                found = Int(exactly: key.signed).flatMap { Key(intValue: $0) }
-            } else {
-                found = nil
+                guard let name = key.validatedString else { continue }
+                if let found = Key(stringValue: name) { keys.append(found) } else { unknown = name }
+            } else if let value = MapKeyIndex.integerKey(key), let found = Key(intValue: value) {
+                keys.append(found)
             }
-            if let found { keys.append(found) }
         }
         context.noteKeys(count == 1 ? unknown : nil, of: Key.self, at: path)
         return keys

@@ -35,7 +35,7 @@ public struct MessagePackDecoder: Sendable {
     public func decode<T: Decodable>(_ type: T.Type, from buffer: UnsafeRawBufferPointer) throws -> T {
         let context = DecodingContext(userInfo: userInfo)
         defer { context.tearDown() }
-        return try MessagePackReader().withRoot(buffer) { root in
+        return try MessagePackReader.withRoot(buffer) { root in
             try context.decodeValue(T.self, from: root, parent: nil, key: nil)
         }
     }

@@ -15,10 +15,6 @@ extension Array: EncodableArray where Element: Encodable {
         guard !isEmpty else { return }
         // One node carries the coding path of the array for its elements.
         let node = session.makeNode(parent: parent, key: key, target: nil)
-        // An index loop: `enumerated()` is not specialised here and costs
-        // several metadata lookups per element.
-        for index in 0 ..< count {
-            try session.encodeValue(self[index], into: writer, parent: node, key: MessagePackKey.index(index))
-        }
+        try session.encodeElements(self, into: writer, node: node)
     }
 }

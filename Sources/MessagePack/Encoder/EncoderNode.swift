@@ -27,7 +27,14 @@ final class EncoderNode: Encoder {
     // `@exclusivity(unchecked)` the compiler checks every access at run time (an existential's
     // copy or destroy could, for all it knows, reach the node), about a tenth of an encode.
     @exclusivity(unchecked) private(set) unowned var parent: EncoderNode?
-    @exclusivity(unchecked) private(set) var key: (any CodingKey)?
+    @exclusivity(unchecked) private var otherKey: (any CodingKey)?
+    /// The position of an array element whose node is re-pointed from element to element
+    /// (`reuse(elementIndex:)`), else -1. Kept apart from `otherKey`: assigning an existential
+    /// goes through its type's value witnesses, about a twentieth of encoding a small struct when it
+    /// was done per element.
+    @exclusivity(unchecked) private var elementIndex = -1
+    /// The key of this node's value in its parent (`nil` for the root).
+    var key: (any CodingKey)? { elementIndex >= 0 ? MessagePackKey.index(elementIndex) : otherKey }
     /// The writer of the enclosing value, when this node's value is encoded synchronously.
     @exclusivity(unchecked) private var target: MessagePackWriter?
     /// The node's own buffer, when it is deferred (no `target`).
@@ -43,7 +50,7 @@ final class EncoderNode: Encoder {
     init(session: EncodingSession, parent: EncoderNode?, key: (any CodingKey)?, target: MessagePackWriter?) {
         self.session = session
         self.parent = parent
-        self.key = key
+        self.otherKey = key
         self.target = target
     }
 
@@ -52,8 +59,19 @@ final class EncoderNode: Encoder {
     /// encoding a small struct.
     func reuse(parent: EncoderNode?, key: (any CodingKey)?, target: MessagePackWriter?) {
         self.parent = parent
-        self.key = key
+        self.otherKey = key
+        elementIndex = -1
         self.target = target
+        kind = .empty
+        start = 0
+        count = 0
+    }
+
+    /// Makes this node, whose value is complete and which nothing refers to any more, the
+    /// encoder of the element at `index` of the array it encoded an element of: same parent,
+    /// same writer.
+    func reuse(elementIndex index: Int) {
+        elementIndex = index
         kind = .empty
         start = 0
         count = 0

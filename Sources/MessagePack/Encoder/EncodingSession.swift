@@ -24,7 +24,9 @@ final class EncodingSession {
     // MARK: Headers
 
     /// Where the final header of a container is packed before it replaces the placeholder.
-    private let headerWriter = MessagePackWriter()
+    /// Made on first use: only containers of 16 or more entries need it, and a call that encodes
+    /// one small value (an action) spent a twentieth of its time making and freeing it.
+    private lazy var headerWriter = MessagePackWriter()
 
     /// The header of a map of `count` entries, packed by msgpack-c.
     func header(mapCount count: Int) -> MessagePackWriter {
@@ -83,14 +85,37 @@ final class EncodingSession {
 
     /// Types seen in this session that have no dedicated form, so the
     /// dynamic conformance check for dictionaries runs once per type rather
-    /// than once per value.
+    /// than once per value; `PlainTypeSet.encoding` keeps them across calls.
     private var plainTypes: [ObjectIdentifier] = []
+
+    /// Types seen in this session that are arrays or dictionaries, so that they skip
+    /// `PlainTypeSet`'s lock after the first value.
+    private var specialTypes: [ObjectIdentifier] = []
 
     @inline(__always)
     private func isKnownPlain(_ type: Any.Type) -> Bool {
         let id = ObjectIdentifier(type)
         for known in plainTypes where known == id { return true }
-        return false
+        for known in specialTypes where known == id { return false }
+        guard PlainTypeSet.encoding.contains(type) else { return false }
+        notePlain(type)
+        return true
+    }
+
+    // Each list changes through a local (see `take`), never as an `inout` argument: an in-place
+    // change anywhere brings back run-time exclusivity checks on every read of it.
+    private func notePlain(_ type: Any.Type) {
+        guard plainTypes.count < 64 else { return }
+        var types = take(&plainTypes)
+        types.append(ObjectIdentifier(type))
+        plainTypes = types
+    }
+
+    private func noteSpecial(_ type: Any.Type) {
+        guard specialTypes.count < 64 else { return }
+        var types = take(&specialTypes)
+        types.append(ObjectIdentifier(type))
+        specialTypes = types
     }
 
     // MARK: Values
@@ -102,6 +127,13 @@ final class EncodingSession {
     ) throws {
         if try encodeSpecial(value, into: writer, parent: parent, key: key) { return }
         var node = makeNode(parent: parent, key: key, target: writer)
+        try encodePlain(value, with: node, into: writer)
+        recycle(&node)
+    }
+
+    /// Appends `value` through its `encode(to:)`, with `node` (whose target is `writer`) as encoder.
+    @inline(__always)
+    private func encodePlain<T: Encodable>(_ value: T, with node: EncoderNode, into writer: MessagePackWriter) throws {
         let mark = writer.count
         do {
             try value.encode(to: node)
@@ -112,7 +144,35 @@ final class EncodingSession {
             writer.truncate(to: mark)
             throw error
         }
-        recycle(&node)
+    }
+
+    /// Appends the elements of an array whose header is written and whose coding path is `node`.
+    ///
+    /// The first element settles whether `Element` has a dedicated form; if not, the rest skip
+    /// that check and share one encoder node, re-pointed at each index while nothing else holds
+    /// it, instead of taking one from the pool and putting it back per element.
+    func encodeElements<Element: Encodable>(_ elements: [Element], into writer: MessagePackWriter, node: EncoderNode) throws {
+        guard let first = elements.first else { return }
+        try encodeValue(first, into: writer, parent: node, key: MessagePackKey.index(0))
+        guard elements.count > 1 else { return }
+        guard isKnownPlain(Element.self) else {
+            for index in 1 ..< elements.count {
+                try encodeValue(elements[index], into: writer, parent: node, key: MessagePackKey.index(index))
+            }
+            return
+        }
+        var child = makeNode(parent: node, key: MessagePackKey.index(1), target: writer)
+        for index in 1 ..< elements.count {
+            if index > 1 {
+                if isKnownUniquelyReferenced(&child) {
+                    child.reuse(elementIndex: index)
+                } else {
+                    child = EncoderNode(session: self, parent: node, key: MessagePackKey.index(index), target: writer)
+                }
+            }
+            try encodePlain(elements[index], with: child, into: writer)
+        }
+        recycle(&child)
     }
 
     /// Packs the types with a dedicated MessagePack form. Returns `false` for other types.
@@ -149,17 +209,16 @@ final class EncodingSession {
         }
         else if isKnownPlain(T.self) { return false }
         else if let array = value as? any EncodableArray {
+            noteSpecial(T.self)
             try array.encodeMessagePackArray(session: self, writer: writer, parent: parent, key: key)
         }
         else if let dictionary = value as? any EncodableDictionary {
+            noteSpecial(T.self)
             return try dictionary.encodeMessagePackMap(session: self, writer: writer, parent: parent, key: key)
         }
         else {
-            if plainTypes.count < 64 {
-                var types = take(&plainTypes)
-                types.append(ObjectIdentifier(T.self))
-                plainTypes = types
-            }
+            PlainTypeSet.encoding.insert(T.self)
+            notePlain(T.self)
             return false
         }
         return true

@@ -19,6 +19,11 @@ final class CodingPathNode {
         self.key = key
     }
 
+    /// Makes this unreferenced link the link of a sibling: same parent, another key.
+    func reuse(key: any CodingKey) {
+        self.key = key
+    }
+
     /// Lets go of the parent while the link waits to be reused.
     func clear() {
         parent = nil
