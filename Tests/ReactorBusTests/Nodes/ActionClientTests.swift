@@ -321,12 +321,10 @@ import TestSupport
     }
 
     /// A loopback endpoint nobody listens on: bound once for a free port, then closed.
+    /// An endpoint nobody binds: an ipc path of its own, so that no other test of a parallel
+    /// run can take it (a TCP port freed here could be bound again by any test at once).
     private static func unusedEndpoint(_ context: ZMQContext) throws -> String {
-        let socket = try ZMQSocket(context: context, type: .router)
-        defer { socket.close() }
-        try socket.set(.linger, 0)
-        try socket.bind("tcp://127.0.0.1:*")
-        return try socket.get(.lastEndpoint)
+        "ipc://" + NSTemporaryDirectory() + "reactorbus-unreachable-\(UUID().uuidString)"
     }
 
     @Test func aFullWindowHoldsTheNextActionUntilAnAckFreesASlot() async throws {
