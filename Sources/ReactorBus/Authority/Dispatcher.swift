@@ -57,6 +57,8 @@ struct Dispatcher: Sendable {
     struct Owner: Sendable {
         var worker: PeerID
         var since: UInt64
+        /// The job's effect kind, to queue it again with (a waiting job's is in its queue entry).
+        var kind: String
     }
 
     typealias Pending = JobQueue.Pending
@@ -73,8 +75,10 @@ struct Dispatcher: Sendable {
     let coolOff: UInt64
 
     private(set) var workers: [PeerID: Worker] = [:]
+    /// The jobs given to a worker. A job's kind travels with it (in its queue entry while it
+    /// waits, here while it runs), so that no table of every open job is kept: with a backlog of
+    /// a hundred thousand jobs, each such table cost a cache miss per job event.
     private var owners: [JobID: Owner] = [:]
-    private var jobKinds: [JobID: String] = [:]
     /// Jobs waiting for a worker. Freeing a slot looks only at the first job of each kind, so a
     /// long backlog costs nothing per report (it used to be walked in full on every DONE).
     private var queue = JobQueue()
@@ -119,23 +123,22 @@ struct Dispatcher: Sendable {
     /// a quarantine or probation outlives a new `ready` on the same connection (it would
     /// otherwise be a way out for a worker that keeps failing).
     mutating func register(_ peer: PeerID, name: String, capacity: Int, kinds: [String], now: UInt64) -> [Assignment] {
-        var requeue: [JobID] = []
+        var requeue: [Pending] = []
         var worker = Worker(name: name, capacity: min(max(1, capacity), maxWorkerCapacity), kinds: Set(kinds), lastHeard: now)
         if let previous = workers[peer] {
-            requeue = previous.running.filter { owners[$0]?.worker == peer }.sorted()
-            for job in previous.running { owners[job] = nil }
+            // Only its own: a job taken from it after a timeout belongs to another worker now.
+            requeue = takeOwned(previous.running, from: peer, avoid: nil)
             worker.health = previous.health
         }
         workers[peer] = worker
-        queue.prepend(contentsOf: requeue.map { Pending(job: $0, kind: kind(of: $0), avoid: nil) })
+        queue.prepend(contentsOf: requeue)
         return assignQueued(now: now)
     }
 
     /// A new job to run.
     mutating func enqueue(_ job: JobID, kind: String, now: UInt64) -> Assignment? {
-        jobKinds[job] = kind
         if let worker = pickWorker(for: kind, avoiding: nil) {
-            return assign(job, to: worker, now: now)
+            return assign(job, to: worker, kind: kind, now: now)
         }
         queue.append(Pending(job: job, kind: kind, avoid: nil))
         return nil
@@ -160,7 +163,6 @@ struct Dispatcher: Sendable {
         var recovered = false
         if owned {
             owners[job] = nil
-            jobKinds[job] = nil
             recovered = workers[peer]?.health.reportedInTime() ?? false
         }
         return (owned, assignQueued(now: now), recovered)
@@ -176,9 +178,9 @@ struct Dispatcher: Sendable {
     /// - Returns: whether it was waiting in the queue, the workers holding it, and the
     ///   assignments the freed slots made possible.
     mutating func cancel(_ job: JobID, now: UInt64) -> (queued: Bool, holders: [PeerID], assignments: [Assignment]) {
-        let kind = jobKinds.removeValue(forKey: job)
-        owners[job] = nil
-        let queued = kind.map { queue.remove(job, kind: $0) } ?? false
+        // A job is either given to a worker or waiting (a job taken from a slow worker waits
+        // again, while that worker may still hold it).
+        let queued = owners.removeValue(forKey: job) == nil && queue.remove(job)
         let holders = workers.compactMap { $0.value.running.contains(job) ? $0.key : nil }
         for peer in holders { workers[peer]?.running.remove(job) }
         return (queued, holders, holders.isEmpty ? [] : assignQueued(now: now))
@@ -191,11 +193,9 @@ struct Dispatcher: Sendable {
     mutating func forget(_ peer: PeerID, now: UInt64) -> Expiry {
         var expiry = Expiry()
         guard let worker = workers.removeValue(forKey: peer) else { return expiry }
-        for job in worker.running.sorted() where owners[job]?.worker == peer {
-            owners[job] = nil
-            expiry.requeued.append(job)
-        }
-        queue.prepend(contentsOf: expiry.requeued.map { Pending(job: $0, kind: kind(of: $0), avoid: peer) })
+        let requeue = takeOwned(worker.running, from: peer, avoid: peer)
+        expiry.requeued = requeue.map(\.job)
+        queue.prepend(contentsOf: requeue)
         expiry.assignments = assignQueued(now: now)
         return expiry
     }
@@ -211,10 +211,9 @@ struct Dispatcher: Sendable {
         for (peer, worker) in workers where now >= worker.lastHeard + deadAfter {
             expiry.deadWorkers.append(peer)
             expiry.deadWorkerNames[peer] = worker.name
-            for job in worker.running.sorted() where owners[job]?.worker == peer {
-                owners[job] = nil
-                expiry.requeued.append(job)
-                queue.prepend(Pending(job: job, kind: kind(of: job), avoid: peer))
+            for pending in takeOwned(worker.running, from: peer, avoid: peer) {
+                expiry.requeued.append(pending.job)
+                queue.prepend(pending)
             }
             workers[peer] = nil
         }
@@ -224,7 +223,7 @@ struct Dispatcher: Sendable {
             owners[job] = nil
             expiry.requeued.append(job)
             expiry.timedOut += 1
-            queue.append(Pending(job: job, kind: kind(of: job), avoid: owner.worker))
+            queue.append(Pending(job: job, kind: owner.kind, avoid: owner.worker))
             if workers[owner.worker]?.health.timedOut(now: now, quarantineAfter: quarantineAfter, coolOff: coolOff) == true {
                 expiry.quarantined.append(owner.worker)
                 expiry.requeued += takeBack(from: owner.worker)
@@ -242,19 +241,26 @@ struct Dispatcher: Sendable {
     /// (also those still held by jobs that timed out): on probation it starts from nothing.
     private mutating func takeBack(from peer: PeerID) -> [JobID] {
         guard let worker = workers[peer] else { return [] }
-        let jobs = worker.running.filter { owners[$0]?.worker == peer }.sorted()
-        for job in jobs { owners[job] = nil }
+        let jobs = takeOwned(worker.running, from: peer, avoid: peer)
         workers[peer]?.running = []
-        queue.prepend(contentsOf: jobs.map { Pending(job: $0, kind: kind(of: $0), avoid: peer) })
-        return jobs
+        queue.prepend(contentsOf: jobs)
+        return jobs.map(\.job)
     }
 
     // MARK: Internals
 
-    private func kind(of job: JobID) -> String { jobKinds[job] ?? "" }
+    /// Of `running`, the jobs `peer` owns, in job order, as queue entries (with their kinds),
+    /// no longer owned by anyone.
+    private mutating func takeOwned(_ running: Set<JobID>, from peer: PeerID, avoid: PeerID?) -> [Pending] {
+        running.sorted().compactMap { job in
+            guard let owner = owners[job], owner.worker == peer else { return nil }
+            owners[job] = nil
+            return Pending(job: job, kind: owner.kind, avoid: avoid)
+        }
+    }
 
-    /// The effect kind `job` was queued with, while the dispatcher knows the job.
-    func queuedKind(of job: JobID) -> String? { jobKinds[job] }
+    /// The effect kind of a job given to a worker, while it has it.
+    func kind(ofAssigned job: JobID) -> String? { owners[job]?.kind }
 
     /// Gives waiting jobs to workers with room, oldest first, until no waiting job has a worker:
     /// the same jobs, in the same order, as walking the whole queue, since whether a job can be
@@ -264,7 +270,7 @@ struct Dispatcher: Sendable {
         var assignments: [Assignment] = []
         while let (pending, worker) = queue.first(placedBy: { pickWorker(for: $0.kind, avoiding: $0.avoid) }) {
             queue.popFirst(ofKind: pending.kind)
-            assignments.append(assign(pending.job, to: worker, now: now))
+            assignments.append(assign(pending.job, to: worker, kind: pending.kind, now: now))
         }
         return assignments
     }
@@ -285,9 +291,9 @@ struct Dispatcher: Sendable {
         return best?.peer ?? fallback
     }
 
-    private mutating func assign(_ job: JobID, to peer: PeerID, now: UInt64) -> Assignment {
+    private mutating func assign(_ job: JobID, to peer: PeerID, kind: String, now: UInt64) -> Assignment {
         workers[peer]?.running.insert(job)
-        owners[job] = Owner(worker: peer, since: now)
+        owners[job] = Owner(worker: peer, since: now, kind: kind)
         return Assignment(job: job, worker: peer)
     }
 }

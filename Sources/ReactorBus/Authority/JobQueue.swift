@@ -78,9 +78,9 @@ struct JobQueue: Sendable {
         return pending
     }
 
-    /// Removes a waiting job (a cancelled one); whether it was waiting. O(jobs of its kind).
-    mutating func remove(_ job: JobID, kind: String) -> Bool {
-        guard var queue = kinds[kind], queue.elements.contains(where: { $0.job == job }) else { return false }
+    /// Removes a waiting job (a cancelled one); whether it was waiting. O(jobs waiting).
+    mutating func remove(_ job: JobID) -> Bool {
+        guard let kind = kinds.first(where: { $0.value.elements.contains { $0.job == job } })?.key, var queue = kinds[kind] else { return false }
         let kept = queue.removeAll().filter { $0.job != job }
         for pending in kept { queue.append(pending) }
         kinds[kind] = queue.isEmpty ? nil : queue

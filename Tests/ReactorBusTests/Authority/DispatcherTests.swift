@@ -27,12 +27,13 @@ import Testing
         _ = dispatcher.register(w1, name: "one", capacity: 4, kinds: ["a"], now: 0)
         #expect(dispatcher.enqueue(job(1), kind: "b", now: 0) == nil)
         #expect(dispatcher.enqueue(job(2), kind: "a", now: 0) == .init(job: job(2), worker: w1))
-        #expect(dispatcher.queuedKind(of: job(1)) == "b")
+        #expect(dispatcher.kind(ofAssigned: job(1)) == nil, "waiting, not given to anyone")
+        #expect(dispatcher.kind(ofAssigned: job(2)) == "a")
         let assigned = dispatcher.register(w2, name: "two", capacity: 4, kinds: ["b"], now: 0)
         #expect(assigned == [.init(job: job(1), worker: w2)])
-        #expect(dispatcher.queuedKind(of: job(1)) == "b")
+        #expect(dispatcher.kind(ofAssigned: job(1)) == "b")
         _ = dispatcher.finished(job(1), by: w2, now: 1)
-        #expect(dispatcher.queuedKind(of: job(1)) == nil)
+        #expect(dispatcher.kind(ofAssigned: job(1)) == nil)
     }
 
     @Test func theLeastBusyWorkerGetsTheNextJob() {
@@ -74,6 +75,34 @@ import Testing
         let late = dispatcher.finished(job(1), by: w1, now: 1_002)
         #expect(late.owned == false)
         #expect(late.assignments == [.init(job: job(2), worker: w1)])
+    }
+
+    @Test func aSlowWorkerThatAnnouncesItselfAgainLeavesItsTakenJobToItsNewOwner() {
+        var dispatcher = Dispatcher(deadAfterMilliseconds: 100_000, jobTimeoutMilliseconds: 1_000)
+        _ = dispatcher.register(w1, name: "one", capacity: 1, kinds: [], now: 0)
+        _ = dispatcher.enqueue(job(1), kind: "k", now: 0)
+        _ = dispatcher.register(w2, name: "two", capacity: 1, kinds: [], now: 10)
+        #expect(dispatcher.tick(now: 1_000).assignments == [.init(job: job(1), worker: w2)])
+        // The slow worker restarts its session: the job it lost is not its to give back.
+        #expect(dispatcher.register(w1, name: "one", capacity: 1, kinds: [], now: 1_001).isEmpty)
+        #expect(dispatcher.isOwner(w2, of: job(1)))
+        #expect(dispatcher.kind(ofAssigned: job(1)) == "k")
+        #expect(dispatcher.finished(job(1), by: w2, now: 1_002).owned)
+    }
+
+    @Test func aCancelledJobLeavesTheQueueWhateverItsKind() {
+        var dispatcher = Dispatcher()
+        _ = dispatcher.register(w1, name: "one", capacity: 1, kinds: [], now: 0)
+        _ = dispatcher.enqueue(job(1), kind: "a", now: 0)
+        _ = dispatcher.enqueue(job(2), kind: "a", now: 0)
+        _ = dispatcher.enqueue(job(3), kind: "b", now: 0)
+        #expect(dispatcher.queuedCount == 2)
+        #expect(dispatcher.cancel(job(3), now: 1).queued)
+        #expect(dispatcher.queuedCount == 1)
+        let owned = dispatcher.cancel(job(1), now: 1)
+        #expect(!owned.queued && owned.holders == [w1])
+        #expect(owned.assignments == [.init(job: job(2), worker: w1)])
+        #expect(!dispatcher.cancel(job(9), now: 1).queued)
     }
 
     @Test func aWorkerThatAnnouncesItselfAgainGetsItsJobsBackFresh() {

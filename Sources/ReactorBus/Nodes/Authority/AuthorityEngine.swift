@@ -757,7 +757,7 @@ package final class AuthorityEngine<R: Reactor> {
     func send(_ assignment: Dispatcher.Assignment) {
         guard let effect = sequencer.openEffect(assignment.job), let payload = encode(effect) else { return }
         // The kind was worked out (by reflection, by default) when the job was queued.
-        let kind = dispatcher.queuedKind(of: assignment.job) ?? sequencer.reactor.kind(of: effect)
+        let kind = dispatcher.kind(ofAssigned: assignment.job) ?? sequencer.reactor.kind(of: effect)
         metrics[.jobsDispatched] += 1
         noteJob { $0.dispatched(assignment.job, to: dispatcher.name(of: assignment.worker)) }
         toWorker(assignment.worker, .job(assignment.job, kind: kind, payload: payload))
