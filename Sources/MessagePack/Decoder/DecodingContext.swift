@@ -185,19 +185,9 @@ final class DecodingContext {
 
     // Each list changes through a local (see `take`), never as an `inout` argument: an in-place
     // change anywhere brings back run-time exclusivity checks on every read of it.
-    private func notePlain(_ type: Any.Type) {
-        guard plainTypes.count < 64 else { return }
-        var types = take(&plainTypes)
-        types.append(ObjectIdentifier(type))
-        plainTypes = types
-    }
+    private func notePlain(_ type: Any.Type) { plainTypes = TypeMemo.adding(type, to: take(&plainTypes)) }
 
-    private func noteSpecial(_ type: Any.Type) {
-        guard specialTypes.count < 64 else { return }
-        var types = take(&specialTypes)
-        types.append(ObjectIdentifier(type))
-        specialTypes = types
-    }
+    private func noteSpecial(_ type: Any.Type) { specialTypes = TypeMemo.adding(type, to: take(&specialTypes)) }
 
     /// Whether `type` has a dedicated form other than `String` and the numbers.
     private func isSpecial(_ type: Any.Type) -> Bool {
