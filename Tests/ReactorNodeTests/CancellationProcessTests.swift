@@ -28,12 +28,14 @@ import ZeroMQ
         func send(_ message: WorkerMessage) throws { _ = try socket.trySend(message.frames(writer)) }
 
         /// The next message from the authority other than a heartbeat, within `timeout` ms.
-        func receive(timeout: Int = 5_000) throws -> AuthorityToWorker? {
-            let poller = ZMQPoller()
-            _ = try poller.register(socket)
+        /// Sleeps as a task between reads, never blocking a cooperative thread in a poll.
+        func receive(timeout: Int = 5_000) async throws -> AuthorityToWorker? {
             let deadline = MonotonicClock.milliseconds() + UInt64(timeout)
             while MonotonicClock.milliseconds() < deadline {
-                guard try poller.poll(timeout: 100) > 0, let frames = try socket.tryReceiveMultipart() else { continue }
+                guard let frames = try socket.tryReceiveMultipart() else {
+                    try await Task.sleep(for: .milliseconds(2))
+                    continue
+                }
                 let message = try AuthorityToWorker(frames: frames)
                 guard case .heartbeat = message else { return message }
                 try send(.heartbeat)
@@ -141,10 +143,10 @@ import ZeroMQ
 
         let worker = try ScriptedWorker(cluster.endpoints.workers)
         try worker.send(.ready(name: "scripted", app: "search", capacity: 4, kinds: []))
-        #expect(try worker.receive() == .welcome(heartbeatMilliseconds: 5_000))
+        #expect(try await worker.receive() == .welcome(heartbeatMilliseconds: 5_000))
         _ = try await client.send(.search(query: "a", pauseMilliseconds: 0))
         // The first job it gets is action 3's: the cancelled one (1.0) is never sent.
-        guard case .job(let job, "search", _)? = try worker.receive() else {
+        guard case .job(let job, "search", _)? = try await worker.receive() else {
             Issue.record("no job for the scripted worker\(cluster.authority.diagnostics)")
             return
         }
@@ -152,7 +154,7 @@ import ZeroMQ
         try worker.send(.emit(job: job, emitIndex: 0, payload: try encoded(.hits(query: "a", results: ["a:1"]))))
         _ = try await state(of: client) { $0.results == ["a:1"] }
         _ = try await client.send(.cancel)
-        #expect(try worker.receive() == .cancel(job))
+        #expect(try await worker.receive() == .cancel(job))
         // What it sends after the cancel is dropped, counted, never applied.
         try worker.send(.emit(job: job, emitIndex: 1, payload: try encoded(.hits(query: "a", results: ["a:2"]))))
         try worker.send(.emit(job: job, emitIndex: 2, payload: try encoded(.finished(query: "a"))))
@@ -172,7 +174,7 @@ import ZeroMQ
         #expect(snapshot.version == 5)
         // Its slot was freed at the cancel: a new search goes to it at once.
         _ = try await client.send(.search(query: "b", pauseMilliseconds: 0))
-        guard case .job(let next, _, _)? = try worker.receive() else {
+        guard case .job(let next, _, _)? = try await worker.receive() else {
             Issue.record("no second job for the scripted worker")
             return
         }

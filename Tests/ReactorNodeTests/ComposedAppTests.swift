@@ -91,7 +91,7 @@ import ZeroMQ
         let shop = try ShopClient(actions: cluster.endpoints.actions)
         _ = try await shop.state { $0.detail.loads == 1 }
         let tap = try FeedTap(feed: cluster.endpoints.feed, topics: [FeedMessage.Topic.projection("cart")])
-        #expect(try tap.waitUntilSubscribed())
+        #expect(try await tap.waitUntilSubscribed())
         for item in ["tea", "jam"] { _ = try await shop.send(.detail(.show(item: item))) }
         _ = try await shop.send(.cart(.add(item: "tea", price: 3)))
         _ = try await shop.send(.detail(.show(item: "milk")))
@@ -99,7 +99,7 @@ import ZeroMQ
         _ = try await shop.send(.cart(.remove(item: "tea")))
         let last = try await shop.state { $0.detail.description == "about milk" && $0.cart.items.isEmpty }
         // Everything published before a heartbeat of the final version has arrived by then.
-        #expect(try tap.read(timeout: .seconds(10)) { messages in
+        #expect(try await tap.read(timeout: .seconds(10)) { messages in
             messages.contains { if case .heartbeat(let version, _) = $0 { version >= last.version } else { false } }
         })
         let cart = tap.messages.compactMap { message -> UInt64? in

@@ -109,12 +109,12 @@ import TestSupport
         try cluster.addWorker()
         try await cluster.waitForWorkers(1)
         let tap = try FeedTap(feed: cluster.endpoints.feed, topics: [FeedMessage.Topic.mutation])
-        #expect(try tap.waitUntilSubscribed())
+        #expect(try await tap.waitUntilSubscribed())
         // Action 1: a sync mutation and one effect emitting 2, 2, 3, finished.
         // Actions 2 and 3 share the ordered lane; 2 is slow, 3 is fast, yet 2 applies first.
         let sent = try await cluster.send([#"{"factor":{"n":12}}"#, #"{"factorInOrder":{"n":360,"delayMs":400}}"#, #"{"factorInOrder":{"n":97,"delayMs":0}}"#], repeat: 1, concurrency: 1)
         #expect(sent.status == 0, "\(sent.process.diagnostics)")
-        #expect(try tap.read(timeout: .seconds(20)) { messages in
+        #expect(try await tap.read(timeout: .seconds(20)) { messages in
             messages.filter { if case .mutation = $0 { true } else { false } }.count >= 5 + 8 + 3
         })
         let decoder = MessagePackDecoder()

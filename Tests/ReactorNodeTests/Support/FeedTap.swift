@@ -24,24 +24,27 @@ final class FeedTap {
     }
 
     /// Reads until `done` holds over what was read, or the deadline; returns whether it held.
+    ///
+    /// Between reads it sleeps as a task instead of blocking in a poll: a test that blocks a
+    /// cooperative thread for seconds starves every other test of a parallel run.
     @discardableResult
-    func read(timeout: Duration, until done: ([FeedMessage]) -> Bool) throws -> Bool {
-        let poller = ZMQPoller()
-        _ = try poller.register(socket)
+    func read(timeout: Duration, until done: ([FeedMessage]) -> Bool) async throws -> Bool {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             if done(messages) { return true }
-            guard try poller.poll(timeout: 100) > 0 else { continue }
+            var read = false
             while let frames = try socket.tryReceiveMultipart() {
+                read = true
                 if let message = try? FeedMessage(frames: frames) { messages.append(message) }
             }
+            if !read { try await Task.sleep(for: .milliseconds(2)) }
         }
         return done(messages)
     }
 
     /// Waits until the subscription is live (a heartbeat arrived).
-    func waitUntilSubscribed() throws -> Bool {
-        try read(timeout: .seconds(5)) { messages in
+    func waitUntilSubscribed() async throws -> Bool {
+        try await read(timeout: .seconds(5)) { messages in
             messages.contains { if case .heartbeat = $0 { true } else { false } }
         }
     }
