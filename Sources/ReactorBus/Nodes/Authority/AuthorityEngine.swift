@@ -552,7 +552,8 @@ package final class AuthorityEngine<R: Reactor> {
         }
         for assignment in expiry.assignments { send(assignment) }
         if sendHeartbeats {
-            for peer in dispatcher.workerIDs { outbox.promptToWorkers.append([peer.bytes] + AuthorityToWorker.heartbeat(features: AuthorityFeature.all).frames(writer)) }
+            let heartbeat = AuthorityToWorker.heartbeat(features: AuthorityFeature.all).frames(writer)
+            for peer in dispatcher.workerIDs { outbox.promptToWorkers.append([peer.bytes] + heartbeat) }
         }
     }
 

@@ -17,6 +17,9 @@ struct ReportBatch {
         let run: UInt64
         let emitIndex: UInt32
         let payload: [UInt8]
+
+        /// The `emit` that sends it for `job`.
+        func emit(of job: JobID) -> WorkerMessage { .emit(job: job, emitIndex: emitIndex, payload: payload) }
     }
 
     private var held: [JobID: Held] = [:]
@@ -26,32 +29,31 @@ struct ReportBatch {
 
     /// Holds the `emitIndex`-th mutation of `job`; returns the job's emit held before it, to send now.
     mutating func emit(_ job: JobID, run: UInt64, emitIndex: UInt32, payload: [UInt8]) -> WorkerMessage? {
-        held.updateValue(Held(run: run, emitIndex: emitIndex, payload: payload), forKey: job)
-            .map { .emit(job: job, emitIndex: $0.emitIndex, payload: $0.payload) }
+        held.updateValue(Held(run: run, emitIndex: emitIndex, payload: payload), forKey: job)?.emit(of: job)
     }
 
     /// The messages that end `job`, whose run reported `outcome`: one `done` carrying the held
     /// emit when it is the job's last, else the held emit (if any) and then the report.
     mutating func end(_ job: JobID, outcome: EffectOutcome) -> [WorkerMessage] {
         let last = held.removeValue(forKey: job)
+        let report: WorkerMessage
         switch outcome {
         case .done(let emitCount):
             if let last, last.emitIndex &+ 1 == emitCount {
                 return [.doneWithEmit(job: job, emitCount: emitCount, payload: last.payload)]
             }
-            return (last.map { [.emit(job: job, emitIndex: $0.emitIndex, payload: $0.payload)] } ?? []) + [.done(job: job, emitCount: emitCount)]
+            report = .done(job: job, emitCount: emitCount)
         case .failed(let failure):
-            return (last.map { [.emit(job: job, emitIndex: $0.emitIndex, payload: $0.payload)] } ?? []) + [.failed(job: job, failure: failure)]
+            report = .failed(job: job, failure: failure)
         }
+        return (last.map { [$0.emit(of: job)] } ?? []) + [report]
     }
 
     /// Ends the batch: the emits still held, of the jobs for which `isCurrent(job, run)` (the
     /// run is still the job's), in job order.
     mutating func close(isCurrent: (JobID, UInt64) -> Bool) -> [WorkerMessage] {
         guard !held.isEmpty else { return [] }
-        let emits = held.sorted { $0.key < $1.key }.compactMap { job, emit -> WorkerMessage? in
-            isCurrent(job, emit.run) ? .emit(job: job, emitIndex: emit.emitIndex, payload: emit.payload) : nil
-        }
+        let emits = held.sorted { $0.key < $1.key }.compactMap { job, emit in isCurrent(job, emit.run) ? emit.emit(of: job) : nil }
         held.removeAll(keepingCapacity: true)
         return emits
     }
