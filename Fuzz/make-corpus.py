@@ -228,7 +228,7 @@ class Script:
 
     def report(self, peer, what, job_selector=0, index=0, payload=None):
         self.data += bytes([5, peer, what, job_selector, index])
-        if what & 0x80 and what % 6 in (0, 1):
+        if what & 0x80 and (what % 6 in (0, 1) or (what % 6 == 2 and what & 0x40)):
             self.data += bytes([len(payload or b"")]) + (payload or b"")
         return self
 
@@ -261,6 +261,17 @@ def authority_seeds():
     s.raw_worker([header("emit", 1, 0, 0), increase]).raw_worker([header("emit", 1, 0, 0), increase])
     s.raw_worker([header("done", 1, 0, 1)]).raw_worker([header("heartbeat")]).raw_worker([header("bye")])
     seeds.append(("worker-protocol", s.data))
+
+    # A done that carries the last mutation: after an emit, alone, resent, with a count of 0, and
+    # from structured steps (bit 0x40 of `what`), as a worker does once the authority announced it.
+    s = Script()
+    s.raw_worker([header("ready", "w0", "counter", 4, ["slowIncrease"])]).tick(1, heartbeats=True)
+    s.raw_client([header("action", "c1", 1), count_up_async]).raw_client([header("action", "c1", 2), count_up_async])
+    s.raw_worker([header("emit", 1, 0, 0), increase]).raw_worker([header("done", 1, 0, 2), increase])
+    s.raw_worker([header("done", 1, 0, 2), increase]).raw_worker([header("done", 2, 0, 0), increase])
+    s.raw_worker([header("done", 2, 0, 1), increase])
+    s.action(0, 2, 1).report(0, 0x44, 0, 1).report(0, 0x44, 0, 1)
+    seeds.append(("done-with-emit", s.data))
 
     # Emits out of order are buffered, then released in order.
     s = Script()

@@ -66,7 +66,8 @@ enum Step: UInt8 {
     case request = 3
     /// peer (1), flags (1): capacity, kinds, wrong app.
     case ready = 4
-    /// peer (1), what (1), job selector (1), index (1) [, raw payload frame].
+    /// peer (1), what (1), job selector (1), index (1) [, raw payload frame]. `what % 6` picks emit
+    /// (0, 1), done (2; with its last mutation when bit 0x40 is set), failed, heartbeat or bye.
     case report = 5
     /// milliseconds / 50 (1), heartbeats flag in the top bit; 0xff restarts the authority instead
     /// (a new engine restored from an encoded checkpoint, as after a crash with a snapshot).
@@ -266,14 +267,10 @@ final class Harness<R: FuzzApp> {
             let fields: [MessagePackValue] = [.uint(job.actionSeq), .uint(UInt64(job.effectIndex))]
             switch what % 6 {
             case 0, 1:
-                let payload: [UInt8]
-                if what & 0x80 == 0 {
-                    guard let encoded = try? encoder.encode(R.mutation(what >> 3)) else { fuzzFailure("cannot encode a mutation") }
-                    payload = encoded
-                } else {
-                    payload = script.frame()
-                }
-                worker([peer, header("emit", fields + [.uint(UInt64(index % 8))]), payload])
+                worker([peer, header("emit", fields + [.uint(UInt64(index % 8))]), mutationPayload(what, &script)])
+            case 2 where what & 0x40 != 0:
+                // A done that carries the job's last mutation (index % 8 counts it, so 0 is malformed).
+                worker([peer, header("done", fields + [.uint(UInt64(index % 8))]), mutationPayload(what, &script)])
             case 2: worker([peer, header("done", fields + [.uint(UInt64(index % 8))])])
             case 3: worker([peer, header("failed", fields + [.uint(UInt64(index)), .string("fuzz")])])
             case 4: worker([peer, header("heartbeat", [])])
@@ -294,6 +291,14 @@ final class Harness<R: FuzzApp> {
             fuzzCheck(snapshot() == before, "a tick changed the state")
             workerOutput(outbox.promptToWorkers + outbox.toWorkers)
         }
+    }
+
+    /// A report's mutation payload: a well-formed mutation picked by `what >> 3`, or (top bit set)
+    /// a raw frame from the script.
+    func mutationPayload(_ what: UInt8, _ script: inout Script) -> [UInt8] {
+        guard what & 0x80 == 0 else { return script.frame() }
+        guard let encoded = try? encoder.encode(R.mutation(what >> 3)) else { fuzzFailure("cannot encode a mutation") }
+        return encoded
     }
 
     // MARK: One message
@@ -417,7 +422,7 @@ final class Harness<R: FuzzApp> {
         fuzzCheck(outbox.replies.isEmpty && outbox.promptReplies.isEmpty, "a worker message produced a client reply")
         let message = frames.count >= 2 ? try? WorkerMessage(frames: Array(frames.dropFirst())) : nil
         switch message {
-        case .emit?, .done?, .failed?, .event?:
+        case .emit?, .done?, .doneWithEmit?, .failed?, .event?:
             break
         default:
             fuzzCheck(after == before && outbox.applied.isEmpty && outbox.records.isEmpty, "a worker message that reports nothing changed the state")
