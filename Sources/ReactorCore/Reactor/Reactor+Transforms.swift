@@ -3,6 +3,7 @@ extension Reactor {
 
     public var initialMutations: [Mutation] { [] }
 
+    @inlinable
     public func transform(action: Action) -> [Action] { [action] }
 
     public var projections: [AnyProjection<State>] { [] }

@@ -102,6 +102,26 @@ public protocol Reactor: Sendable {
     /// The kind of a subscription: what a worker announces it can run. The default is the enum
     /// case name, as for effects (`ticker` for `.ticker(symbol: "ACME")`).
     func subscriptionKind(of subscription: Subscription) -> String
+
+    // MARK: Specialisation
+
+    /// ``Sequencer/accept(_:)`` compiled for this reactor's own types. Not for apps to implement:
+    /// ReactorCore's default is the only right one.
+    ///
+    /// It is a requirement, not a plain method, so that the module that declares the conformance
+    /// compiles the sequencer's per-action work for its `Action`, `Mutation` and `State`. The
+    /// authority is generic over the reactor and compiled once for all of them; through this
+    /// witness it runs that specialised copy instead of looking the reactor's types up at run time
+    /// on every action (see Reactor+Specialization.swift).
+    static func _sequencerAccept(_ action: Action, in sequencer: inout Sequencer<Self>) -> Acceptance<Mutation, Effect>
+
+    /// ``Sequencer/apply(job:emitIndex:mutation:)`` compiled for this reactor's own types, like
+    /// ``_sequencerAccept(_:in:)``. Not for apps to implement.
+    static func _sequencerApply(job: JobID, emitIndex: UInt32, mutation: Mutation, in sequencer: inout Sequencer<Self>) throws(SequencerError) -> Progress<Mutation>
+
+    /// ``Sequencer/complete(job:emitCount:)`` compiled for this reactor's own types, like
+    /// ``_sequencerAccept(_:in:)``. Not for apps to implement.
+    static func _sequencerComplete(job: JobID, emitCount: UInt32, in sequencer: inout Sequencer<Self>) throws(SequencerError) -> Progress<Mutation>
 }
 
 extension Reactor {

@@ -31,6 +31,7 @@ public struct AppliedMutation<Mutation> {
     public var mutation: Mutation
 
     /// Creates a record of an applied mutation.
+    @inlinable
     public init(version: UInt64, actionSeq: UInt64, origin: MutationOrigin, mutation: Mutation) {
         self.version = version
         self.actionSeq = actionSeq

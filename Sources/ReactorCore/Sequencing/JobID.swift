@@ -9,6 +9,7 @@ public struct JobID: Hashable, Comparable, Codable, Sendable, CustomStringConver
     public var effectIndex: UInt32
 
     /// Creates a job identity.
+    @inlinable
     public init(actionSeq: UInt64, effectIndex: UInt32) {
         self.actionSeq = actionSeq
         self.effectIndex = effectIndex
@@ -33,6 +34,7 @@ public struct Job<Effect> {
     public var lane: String?
 
     /// Creates a job.
+    @inlinable
     public init(id: JobID, effect: Effect, kind: String, lane: String?) {
         self.id = id
         self.effect = effect

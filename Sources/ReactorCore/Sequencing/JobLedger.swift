@@ -11,24 +11,32 @@
 /// by its caller) looks up the run-time type of every generic container it touches, on every
 /// call; keeping the app's values (each job's effect, the rare out-of-order mutations) in
 /// dictionaries of their own keeps those lookups off the path of an in-order emit.
+///
+/// The per-event members are `@inlinable`: the sequencer's per-event work is compiled for each
+/// reactor (Reactor+Specialization.swift), and these with it.
+@usableFromInline
 struct JobLedger<Effect: Codable, Mutation: Codable> {
     /// Every open job's progress.
-    var open: [JobID: JobProgress] = [:]
+    @usableFromInline var open: [JobID: JobProgress] = [:]
     /// Every open job's effect.
-    var effects: [JobID: Effect] = [:]
+    @usableFromInline var effects: [JobID: Effect] = [:]
     /// Emits that arrived early (gap before them) or while the lane was blocked, per job; a job
     /// with none has no entry (its progress counts them in `bufferedCount`).
-    var buffered: [JobID: [UInt32: Mutation]] = [:]
-    var actions: [UInt64: ActionJobs] = [:]
-    var lanes: [String: LaneQueue] = [:]
+    @usableFromInline var buffered: [JobID: [UInt32: Mutation]] = [:]
+    @usableFromInline var actions: [UInt64: ActionJobs] = [:]
+    @usableFromInline var lanes: [String: LaneQueue] = [:]
+
+    @usableFromInline init() {}
 
     /// Whether the job may apply results now: it is in no lane, or first in its lane.
+    @inlinable
     func isReady(_ id: JobID, lane: String?) -> Bool {
         guard let lane else { return true }
         return lanes[lane]?.first == id
     }
 
     /// Records the jobs of a newly accepted action.
+    @inlinable
     mutating func open(actionSeq: UInt64, jobs: [Job<Effect>]) {
         guard !jobs.isEmpty else { return }
         for index in 0 ..< jobs.count {
@@ -41,6 +49,7 @@ struct JobLedger<Effect: Codable, Mutation: Codable> {
     }
 
     /// Holds `mutation`, the `emitIndex`-th of open job `id`, until its turn.
+    @usableFromInline
     mutating func buffer(_ mutation: Mutation, job id: JobID, emitIndex: UInt32) {
         buffered[id, default: [:]][emitIndex] = mutation
         open[id]?.bufferedCount += 1
@@ -48,6 +57,7 @@ struct JobLedger<Effect: Codable, Mutation: Codable> {
 
     /// Takes the `emitIndex`-th mutation of job `id` out of the buffer, if it is there. The
     /// caller counts it off the job's `bufferedCount`.
+    @inlinable
     mutating func takeBuffered(job id: JobID, emitIndex: UInt32) -> Mutation? {
         guard let mutation = buffered[id]?.removeValue(forKey: emitIndex) else { return nil }
         if buffered[id]?.isEmpty == true { buffered[id] = nil }
@@ -56,12 +66,13 @@ struct JobLedger<Effect: Codable, Mutation: Codable> {
 
     /// Whether the `emitIndex`-th mutation of job `id` waits in the buffer. Inlined, so that a
     /// job with nothing buffered (nearly every one) does not touch the app's mutation types.
-    @inline(__always)
+    @inlinable
     func isBuffered(job id: JobID, emitIndex: UInt32, progress: JobProgress) -> Bool {
         progress.bufferedCount > 0 && buffered[id]?[emitIndex] != nil
     }
 
     /// Forgets a job that ended; returns the job now first in its lane, if any.
+    @inlinable
     mutating func close(_ id: JobID) -> JobID? {
         guard let job = open.removeValue(forKey: id) else { return nil }
         effects[id] = nil
@@ -81,6 +92,7 @@ struct JobLedger<Effect: Codable, Mutation: Codable> {
     }
 
     /// Whether an identity that is not open was issued and has ended, or was never issued.
+    @usableFromInline
     func isSpent(_ id: JobID, lastActionSeq: UInt64) -> Bool {
         guard id.actionSeq >= 1, id.actionSeq <= lastActionSeq else { return false }
         if let action = actions[id.actionSeq] { return id.effectIndex < action.effectCount }
@@ -89,25 +101,43 @@ struct JobLedger<Effect: Codable, Mutation: Codable> {
 }
 
 /// Where one open job stands.
+@usableFromInline
 struct JobProgress: Hashable, Sendable {
-    var lane: String?
+    @usableFromInline var lane: String?
     /// Every emit below this index is applied.
-    var nextEmit: UInt32 = 0
+    @usableFromInline var nextEmit: UInt32 = 0
     /// How many of its emits wait in the ledger's buffer.
-    var bufferedCount = 0
+    @usableFromInline var bufferedCount = 0
     /// The emit count a DONE declared; the job ends once that many emits are applied.
-    var declaredCount: UInt32?
+    @usableFromInline var declaredCount: UInt32?
     /// A FAILED that waits for the job's turn in its lane.
-    var failure: EffectFailure?
+    @usableFromInline var failure: EffectFailure?
+
+    @usableFromInline
+    init(lane: String?, nextEmit: UInt32 = 0, bufferedCount: Int = 0, declaredCount: UInt32? = nil, failure: EffectFailure? = nil) {
+        self.lane = lane
+        self.nextEmit = nextEmit
+        self.bufferedCount = bufferedCount
+        self.declaredCount = declaredCount
+        self.failure = failure
+    }
 
     /// Whether the worker has reported an end (DONE or FAILED).
+    @inlinable
     var isReported: Bool { declaredCount != nil || failure != nil }
 }
 
 /// Open jobs of one action.
+@usableFromInline
 struct ActionJobs: Codable, Hashable, Sendable {
-    var effectCount: UInt32
-    var remaining: UInt32
+    @usableFromInline var effectCount: UInt32
+    @usableFromInline var remaining: UInt32
+
+    @usableFromInline
+    init(effectCount: UInt32, remaining: UInt32) {
+        self.effectCount = effectCount
+        self.remaining = remaining
+    }
 }
 
 extension JobLedger: Sendable where Effect: Sendable, Mutation: Sendable {}
@@ -126,6 +156,7 @@ extension JobLedger: Codable {
 
     private enum CodingKeys: String, CodingKey { case open, actions, lanes }
 
+    @usableFromInline
     init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         for (id, job) in try container.decode([JobID: StoredJob].self, forKey: .open) {
@@ -138,6 +169,7 @@ extension JobLedger: Codable {
         lanes = try container.decode([String: LaneQueue].self, forKey: .lanes)
     }
 
+    @usableFromInline
     func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(storedJobs, forKey: .open)
@@ -162,20 +194,25 @@ extension JobLedger: Codable {
 /// Jobs leave a lane from the front (a lane's jobs end in order), which is O(1) here: the lane
 /// keeps a moving head instead of shifting the whole array, so a long lane costs nothing per
 /// job that ends. Encoded as a plain array of the jobs, as the lane was before.
+@usableFromInline
 struct LaneQueue: Codable, Sendable {
     private var ids: [JobID] = []
     private var head = 0
 
+    @usableFromInline
     init() {}
 
+    @usableFromInline
     var first: JobID? { head < ids.count ? ids[head] : nil }
     var isEmpty: Bool { head == ids.count }
     /// The jobs, oldest first.
     var jobs: ArraySlice<JobID> { ids[head...] }
 
+    @usableFromInline
     mutating func append(_ id: JobID) { ids.append(id) }
 
     /// Removes `id`; O(1) when it is the first, as it is when a lane's job ends.
+    @usableFromInline
     mutating func remove(_ id: JobID) {
         if first == id {
             head += 1
@@ -191,10 +228,12 @@ struct LaneQueue: Codable, Sendable {
         }
     }
 
+    @usableFromInline
     init(from decoder: any Decoder) throws {
         ids = try decoder.singleValueContainer().decode([JobID].self)
     }
 
+    @usableFromInline
     func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         try container.encode(Array(jobs))

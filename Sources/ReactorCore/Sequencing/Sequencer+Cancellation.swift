@@ -15,6 +15,7 @@
 /// has waiting. Cancelling a job that already ended does nothing.
 extension Sequencer {
     /// Applies the cancellations of the action just accepted (see the rules above).
+    @usableFromInline
     mutating func cancel(_ ids: [CancelID], into acceptance: inout Acceptance<R.Mutation, R.Effect>) {
         if !ids.isEmpty {
             let wanted = Set(ids)

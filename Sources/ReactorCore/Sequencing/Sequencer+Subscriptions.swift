@@ -77,6 +77,7 @@ extension Sequencer {
 
     /// Works out the runs of the current state again, if it changed since the last time.
     @inline(__always)
+    @inlinable
     mutating func updateSubscriptions() {
         // Kept apart from the work below: in code generic over the reactor, a function looks up
         // the types it uses on entry, and a reactor without subscriptions should not pay that.
@@ -84,7 +85,8 @@ extension Sequencer {
     }
 
     /// ``updateSubscriptions()``'s work, for a reactor that has subscriptions.
-    private mutating func refreshSubscriptions() {
+    @usableFromInline
+    mutating func refreshSubscriptions() {
         guard subscriptionLedger.version != version else { return }
         subscriptionLedger.version = version
         let wanted = reactor.subscriptions(state: state)

@@ -18,8 +18,8 @@ extension Sequencer {
         let mutations = reactor.initialMutations
         let actions = reactor.initialActions
         guard !mutations.isEmpty || !actions.isEmpty else { return nil }
-        actionSeq += 1
-        let seq = actionSeq
+        storedActionSeq += 1
+        let seq = storedActionSeq
         var applied: [AppliedMutation<R.Mutation>] = []
         for mutation in mutations {
             applied.append(reduce(mutation, actionSeq: seq, origin: .sync(index: UInt32(applied.count))))
@@ -36,10 +36,11 @@ extension Sequencer {
     /// across the whole expansion); returns the effects and cancellations of all of them, in order, with `sync`
     /// emptied (already applied). One incoming action keeps one `actionSeq` however many
     /// actions it expands to, so its ack and its job identities stay those of one action.
+    @inlinable
     mutating func mutateTransformed(_ action: R.Action, actionSeq seq: UInt64, applied: inout [AppliedMutation<R.Mutation>]) -> Mutations<R.Mutation, R.Effect> {
         let actions = reactor.transform(action: action)
         if actions.count == 1, let only = actions.first {
-            var mutations = reactor.mutate(state: state, action: only)
+            var mutations = reactor.mutate(state: storedState, action: only)
             applied.reserveCapacity(mutations.sync.count)
             // A counted range, not `enumerated()` or `indices`: in code generic over the reactor,
             // the type of each enumerated sequence, and the collection `indices` is asked of,
@@ -55,11 +56,12 @@ extension Sequencer {
 
     /// Mutates `actions` in order as parts of action `seq`, applying each one's sync mutations
     /// before the next is mutated; returns their effects and cancellations, in order.
-    private mutating func mutateAll(_ actions: [R.Action], actionSeq seq: UInt64,
+    @usableFromInline
+    mutating func mutateAll(_ actions: [R.Action], actionSeq seq: UInt64,
                                     applied: inout [AppliedMutation<R.Mutation>]) -> Mutations<R.Mutation, R.Effect> {
         var all = Mutations<R.Mutation, R.Effect>.none
         for each in actions {
-            let mutations = reactor.mutate(state: state, action: each)
+            let mutations = reactor.mutate(state: storedState, action: each)
             for mutation in mutations.sync {
                 applied.append(reduce(mutation, actionSeq: seq, origin: .sync(index: UInt32(applied.count))))
             }
@@ -70,7 +72,7 @@ extension Sequencer {
     }
 
     /// Opens one job per effect of action `seq` in the ledger and returns them.
-    @inline(__always)
+    @inlinable
     mutating func issueJobs(actionSeq seq: UInt64, effects: [R.Effect]) -> [Job<R.Effect>] {
         // Apart from the work: most actions have no effect, and a generic function looks up the
         // types it uses on entry.
@@ -78,7 +80,8 @@ extension Sequencer {
     }
 
     /// ``issueJobs(actionSeq:effects:)``'s work, for an action with effects.
-    private mutating func openJobs(actionSeq seq: UInt64, effects: [R.Effect]) -> [Job<R.Effect>] {
+    @inlinable
+    mutating func openJobs(actionSeq seq: UInt64, effects: [R.Effect]) -> [Job<R.Effect>] {
         var jobs: [Job<R.Effect>] = []
         jobs.reserveCapacity(effects.count)
         for index in 0 ..< effects.count {

@@ -17,17 +17,23 @@ public struct Sequencer<R: Reactor> {
     /// The app.
     public let reactor: R
     /// The current state.
-    public internal(set) var state: R.State
+    public var state: R.State { storedState }
     /// The number of mutations applied so far.
-    public internal(set) var version: UInt64
+    public var version: UInt64 { storedVersion }
     /// The sequence number of the last accepted action (0 before the first).
-    public internal(set) var actionSeq: UInt64
+    public var actionSeq: UInt64 { storedActionSeq }
+    // The stored values behind the three above: read-only outside this module, and written by
+    // the inlinable per-action code (Reactor+Specialization.swift), which cannot use an
+    // `internal(set)` setter.
+    @usableFromInline var storedState: R.State
+    @usableFromInline var storedVersion: UInt64
+    @usableFromInline var storedActionSeq: UInt64
     /// Observers of every applied mutation.
     public var middlewares: [any Middleware<R>]
     /// How far ahead of the applied emits of a job an emit may arrive and still be buffered.
     public let emitWindow: UInt32
 
-    var ledger: JobLedger<R.Effect, R.Mutation>
+    @usableFromInline var ledger: JobLedger<R.Effect, R.Mutation>
     /// Running subscriptions (see `Sequencer+Subscriptions.swift`).
     var subscriptionLedger: SubscriptionLedger<R.Subscription, R.Action>
     /// Runs started and stopped since the runtime last took them.
@@ -35,14 +41,14 @@ public struct Sequencer<R: Reactor> {
     /// Whether the reactor can want subscriptions at all (its `Subscription` is not
     /// ``NoSubscription``, which has no value): decided once, so that a reactor without them pays
     /// nothing for their bookkeeping per action.
-    let hasSubscriptions = R.Subscription.self != NoSubscription.self
+    @usableFromInline let hasSubscriptions = R.Subscription.self != NoSubscription.self
 
     /// Creates a sequencer at the reactor's initial state, version 0.
     public init(reactor: R, middlewares: [any Middleware<R>] = [], emitWindow: UInt32 = 65_536) {
         self.reactor = reactor
-        self.state = reactor.initialState
-        self.version = 0
-        self.actionSeq = 0
+        self.storedState = reactor.initialState
+        self.storedVersion = 0
+        self.storedActionSeq = 0
         self.middlewares = middlewares
         self.emitWindow = emitWindow
         self.ledger = JobLedger()
@@ -54,7 +60,7 @@ public struct Sequencer<R: Reactor> {
     /// (see ReactorTesting's `TestStore`) without replaying the actions that lead there.
     public init(reactor: R, state: R.State, middlewares: [any Middleware<R>] = [], emitWindow: UInt32 = 65_536) {
         self.init(reactor: reactor, middlewares: middlewares, emitWindow: emitWindow)
-        self.state = state
+        self.storedState = state
         resetSubscriptions()
     }
 
@@ -66,14 +72,21 @@ public struct Sequencer<R: Reactor> {
     /// Accepts an action: gives it the next `actionSeq`, applies its sync mutations, cancels the
     /// jobs it cancels (see ``Reactor/cancelID(for:)``) and returns the jobs to run.
     public mutating func accept(_ action: R.Action) -> Acceptance<R.Mutation, R.Effect> {
-        actionSeq += 1
-        let seq = actionSeq
+        R._sequencerAccept(action, in: &self)
+    }
+
+    /// ``accept(_:)``'s work, inlinable so that ``Reactor/_sequencerAccept(_:in:)`` compiles it
+    /// for each reactor (see Reactor+Specialization.swift).
+    @inlinable
+    mutating func acceptSpecialized(_ action: R.Action) -> Acceptance<R.Mutation, R.Effect> {
+        storedActionSeq += 1
+        let seq = storedActionSeq
         // Transforms: the actions `transform(action:)` makes of it, each mutated and its sync
         // mutations applied in turn (Sequencer+Transforms.swift); `mutations.sync` is applied.
         var applied: [AppliedMutation<R.Mutation>] = []
         let mutations = mutateTransformed(action, actionSeq: seq, applied: &applied)
         let jobs = issueJobs(actionSeq: seq, effects: mutations.async)
-        var acceptance = Acceptance(actionSeq: seq, version: version, applied: applied, jobs: jobs)
+        var acceptance = Acceptance(actionSeq: seq, version: storedVersion, applied: applied, jobs: jobs)
         // Cancellation: see Sequencer+Cancellation.swift.
         if !mutations.cancel.isEmpty || !jobs.isEmpty { cancel(mutations.cancel, into: &acceptance) }
         // Subscriptions: see Sequencer+Subscriptions.swift.
@@ -87,6 +100,12 @@ public struct Sequencer<R: Reactor> {
     ///   ``SequencerError/emitOutOfWindow(job:emitIndex:window:)`` for an index too far ahead.
     ///   A refused event changes nothing.
     public mutating func apply(job id: JobID, emitIndex: UInt32, mutation: R.Mutation) throws(SequencerError) -> Progress<R.Mutation> {
+        try R._sequencerApply(job: id, emitIndex: emitIndex, mutation: mutation, in: &self)
+    }
+
+    /// ``apply(job:emitIndex:mutation:)``'s work, compiled for each reactor.
+    @inlinable
+    mutating func applySpecialized(job id: JobID, emitIndex: UInt32, mutation: R.Mutation) throws(SequencerError) -> Progress<R.Mutation> {
         guard let job = ledger.open[id] else { return try spent(id) }
         if emitIndex < job.nextEmit || ledger.isBuffered(job: id, emitIndex: emitIndex, progress: job) {
             return Progress(.duplicate)
@@ -111,6 +130,12 @@ public struct Sequencer<R: Reactor> {
     /// The job ends once all `emitCount` mutations are applied and, in a lane, every earlier job
     /// has ended; until then the DONE is held (disposition `.buffered`).
     public mutating func complete(job id: JobID, emitCount: UInt32) throws(SequencerError) -> Progress<R.Mutation> {
+        try R._sequencerComplete(job: id, emitCount: emitCount, in: &self)
+    }
+
+    /// ``complete(job:emitCount:)``'s work, compiled for each reactor.
+    @inlinable
+    mutating func completeSpecialized(job id: JobID, emitCount: UInt32) throws(SequencerError) -> Progress<R.Mutation> {
         guard var job = ledger.open[id] else { return try spent(id) }
         guard !job.isReported else { return Progress(.duplicate) }
         job.declaredCount = emitCount
@@ -163,12 +188,14 @@ public struct Sequencer<R: Reactor> {
 
     // MARK: Internals
 
-    private func spent(_ id: JobID) throws(SequencerError) -> Progress<R.Mutation> {
+    @usableFromInline
+    func spent(_ id: JobID) throws(SequencerError) -> Progress<R.Mutation> {
         guard ledger.isSpent(id, lastActionSeq: actionSeq) else { throw .unknownJob(id) }
         return Progress(.duplicate)
     }
 
-    private mutating func settleIfReady(_ id: JobID, lane: String?) -> Progress<R.Mutation> {
+    @inlinable
+    mutating func settleIfReady(_ id: JobID, lane: String?) -> Progress<R.Mutation> {
         guard ledger.isReady(id, lane: lane) else { return Progress(.buffered) }
         var progress = Progress<R.Mutation>(.applied)
         settle(id, into: &progress)
@@ -178,6 +205,7 @@ public struct Sequencer<R: Reactor> {
 
     /// Applies what a ready job can apply; ends it when it is complete, then gives the next job
     /// of its lane its turn, and so on down the lane.
+    @inlinable
     mutating func settle(_ first: JobID, into progress: inout Progress<R.Mutation>) {
         defer { updateSubscriptions() }
         var next: JobID? = first
@@ -206,11 +234,13 @@ public struct Sequencer<R: Reactor> {
         }
     }
 
+    @inlinable
     mutating func reduce(_ mutation: R.Mutation, actionSeq: UInt64, origin: MutationOrigin) -> AppliedMutation<R.Mutation> {
-        reactor.reduce(state: &state, mutation: mutation)
-        version += 1
-        let applied = AppliedMutation(version: version, actionSeq: actionSeq, origin: origin, mutation: mutation)
-        for middleware in middlewares { middleware.didApply(applied, state: state) }
+        reactor.reduce(state: &storedState, mutation: mutation)
+        storedVersion += 1
+        let applied = AppliedMutation(version: storedVersion, actionSeq: actionSeq, origin: origin, mutation: mutation)
+        // A counted range: see `mutateTransformed`.
+        for index in 0 ..< middlewares.count { middlewares[index].didApply(applied, state: storedState) }
         return applied
     }
 }

@@ -25,9 +25,9 @@ extension Sequencer {
     /// Restores a sequencer exactly as it was when `checkpoint` was taken.
     public init(reactor: R, restoring checkpoint: SequencerCheckpoint<R>, middlewares: [any Middleware<R>] = [], emitWindow: UInt32 = 65_536) {
         self.init(reactor: reactor, middlewares: middlewares, emitWindow: emitWindow)
-        self.state = checkpoint.state
-        self.version = checkpoint.version
-        self.actionSeq = checkpoint.actionSeq
+        self.storedState = checkpoint.state
+        self.storedVersion = checkpoint.version
+        self.storedActionSeq = checkpoint.actionSeq
         self.ledger = checkpoint.ledger
         restoreSubscriptions(checkpoint.subscriptions)
     }

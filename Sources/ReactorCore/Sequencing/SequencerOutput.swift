@@ -18,6 +18,14 @@ public struct Acceptance<Mutation, Effect> {
     /// Other jobs that ended because a cancellation gave them their turn in a lane (all their
     /// results applied, in `applied`), in the order they ended.
     public var finished: [JobID] = []
+
+    @usableFromInline
+    init(actionSeq: UInt64, version: UInt64, applied: [AppliedMutation<Mutation>], jobs: [Job<Effect>]) {
+        self.actionSeq = actionSeq
+        self.version = version
+        self.applied = applied
+        self.jobs = jobs
+    }
 }
 
 extension Acceptance: Sendable where Mutation: Sendable, Effect: Sendable {}
@@ -42,6 +50,7 @@ public struct Progress<Mutation> {
     /// Jobs that ended during this call (all their results applied), in the order they ended.
     public var finished: [JobID]
 
+    @usableFromInline
     init(_ disposition: Disposition, applied: [AppliedMutation<Mutation>] = [], finished: [JobID] = []) {
         self.disposition = disposition
         self.applied = applied

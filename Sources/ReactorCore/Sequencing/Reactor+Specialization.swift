@@ -1,0 +1,31 @@
+// Specialisation through the reactor's conformance.
+//
+// The authority, the local store and journal replay are generic over the app's reactor and are
+// compiled once, in their own modules, for every reactor. Unspecialised generic code asks the
+// runtime for the metadata of every generic type it touches (`[AppliedMutation<R.Mutation>]`,
+// `Acceptance<R.Mutation, R.Effect>`, …) and calls the app's code through witness tables and
+// value witnesses; for a small action that costs more than the action itself.
+//
+// The per-event work of the sequencer is therefore `@inlinable`, and reached through requirements
+// of `Reactor` whose only implementation is the default below. A default implementation that
+// satisfies a requirement is compiled into the witness table of each conformance, in the module
+// that declares the conformance, where the reactor's types are known: every app gets the
+// sequencer's hot path specialised for its own types without writing anything, and no compiler
+// switch is needed.
+extension Reactor {
+    @inlinable
+    public static func _sequencerAccept(_ action: Action, in sequencer: inout Sequencer<Self>) -> Acceptance<Mutation, Effect> {
+        sequencer.acceptSpecialized(action)
+    }
+
+    @inlinable
+    public static func _sequencerApply(job: JobID, emitIndex: UInt32, mutation: Mutation,
+                                       in sequencer: inout Sequencer<Self>) throws(SequencerError) -> Progress<Mutation> {
+        try sequencer.applySpecialized(job: job, emitIndex: emitIndex, mutation: mutation)
+    }
+
+    @inlinable
+    public static func _sequencerComplete(job: JobID, emitCount: UInt32, in sequencer: inout Sequencer<Self>) throws(SequencerError) -> Progress<Mutation> {
+        try sequencer.completeSpecialized(job: job, emitCount: emitCount)
+    }
+}
