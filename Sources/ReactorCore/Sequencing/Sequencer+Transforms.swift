@@ -87,7 +87,7 @@ extension Sequencer {
         for index in 0 ..< effects.count {
             let effect = effects[index]
             let id = JobID(actionSeq: seq, effectIndex: UInt32(index))
-            jobs.append(Job(id: id, effect: effect, kind: reactor.kind(of: effect), lane: reactor.lane(for: effect)))
+            jobs.append(Job(id: id, effect: effect, kind: kindMemo.kind(of: effect, in: reactor), lane: reactor.lane(for: effect)))
         }
         ledger.open(actionSeq: seq, jobs: jobs)
         return jobs

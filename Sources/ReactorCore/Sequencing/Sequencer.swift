@@ -41,6 +41,8 @@ public struct Sequencer<R: Reactor> {
     /// Whether the reactor can want subscriptions at all (its `Subscription` is not
     /// ``NoSubscription``, which has no value): decided once, so that a reactor without them pays
     /// nothing for their bookkeeping per action.
+    /// The kinds of the plain effect values seen so far (see ``EffectKindMemo``).
+    @usableFromInline var kindMemo = EffectKindMemo()
     @usableFromInline let hasSubscriptions = R.Subscription.self != NoSubscription.self
 
     /// Creates a sequencer at the reactor's initial state, version 0.
