@@ -150,6 +150,8 @@ let package = Package(
         // the schema-evolution tests upgrade a data directory from one to the other.
         .target(name: "SchemaFixtures", dependencies: ["ReactorBus", "ReactorCore", "MessagePack"], path: "Tests/Fixtures/SchemaFixtures"),
         .executableTarget(name: "schema-fixture", dependencies: ["ReactorNodeKit", "SchemaFixtures"], path: "Tests/Fixtures/schema-fixture"),
+        // The `.spawnsProcesses` suite trait: at most a few tests that start processes run at once.
+        .target(name: "TestTraits", path: "Tests/Support/TestTraits"),
 
         .testTarget(name: "ReactorCoreTests", dependencies: ["ReactorCore", "ReactorApps"]),
         .testTarget(name: "ReactorTestingTests", dependencies: ["ReactorTesting", "ReactorCore", "ReactorApps"]),
@@ -162,12 +164,12 @@ let package = Package(
         .testTarget(name: "ArgumentParsingTests", dependencies: ["ArgumentParsing"]),
         .testTarget(name: "ReactorMetricsTests", dependencies: ["ReactorMetrics"]),
         // Against a real etcd (/usr/bin/etcd) on loopback, started per test by TestSupport's EtcdServer.
-        .testTarget(name: "CoordinationTests", dependencies: ["Coordination", "TestSupport"]),
+        .testTarget(name: "CoordinationTests", dependencies: ["Coordination", "TestSupport", "TestTraits"]),
         .testTarget(name: "MetricsHTTPTests", dependencies: ["MetricsHTTP", "ReactorMetrics", "TestSupport"]),
         // Multi-process tests: spawn the real reactor-node (and reactor-bench) binaries on loopback.
         .testTarget(name: "ReactorNodeTests",
                     dependencies: ["ReactorBus", "ZeroMQ", "ReactorWire", "ReactorApps", "MessagePack", "TestSupport", "ReactorNodeKit", "ReactorCore", "Coordination", "ArgumentParsing", "reactor-node", "reactor-bench",
-                                   "schema-fixture", "SchemaFixtures"]),
+                                   "schema-fixture", "SchemaFixtures", "TestTraits"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -2,9 +2,10 @@ import Coordination
 import Foundation
 import Testing
 import TestSupport
+import TestTraits
 
 /// The etcd client's endpoints, its failover, and its errors for answers etcd never sends.
-@Suite struct EtcdClientTests {
+@Suite(.spawnsProcesses) struct EtcdClientTests {
     @Test func anEndpointListIsParsedAndChecked() throws {
         let client = try EtcdClient(endpointList: "http://127.0.0.1:2379, http://10.0.0.2:2379/ ,")
         #expect(client.endpoints == ["http://127.0.0.1:2379", "http://10.0.0.2:2379"])

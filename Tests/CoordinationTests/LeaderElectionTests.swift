@@ -2,10 +2,11 @@ import Coordination
 import Foundation
 import Testing
 import TestSupport
+import TestTraits
 
 /// Leader election against a real etcd on loopback (one etcd per test, on its own ports).
 /// Each EtcdServer is killed, reaped and its data removed when the test drops it.
-@Suite struct LeaderElectionTests {
+@Suite(.spawnsProcesses) struct LeaderElectionTests {
     /// An election of app `app` on `etcd`, with a fast poll.
     func election(_ etcd: EtcdServer, ttl: Int64 = 2, endpoints: [String]? = nil) throws -> LeaderElection {
         let client = try EtcdClient(endpoints: endpoints ?? [etcd.clientURL])

@@ -3,9 +3,10 @@ import ReactorApps
 import ReactorCore
 @testable import ReactorNodeKit
 import Testing
+import TestTraits
 
 /// The kit's registry of apps: data given by the program, checked once, and what `--app` resolves to.
-@Suite struct AppRegistryTests {
+@Suite(.spawnsProcesses) struct AppRegistryTests {
     /// Says which reactor and handler the registry handed over.
     struct TypeNames: AppVisitor {
         func visit<R: Reactor, H: EffectHandler>(reactor: R, effects: H) async throws -> String where H.Effect == R.Effect, H.Mutation == R.Mutation {

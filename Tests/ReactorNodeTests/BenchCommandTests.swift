@@ -1,10 +1,11 @@
 import Foundation
 import Testing
 import TestSupport
+import TestTraits
 
 /// `reactor-bench` end to end, with tiny counts: every phase runs its real processes, the
 /// JSON has every figure, the correctness checks hold, and no child outlives the bench.
-@Suite(.serialized) struct BenchCommandTests {
+@Suite(.spawnsProcesses, .serialized) struct BenchCommandTests {
     static let tiny = ["--quick", "--json", "--actions", "2000", "--messages", "20000", "--samples", "200", "--state-sizes", "1024,262144"]
 
     /// Processes of this build that only the bench starts: its peers (`reactor-bench peer`), its

@@ -1,9 +1,10 @@
 import Foundation
 import Testing
 import TestSupport
+import TestTraits
 
 /// The command line itself: usage errors, help, graceful stop.
-@Suite(.serialized) struct CLITests {
+@Suite(.spawnsProcesses, .serialized) struct CLITests {
     @Test func wrongFlagsAndBadEndpointsAreOneLineUsageErrors() async throws {
         let cases: [([String], String)] = [
             (["authority", "--app", "counter", "--colour", "red"], "unknown option '--colour'"),
@@ -67,7 +68,7 @@ import TestSupport
 }
 
 /// CURVE from the command line: keygen, an authority with an allowlist, clients with and without keys.
-@Suite(.serialized) struct CLISecurityTests {
+@Suite(.spawnsProcesses, .serialized) struct CLISecurityTests {
     @Test func onlyAClientWithAnAllowedKeyGetsThrough() async throws {
         let directory = NSTemporaryDirectory() + "reactorbus-keys-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: directory) }

@@ -7,12 +7,13 @@ import ReactorLog
 import ReactorWire
 import Testing
 import TestSupport
+import TestTraits
 import ZeroMQ
 
 /// Cancellation across processes, with the real `reactor-node` binary and the `search` app:
 /// a cancelled job's late results never reach the state, its worker's task is cancelled, and
 /// a restarted authority does not run it again.
-@Suite(.serialized) struct CancellationProcessTests {
+@Suite(.spawnsProcesses, .serialized) struct CancellationProcessTests {
     /// A worker played by the test over a raw DEALER, so that it can send what a real worker
     /// never would: results after the cancel.
     final class ScriptedWorker {

@@ -2,11 +2,12 @@ import Foundation
 import ReactorBus
 import Testing
 import TestSupport
+import TestTraits
 import ZeroMQ
 
 /// `reactor-node send` against an overloaded, absent and restarted authority: it slows down
 /// instead of failing, gives up within its connect timeout, and resends what a crash swallowed.
-@Suite struct ClientBackpressureTests {
+@Suite(.spawnsProcesses) struct ClientBackpressureTests {
     static let mixed = [#"{"countUp":{}}"#, #"{"countUpAsync":{}}"#]
 
     @Test func anOverloadedAuthoritySlowsSendDownWithoutFailingAnAction() async throws {

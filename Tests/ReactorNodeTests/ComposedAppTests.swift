@@ -6,12 +6,13 @@ import ReactorLog
 import ReactorWire
 import Testing
 import TestSupport
+import TestTraits
 import ZeroMQ
 
 /// The composed `shop` app (a cart and a detail child) served by one authority, with real
 /// processes: workers of one part, an observer of one child's projection, initial actions that a
 /// restart does not apply again.
-@Suite struct ComposedAppTests {
+@Suite(.spawnsProcesses) struct ComposedAppTests {
     typealias ShopClient = AppClient<Shop>
 
     @Test func aWorkerOfOnePartRunsOnlyThatPartsJobsAndTheOthersWait() async throws {

@@ -1,8 +1,9 @@
 import Testing
 import TestSupport
+import TestTraits
 
 /// `reactor-node demo`, the main job, run as a user runs it (with fewer counter actions).
-@Suite struct DemoCommandTests {
+@Suite(.spawnsProcesses) struct DemoCommandTests {
     @Test func theDemoPassesEveryCheckOfItsThreeParts() async throws {
         let demo = try ChildProcess.node(["demo", "--actions", "400"], name: "demo")
         #expect(await demo.waitForExit(timeout: .seconds(120)) == 0, "\(demo.diagnostics)")

@@ -4,11 +4,12 @@ import ReactorBus
 import ReactorCore
 import Testing
 import TestSupport
+import TestTraits
 
 /// The `desk` app (a ticker and a search composed, with an initial action, an expanding action,
 /// cancellation and subscriptions) with real processes: a worker of each part, an authority
 /// SIGKILL and restart in the middle of a feed.
-@Suite struct DeskProcessTests {
+@Suite(.spawnsProcesses) struct DeskProcessTests {
     @Test func eachPartsWorkerRunsItsOwnFeedsAndLookups() async throws {
         let cluster = try await ClusterProcesses(app: "desk")
         let desk = try AppClient<Desk>(actions: cluster.endpoints.actions)

@@ -6,9 +6,10 @@ import ReactorCore
 import ReactorWire
 import Testing
 import TestSupport
+import TestTraits
 
 /// The mission, with real processes on loopback: authority, workers, clients, observers.
-@Suite(.serialized) struct DistributedRuntimeTests {
+@Suite(.spawnsProcesses, .serialized) struct DistributedRuntimeTests {
     static let countUp = #"{"countUp":{}}"#
     static let countUpAsync = #"{"countUpAsync":{}}"#
 

@@ -5,10 +5,11 @@ import ReactorLog
 import Synchronization
 import Testing
 import TestSupport
+import TestTraits
 import ZeroMQ
 
 /// Crash recovery with real processes and SIGKILL.
-@Suite(.serialized) struct DurabilityTests {
+@Suite(.spawnsProcesses, .serialized) struct DurabilityTests {
     let directory = NSTemporaryDirectory() + "reactorbus-data-\(UUID().uuidString)"
 
     func authority(_ endpoints: (actions: String, workers: String, feed: String)? = nil, extra: [String] = []) throws -> ChildProcess {

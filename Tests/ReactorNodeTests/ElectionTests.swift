@@ -5,12 +5,13 @@ import ReactorBus
 import ReactorLog
 import Testing
 import TestSupport
+import TestTraits
 import ZeroMQ
 
 /// Authorities elected on a real etcd (started by the test on loopback): the first candidate
 /// serves, the second follows it; when the primary dies the standby takes over with the exact
 /// state; a primary paused past its lease never acknowledges anything once resumed.
-@Suite(.serialized) struct ElectionTests {
+@Suite(.spawnsProcesses, .serialized) struct ElectionTests {
     typealias Endpoints = (actions: String, workers: String, feed: String, replication: String)
 
     let root = NSTemporaryDirectory() + "rbel-\(UUID().uuidString.prefix(8))"

@@ -4,6 +4,7 @@ import ReactorBus
 import ReactorLog
 import Testing
 import TestSupport
+import TestTraits
 import ZeroMQ
 
 /// Clients, workers and observers given several authority endpoints move to the next one when
@@ -11,7 +12,7 @@ import ZeroMQ
 /// A (loopback TCP, ports of its own choosing) serves; it is SIGKILLed under load; authority B
 /// starts on the same directory at ipc endpoints fixed in advance (the second entry of every
 /// list), recovers the journal (client ledger included) and serves.
-@Suite(.serialized) struct FailoverTests {
+@Suite(.spawnsProcesses, .serialized) struct FailoverTests {
     typealias Endpoints = (actions: String, workers: String, feed: String)
 
     let directory = NSTemporaryDirectory() + "reactorbus-failover-\(UUID().uuidString)"

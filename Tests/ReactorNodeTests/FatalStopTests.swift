@@ -5,11 +5,12 @@ import ReactorLog
 import ReactorWire
 import Testing
 import TestSupport
+import TestTraits
 import ZeroMQ
 
 /// Nodes that cannot go on stop with a non-zero, sysexits-style code and say why; clients are
 /// told instead of left to time out.
-@Suite struct FatalStopTests {
+@Suite(.spawnsProcesses) struct FatalStopTests {
     static let loopback = ["--actions", "tcp://127.0.0.1:*", "--workers", "tcp://127.0.0.1:*", "--feed", "tcp://127.0.0.1:*"]
 
     @Test func aWorkerRefusedForAnotherAppExits78() async throws {

@@ -1,10 +1,11 @@
 import Foundation
 import Testing
 import TestSupport
+import TestTraits
 
 /// A stalled feed subscriber costs the authority a bounded number of bytes, not a bounded number
 /// of (possibly huge) snapshots; it resynchronises once it runs again, and the memory comes back.
-@Suite(.serialized) struct FeedMemoryTests {
+@Suite(.spawnsProcesses, .serialized) struct FeedMemoryTests {
     /// The feed budget the authority runs with in these tests.
     static let feedQueueBytes = 8 << 20
     /// What the authority may grow by besides the feed queue while actions arrive (the actions

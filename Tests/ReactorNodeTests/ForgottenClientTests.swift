@@ -4,10 +4,11 @@ import ReactorBus
 import ReactorLog
 import Testing
 import TestSupport
+import TestTraits
 import ZeroMQ
 
 /// Exactly-once for clients the authority had to forget, with the real binary and a restart.
-@Suite struct ForgottenClientTests {
+@Suite(.spawnsProcesses) struct ForgottenClientTests {
     func send(_ count: Int, as clientID: String, to actions: String, context: ZMQContext) async -> [Result<ActionAck, ClientError>] {
         do {
             let client = try ActionClient<Counter>(

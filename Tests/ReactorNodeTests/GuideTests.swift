@@ -1,10 +1,11 @@
 import Foundation
 import Testing
 import TestSupport
+import TestTraits
 
 /// docs/GUIDE.md as a package: which files its Swift blocks make, and its commands. (Building
 /// that package and running its tests is `NodeKitAcceptanceTests.theGuidesPackageBuildsAndItsTestsPass`.)
-@Suite struct GuideTests {
+@Suite(.spawnsProcesses) struct GuideTests {
     static func guide() throws -> GuidePackage {
         try GuidePackage(markdown: String(contentsOfFile: ChildProcess.packageRoot + "/docs/GUIDE.md", encoding: .utf8))
     }

@@ -6,11 +6,12 @@ import ReactorCore
 import ReactorWire
 import Testing
 import TestSupport
+import TestTraits
 import ZeroMQ
 
 /// Bad input and faults against the real authority binary: it answers or drops and counts,
 /// keeps serving, and its state does not change.
-@Suite(.serialized) struct HostileInputTests {
+@Suite(.spawnsProcesses, .serialized) struct HostileInputTests {
     typealias RawPeer = RawDealer
 
     let writer = HeaderWriter()

@@ -2,9 +2,10 @@ import ReactorApps
 import ReactorCore
 @testable import ReactorNodeKit
 import Testing
+import TestTraits
 
 /// The inspector's memory: bounded by its limits, exact inside its window, honest about gaps.
-@Suite struct InspectorHistoryTests {
+@Suite(.spawnsProcesses) struct InspectorHistoryTests {
     typealias History = InspectorHistory<Counter>
 
     func mutation(_ version: UInt64, action: UInt64, origin: MutationOrigin = .sync(index: 0)) -> History.Recorded {

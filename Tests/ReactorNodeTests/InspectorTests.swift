@@ -1,10 +1,11 @@
 import Foundation
 import Testing
 import TestSupport
+import TestTraits
 
 /// `reactor-node inspect` on a real cluster: its JSON endpoints exactly, misbehaving HTTP clients,
 /// and the page itself in a real headless browser (Chromium driven by Selenium).
-@Suite struct InspectorTests {
+@Suite(.spawnsProcesses) struct InspectorTests {
     static let countUp = #"{"countUp":{}}"#
     static let countUpAsync = #"{"countUpAsync":{}}"#
 

@@ -5,11 +5,12 @@ import ReactorLog
 import SchemaFixtures
 import Testing
 import TestSupport
+import TestTraits
 import ZeroMQ
 
 /// `journal dump`, `journal verify` and `replay` on real data directories: exact output, states
 /// equal to what the reactor computes, damage detected, and nothing changed or locked.
-@Suite struct JournalToolsTests {
+@Suite(.spawnsProcesses) struct JournalToolsTests {
     let directory = NSTemporaryDirectory() + "reactorbus-tools-\(UUID().uuidString)"
 
     func node(_ arguments: [String], name: String) throws -> ChildProcess {

@@ -7,12 +7,13 @@ import ReactorLog
 import ReactorWire
 import Testing
 import TestSupport
+import TestTraits
 import ZeroMQ
 
 /// States far above the default 1 MiB `--max-message-bytes` travel end to end: to a late-joining
 /// observer (in chunks, then mutations applied with the reactor), to `observe --once`, and across
 /// a restart from disk; and a message over the limit the authority does apply gets a clear error.
-@Suite(.serialized) struct LargeStateTests {
+@Suite(.spawnsProcesses, .serialized) struct LargeStateTests {
     /// 60,000 entries of 100 bytes each: about 6.5 MiB of MessagePack.
     static let fills: [Catalog.Action] = (0..<6).map { .fill(from: $0 * 10_000, count: 10_000, bytes: 100) }
 
@@ -49,7 +50,8 @@ import ZeroMQ
         return (version, try MessagePackDecoder().decode(Catalog.State.self, from: state.pack()))
     }
 
-    @Test(.timeLimit(.minutes(2))) func aStateOfSeveralMiBReachesLateJoinersAndObserveAndSurvivesARestart() async throws {
+    // Time limits bound a hang; in a parallel run they include the wait for a process slot.
+    @Test(.timeLimit(.minutes(6))) func aStateOfSeveralMiBReachesLateJoinersAndObserveAndSurvivesARestart() async throws {
         let directory = NSTemporaryDirectory() + "reactorbus-large-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let context = try ZMQContext()
@@ -163,7 +165,7 @@ extension LargeStateTests {
         return latest
     }
 
-    @Test(.timeLimit(.minutes(4))) func aStatePastEveryDefaultLimitRunsThroughWorkersObserversALateJoinerAndARestartExactly() async throws {
+    @Test(.timeLimit(.minutes(8))) func aStatePastEveryDefaultLimitRunsThroughWorkersObserversALateJoinerAndARestartExactly() async throws {
         let directory = NSTemporaryDirectory() + "reactorbus-scale-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let context = try ZMQContext()

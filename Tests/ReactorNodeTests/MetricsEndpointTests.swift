@@ -1,10 +1,11 @@
 import Foundation
 import Testing
 import TestSupport
+import TestTraits
 
 /// `--metrics` on the real binaries: a real Prometheus text parser reads exact counters after a
 /// known workload, and misbehaving HTTP clients on the metrics port do not disturb the authority.
-@Suite struct MetricsEndpointTests {
+@Suite(.spawnsProcesses) struct MetricsEndpointTests {
     static let countUp = #"{"countUp":{}}"#
     static let countUpAsync = #"{"countUpAsync":{}}"#
 

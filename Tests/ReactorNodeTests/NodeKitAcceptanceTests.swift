@@ -11,6 +11,10 @@ extension Tag {
 /// and gets a distributed node program. Each test writes a SwiftPM package of a user's and runs
 /// the real `swift build` on it; those that build (this one's and the guide's) share one scratch
 /// directory (``DependentPackages``), so this package compiles once for both.
+///
+/// Not `.spawnsProcesses`: a test here holds the machine for minutes, at the lowest CPU priority
+/// (see ``swift(_:_:scratch:timeout:)``), and would keep a process slot from the short tests
+/// that need one for all that time.
 @Suite(.serialized, .tags(.acceptance)) struct NodeKitAcceptanceTests {
     /// The user's reactor: three actions, one of them through an effect. (Not counted below.)
     static let reactor = #"""

@@ -2,9 +2,10 @@ import Foundation
 import ReactorBus
 import Testing
 import TestSupport
+import TestTraits
 
 /// The CLI's option defaults are the configuration types' defaults, not copies of them.
-@Suite struct OptionDefaultsTests {
+@Suite(.spawnsProcesses) struct OptionDefaultsTests {
     /// The help line of `--name`, from `reactor-node COMMAND --help`.
     private func helpLine(_ command: String, _ name: String) async throws -> String {
         let node = try ChildProcess.node([command, "--help"])

@@ -1,10 +1,11 @@
 import Foundation
 import Testing
 import TestSupport
+import TestTraits
 
 /// docs/PROTOCOL.md against the wire: `examples/python/protocol_conformance.py`, a client written
 /// from the document alone, checks a fresh counter authority and must find no difference.
-@Suite struct ProtocolConformanceTests {
+@Suite(.spawnsProcesses) struct ProtocolConformanceTests {
     /// Whether `python3` runs and imports pyzmq and msgpack (scripts/ensure-deps.sh --python):
     /// actually tried, so the test is skipped only when the script could not run at all.
     static let pythonHasZMQAndMsgpack = Python.imports("zmq, msgpack")

@@ -4,10 +4,11 @@ import ReactorBus
 import ReactorLog
 import Testing
 import TestSupport
+import TestTraits
 import ZeroMQ
 
 /// Standby authorities with real processes: journal streaming, sync and async acks, promotion.
-@Suite struct ReplicationTests {
+@Suite(.spawnsProcesses) struct ReplicationTests {
     let root = NSTemporaryDirectory() + "reactorbus-replication-\(UUID().uuidString)"
 
     /// A primary on its own data directory, serving standbys on an ephemeral port.

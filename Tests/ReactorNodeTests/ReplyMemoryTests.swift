@@ -2,12 +2,13 @@ import Foundation
 @testable import ReactorBus
 import ReactorWire
 import Testing
+import TestTraits
 import ZeroMQ
 
 /// A client that keeps asking for snapshots and never reads its replies costs the authority a
 /// bounded number of bytes (`--client-queue-bytes`), not up to 100,000 copies of the state; every
 /// request still gets exactly one answer, the snapshot or `busy`.
-@Suite(.serialized) struct ReplyMemoryTests {
+@Suite(.spawnsProcesses, .serialized) struct ReplyMemoryTests {
     /// The per-client reply budget the authority runs with here.
     static let clientQueueBytes = 16 << 20
     /// What the authority may grow by besides the budget: the batch in hand (frames of 2,000

@@ -1,9 +1,10 @@
 import Foundation
 import Testing
 import TestSupport
+import TestTraits
 
 /// `reactor-node run`: a whole deployment in one process, driven by other processes.
-@Suite struct RunCommandTests {
+@Suite(.spawnsProcesses) struct RunCommandTests {
     @Test func runServesActionsFromAnotherProcessPrintsStateLinesAndStopsOnSIGTERM() async throws {
         let run = try ChildProcess.node(["run", "--app", "counter", "--workers", "2", "--json"], name: "run")
         let endpoints = try await run.endpoints()

@@ -5,12 +5,13 @@ import SchemaFixtures
 import Synchronization
 import Testing
 import TestSupport
+import TestTraits
 import ZeroMQ
 
 /// Upgrading a deployment to a release whose app changed shape (schema 1 -> 2): stop the old
 /// authority (gracefully, or by SIGKILL under load) and start the new one on the same data
 /// directory; it migrates what the old one stored and ends in the exact state.
-@Suite(.serialized) struct SchemaUpgradeTests {
+@Suite(.spawnsProcesses, .serialized) struct SchemaUpgradeTests {
     let directory = NSTemporaryDirectory() + "reactorbus-upgrade-\(UUID().uuidString)"
 
     /// `schema-fixture ARGS` of `release` (1 or 2).

@@ -1,10 +1,11 @@
 import Foundation
 import Testing
 import TestSupport
+import TestTraits
 
 /// `--snapshot-dir`: snapshots kept outside the data directory (another filesystem than the
 /// journal's), locked like it, and the only place recovery reads them from.
-@Suite struct SnapshotDirectoryTests {
+@Suite(.spawnsProcesses) struct SnapshotDirectoryTests {
     let root = NSTemporaryDirectory() + "reactorbus-snapdir-\(UUID().uuidString)"
     var data: String { root + "/data" }
     var snapshots: String { root + "/elsewhere/snapshots" }

@@ -4,12 +4,13 @@ import ReactorBus
 import ReactorLog
 import Testing
 import TestSupport
+import TestTraits
 import ZeroMQ
 
 /// Subscriptions with real processes: the ticker app's feed (one `tick(n)` action per event,
 /// `n` = the event index) keeps every tick exactly once and in order when its worker is
 /// SIGKILLed, and comes back after the authority is SIGKILLed and restarted.
-@Suite(.serialized) struct SubscriptionProcessTests {
+@Suite(.spawnsProcesses, .serialized) struct SubscriptionProcessTests {
     let directory = NSTemporaryDirectory() + "reactorbus-subscriptions-\(UUID().uuidString)"
 
     func authority(_ endpoints: (actions: String, workers: String, feed: String)? = nil, data: Bool = false) throws -> ChildProcess {

@@ -2,10 +2,11 @@ import Foundation
 @testable import ReactorBus
 import Testing
 import TestSupport
+import TestTraits
 
 /// A greedy worker (announces capacity 1,000,000, never finishes a job) next to a real healthy
 /// worker, against the real authority binary: the app is not starved.
-@Suite struct WorkerQuarantineTests {
+@Suite(.spawnsProcesses) struct WorkerQuarantineTests {
     @Test func aGreedyWorkerIsClampedAndQuarantinedAndEveryEffectIsAppliedOnTheHealthyWorker() async throws {
         let cap: UInt64 = 16
         let actions = 1_000

@@ -40,9 +40,10 @@ public protocol Reactor: Sendable {
     /// The kind of an effect: what a worker announces it can run.
     ///
     /// The default is the enum case name of the effect (`slowIncrease` for
-    /// `.slowIncrease` or `.slowIncrease(by: 2)`), found by reflection: about half a
-    /// microsecond per effect on the authority. An app whose effects are its hot path can return
-    /// the same names from a `switch`.
+    /// `.slowIncrease` or `.slowIncrease(by: 2)`), found by reflection. The sequencer asks once
+    /// per distinct value for a small trivially copyable effect (no `String`, no array in it) and
+    /// once per job for any other; an app whose effects carry such payloads and are its hot path
+    /// can return the same names from a `switch`. Must depend on the effect alone.
     func kind(of effect: Effect) -> String
 
     // MARK: Transforms (see Reactor+Transforms.swift)
