@@ -65,7 +65,7 @@ extension AuthorityEngine {
             metrics[.actionsAccepted] += 1
             metrics[.mutationsApplied] += UInt64(acceptance.applied.count)
             metrics[.mutationsSync] += UInt64(acceptance.applied.count)
-            for index in 0 ..< acceptance.applied.count { outbox.applied.append(Outbox.Applied(mutation: acceptance.applied[index], payload: nil)) }
+            queueForFeed(acceptance.applied)
             if acceptance.jobs.isEmpty { metrics[.actionsApplied] += 1 }
             guard let now else { continue }
             for job in acceptance.jobs {

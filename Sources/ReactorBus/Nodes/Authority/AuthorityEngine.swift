@@ -268,7 +268,7 @@ package final class AuthorityEngine<R: Reactor> {
         clients.record(client: client, seq: seq, payload: payload, ack: ack)
         metrics[.actionsAccepted] += 1
         metrics[.mutationsApplied] += UInt64(acceptance.applied.count)
-        for index in 0 ..< acceptance.applied.count { outbox.applied.append(Outbox.Applied(mutation: acceptance.applied[index], payload: nil)) }
+        queueForFeed(acceptance.applied)
         if isJournaling { outbox.records.append(.accepted(client: client, clientSeq: seq, action: payload)) }
         if acceptance.cancelled.isEmpty && acceptance.finished.isEmpty {
             metrics[.mutationsSync] += UInt64(acceptance.applied.count)
@@ -518,6 +518,12 @@ package final class AuthorityEngine<R: Reactor> {
         for job in progress.finished { finishAction(of: job) }
     }
 
+    /// Queues the mutations an accepted action applied for the feed; their payloads are encoded
+    /// when the loop asks for them (see ``takeOutbox(_:)``).
+    func queueForFeed(_ applied: [AppliedMutation<R.Mutation>]) {
+        for index in 0 ..< applied.count { outbox.applied.append(Outbox.Applied(mutation: applied[index], payload: nil)) }
+    }
+
     private func finishAction(of job: JobID) {
         guard let client = actionClients[job.actionSeq], !sequencer.hasOpenJobs(actionSeq: job.actionSeq) else { return }
         actionClients[job.actionSeq] = nil
@@ -636,7 +642,7 @@ package final class AuthorityEngine<R: Reactor> {
         metrics[.actionsAccepted] += 1
         metrics[.mutationsApplied] += UInt64(acceptance.applied.count)
         metrics[.mutationsSync] += UInt64(acceptance.applied.count)
-        for index in 0 ..< acceptance.applied.count { outbox.applied.append(Outbox.Applied(mutation: acceptance.applied[index], payload: nil)) }
+        queueForFeed(acceptance.applied)
         if acceptance.jobs.isEmpty { metrics[.actionsApplied] += 1 }
         return true
     }
