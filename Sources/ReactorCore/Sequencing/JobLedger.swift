@@ -6,14 +6,12 @@
 /// open jobs) its index is within the action's effects; everything else was never issued.
 ///
 /// Layout: what every event reads and writes (``JobProgress``, ``ActionJobs``) lives in
-/// dictionaries whose types do not depend on the app, so the code that touches them is compiled
-/// for them once, here. Code generic over the app's reactor (the sequencer, unless specialised
-/// by its caller) looks up the run-time type of every generic container it touches, on every
-/// call; keeping the app's values (each job's effect, the rare out-of-order mutations) in
-/// dictionaries of their own keeps those lookups off the path of an in-order emit.
-///
-/// The per-event members are `@inlinable`: the sequencer's per-event work is compiled for each
-/// reactor (Reactor+Specialization.swift), and these with it.
+/// dictionaries whose types do not depend on the app; the app's values (each job's effect, the
+/// rare out-of-order mutations) are in dictionaries of their own, off the path of an in-order
+/// emit. The per-event members are `@inlinable`: the sequencer's per-event work is compiled for
+/// each reactor (Reactor+Specialization.swift), and these with it; the paths that stay generic
+/// over the app's reactor (checkpoints, cancellation, failure) look up the run-time type of
+/// every generic container they touch, on every call.
 @usableFromInline
 struct JobLedger<Effect: Codable, Mutation: Codable> {
     /// Every open job's progress.
