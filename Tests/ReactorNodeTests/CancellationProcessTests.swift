@@ -29,14 +29,9 @@ import ZeroMQ
         func send(_ message: WorkerMessage) throws { _ = try socket.trySend(message.frames(writer)) }
 
         /// The next message from the authority other than a heartbeat, within `timeout` ms.
-        /// Sleeps as a task between reads, never blocking a cooperative thread in a poll.
         func receive(timeout: Int = 5_000) async throws -> AuthorityToWorker? {
-            let deadline = MonotonicClock.milliseconds() + UInt64(timeout)
-            while MonotonicClock.milliseconds() < deadline {
-                guard let frames = try socket.tryReceiveMultipart() else {
-                    try await Task.sleep(for: .milliseconds(2))
-                    continue
-                }
+            let deadline = ContinuousClock.now + .milliseconds(timeout)
+            while let frames = try await socket.receiveMultipart(before: deadline) {
                 let message = try AuthorityToWorker(frames: frames)
                 guard case .heartbeat = message else { return message }
                 try send(.heartbeat)

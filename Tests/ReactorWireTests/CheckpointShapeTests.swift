@@ -50,7 +50,19 @@ import Testing
     let encoder = MessagePackEncoder()
 
     func ledger(of sequencer: Sequencer<Laned>) throws -> MessagePackValue? {
-        try MessagePackValue(unpacking: encoder.encode(sequencer.checkpoint()))["ledger"]
+        try value(of: sequencer.checkpoint())["ledger"]
+    }
+
+    /// `value` encoded, read back as a MessagePack value.
+    func value(of encodable: some Encodable) throws -> MessagePackValue {
+        try MessagePackValue(unpacking: encoder.encode(encodable))
+    }
+
+    /// Accepts two actions: two open jobs, `first` ahead of `second` in the lane.
+    func acceptTwoJobs(into sequencer: inout Sequencer<Laned>) -> (first: JobID, second: JobID) {
+        _ = sequencer.accept(.run(1))
+        _ = sequencer.accept(.run(2))
+        return (JobID(actionSeq: 1, effectIndex: 0), JobID(actionSeq: 2, effectIndex: 0))
     }
 
     @Test func anOpenJobWithABufferedEmitIsStoredInTheReleasedShape() throws {
@@ -65,14 +77,12 @@ import Testing
         expected.open[job] = .init(effect: .step(1), lane: "steps", buffered: [1: .logged(11)], declaredCount: 2)
         expected.actions[1] = .init(effectCount: 1, remaining: 1)
         expected.lanes["steps"] = [job]
-        #expect(try ledger(of: sequencer) == MessagePackValue(unpacking: encoder.encode(expected)))
+        #expect(try ledger(of: sequencer) == value(of: expected))
     }
 
     @Test func aJobHeldBehindItsLaneWithAFailureIsStoredInTheReleasedShape() throws {
         var sequencer = Sequencer(reactor: Laned())
-        _ = sequencer.accept(.run(1))
-        _ = sequencer.accept(.run(2))
-        let first = JobID(actionSeq: 1, effectIndex: 0), second = JobID(actionSeq: 2, effectIndex: 0)
+        let (first, second) = acceptTwoJobs(into: &sequencer)
         _ = try sequencer.apply(job: first, emitIndex: 0, mutation: .logged(10))
         #expect(try sequencer.fail(job: second, error: EffectFailure(message: "no", attempts: 3)).disposition == .buffered)
 
@@ -90,16 +100,14 @@ import Testing
         var jobs: [MessagePackValue: MessagePackValue] = [:]
         for index in stride(from: 0, to: open.count - 1, by: 2) { jobs[open[index]] = open[index + 1] }
         let secondJob = StoredLedger.OpenJob(effect: .step(2), lane: "steps", failure: EffectFailure(message: "no", attempts: 3))
-        #expect(jobs[try MessagePackValue(unpacking: encoder.encode(first))] == (try MessagePackValue(unpacking: encoder.encode(expected.open[first]))))
-        #expect(jobs[try MessagePackValue(unpacking: encoder.encode(second))] == (try MessagePackValue(unpacking: encoder.encode(secondJob))))
-        #expect(stored["lanes"] == (try MessagePackValue(unpacking: encoder.encode(expected.lanes))))
+        #expect(jobs[try value(of: first)] == (try value(of: expected.open[first])))
+        #expect(jobs[try value(of: second)] == (try value(of: secondJob)))
+        #expect(stored["lanes"] == (try value(of: expected.lanes)))
     }
 
     @Test func aLedgerInTheReleasedShapeRestoresEveryWaitingResult() throws {
         var sequencer = Sequencer(reactor: Laned())
-        _ = sequencer.accept(.run(1))
-        _ = sequencer.accept(.run(2))
-        let first = JobID(actionSeq: 1, effectIndex: 0), second = JobID(actionSeq: 2, effectIndex: 0)
+        let (first, second) = acceptTwoJobs(into: &sequencer)
         _ = try sequencer.apply(job: second, emitIndex: 0, mutation: .logged(20))
         _ = try sequencer.apply(job: first, emitIndex: 1, mutation: .logged(11))
         let bytes = try encoder.encode(sequencer.checkpoint())

@@ -24,22 +24,14 @@ final class FeedTap {
     }
 
     /// Reads until `done` holds over what was read, or the deadline; returns whether it held.
-    ///
-    /// Between reads it sleeps as a task instead of blocking in a poll: a test that blocks a
-    /// cooperative thread for seconds starves every other test of a parallel run.
     @discardableResult
     func read(timeout: Duration, until done: ([FeedMessage]) -> Bool) async throws -> Bool {
         let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            if done(messages) { return true }
-            var read = false
-            while let frames = try socket.tryReceiveMultipart() {
-                read = true
-                if let message = try? FeedMessage(frames: frames) { messages.append(message) }
-            }
-            if !read { try await Task.sleep(for: .milliseconds(2)) }
+        while !done(messages) {
+            guard let frames = try await socket.receiveMultipart(before: deadline) else { return false }
+            if let message = try? FeedMessage(frames: frames) { messages.append(message) }
         }
-        return done(messages)
+        return true
     }
 
     /// Waits until the subscription is live (a heartbeat arrived).
