@@ -62,16 +62,6 @@ import Testing
         }
     }
 
-    /// Polls `condition` every few milliseconds for up to 10 s.
-    private func eventually(_ condition: () async -> Bool) async -> Bool {
-        let deadline = ContinuousClock.now + .seconds(10)
-        while ContinuousClock.now < deadline {
-            if await condition() { return true }
-            try? await Task.sleep(for: .milliseconds(5))
-        }
-        return await condition()
-    }
-
     @Test func aNewSearchCancelsTheRunningOnesTaskAndOnlyItsEarlierResultsRemain() async {
         let probe = Probe()
         let store = Store(reactor: Search(), effects: WatchedSearchEffects(probe: probe), retry: .once)

@@ -7,16 +7,6 @@ import Testing
 /// order, handlers that end or throw resumed after their last event, and runs that leave the
 /// state cancelled.
 @Suite struct SubscriptionStoreTests {
-    /// Polls `condition` until it holds or `timeout` passes.
-    private func eventually(within timeout: Duration = .seconds(20), _ condition: () async -> Bool) async -> Bool {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            if await condition() { return true }
-            try? await Task.sleep(for: .milliseconds(2))
-        }
-        return await condition()
-    }
-
     private static let fast = RetryPolicy(maxAttempts: 3, initialBackoff: .milliseconds(1), maxBackoff: .milliseconds(5), timeout: nil)
 
     @Test func everyTickIsAppliedOnceInOrderAndTheRunEndsWithItsTarget() async {

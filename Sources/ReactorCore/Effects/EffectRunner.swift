@@ -13,9 +13,11 @@ public enum EffectOutcome: Sendable, Hashable {
 /// what makes re-running an effect safe.
 ///
 /// Timeouts: by default an attempt with a timeout runs in a task group next to a task that
-/// sleeps out the timeout. A runtime that runs many effects passes ``deadlines`` instead: the
-/// attempt then runs as one task that the service cancels at its deadline, so an attempt costs
-/// no timer and no second task (the worker node's per-job overhead was mostly those).
+/// sleeps out the timeout. A runtime that runs many effects passes ``deadlines`` and starts
+/// each run with ``start(preparing:sink:completion:)``: the run's attempts then share one
+/// task, which the service cancels at an attempt's deadline, so an attempt costs no timer and
+/// no task of its own (the worker node's per-job overhead was mostly those). Only an attempt
+/// that timed out leaves its task to the next attempt in a new one.
 public struct EffectRunner<Handler: EffectHandler>: Sendable {
     /// The handler that does the work.
     public let handler: Handler
@@ -38,36 +40,130 @@ public struct EffectRunner<Handler: EffectHandler>: Sendable {
         _ effect: Handler.Effect,
         sink: @escaping @Sendable (_ emitIndex: UInt32, _ mutation: Handler.Mutation) async -> Void
     ) async -> EffectOutcome {
+        guard deadlines != nil, policy.timeout != nil else {
+            if case .ended(let outcome) = await attempts(effect, from: 1, in: nil, sink: sink) { return outcome }
+            // Only an attempt timed out by `deadlines` asks for a task of its own.
+            return .failed(EffectFailure(message: "never ran", attempts: 0))
+        }
+        // The deadline path has one implementation: the run's own tasks, awaited here.
+        let run = EffectRun()
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                start(run, preparing: { .success(effect) }, sink: sink) { continuation.resume(returning: $0) }
+            }
+        } onCancel: {
+            run.cancel()
+        }
+    }
+
+    /// Starts a run of an effect in a task of its own and returns at once; `completion` gets
+    /// its outcome exactly once, in the run's last task.
+    ///
+    /// `prepare` runs first, in that task: the place for work that should stay off the caller's
+    /// thread, such as decoding the effect. A failure it returns ends the run with that failure
+    /// and no attempt. Cancel the run with the returned handle, not a task: see ``EffectRun``.
+    public func start(
+        preparing prepare: @escaping @Sendable () -> Result<Handler.Effect, EffectFailure>,
+        sink: @escaping @Sendable (_ emitIndex: UInt32, _ mutation: Handler.Mutation) async -> Void,
+        completion: @escaping @Sendable (EffectOutcome) -> Void
+    ) -> EffectRun {
+        let run = EffectRun()
+        start(run, preparing: prepare, sink: sink, completion: completion)
+        return run
+    }
+
+    private func start(
+        _ run: EffectRun,
+        preparing prepare: @escaping @Sendable () -> Result<Handler.Effect, EffectFailure>,
+        sink: @escaping @Sendable (UInt32, Handler.Mutation) async -> Void,
+        completion: @escaping @Sendable (EffectOutcome) -> Void
+    ) {
+        let runner = self
+        let launched = run.launch { generation in
+            switch prepare() {
+            case .failure(let failure):
+                completion(.failed(failure))
+            case .success(let effect):
+                await runner.continueRun(run, effect: effect, from: 1, generation: generation, sink: sink, completion: completion)
+            }
+        }
+        if !launched { completion(.failed(EffectFailure(message: "cancelled", attempts: 0))) }
+    }
+
+    /// Runs attempts from `first` on in the run's task of `generation`; after a timeout, goes on
+    /// in a new task.
+    private func continueRun(
+        _ run: EffectRun, effect: Handler.Effect, from first: Int, generation: UInt64,
+        sink: @escaping @Sendable (UInt32, Handler.Mutation) async -> Void,
+        completion: @escaping @Sendable (EffectOutcome) -> Void
+    ) async {
+        switch await attempts(effect, from: first, in: (run, generation), sink: sink) {
+        case .ended(let outcome):
+            completion(outcome)
+        case .timedOut(let next):
+            // This task was cancelled to stop the attempt, and stays cancelled.
+            let runner = self
+            let launched = run.launch { generation in
+                await runner.continueRun(run, effect: effect, from: next, generation: generation, sink: sink, completion: completion)
+            }
+            if !launched { completion(.failed(EffectFailure(message: "cancelled", attempts: next - 1))) }
+        }
+    }
+
+    /// How a series of attempts in one task ended.
+    private enum AttemptsEnd {
+        /// With the run's outcome.
+        case ended(EffectOutcome)
+        /// An attempt ran past its deadline and its task was cancelled; attempt `next` follows
+        /// in a new task.
+        case timedOut(next: Int)
+    }
+
+    /// Runs attempts `first...` in the current task. With a run (and ``deadlines`` and a
+    /// timeout), each attempt runs inline and its deadline cancels the run's task.
+    private func attempts(
+        _ effect: Handler.Effect, from first: Int, in task: (run: EffectRun, generation: UInt64)?,
+        sink: @escaping @Sendable (UInt32, Handler.Mutation) async -> Void
+    ) async -> AttemptsEnd {
         var lastError = "never ran"
-        for attempt in 1...policy.maxAttempts {
+        for attempt in first...policy.maxAttempts {
             if attempt > 1 {
                 do {
                     try await Task.sleep(for: policy.backoff(beforeAttempt: attempt))
                 } catch {
-                    return .failed(EffectFailure(message: "cancelled", attempts: attempt - 1))
+                    return .ended(.failed(EffectFailure(message: "cancelled", attempts: attempt - 1)))
                 }
             }
             let emitter = Emitter<Handler.Mutation>(sink: sink)
             do {
-                try await runAttempt(effect, emitter: emitter)
-                return .done(emitCount: emitter.count)
+                if let task, let deadlines, let timeout = policy.timeout {
+                    let timedOut = try await runInline(effect, emitter: emitter, timeout: timeout, deadlines: deadlines,
+                                                       run: task.run, generation: task.generation)
+                    if timedOut {
+                        let failure = EffectTimeout(timeout: timeout)
+                        guard attempt < policy.maxAttempts else {
+                            return .ended(.failed(EffectFailure(message: failure.description, attempts: attempt)))
+                        }
+                        return .timedOut(next: attempt + 1)
+                    }
+                } else {
+                    try await runAttempt(effect, emitter: emitter)
+                }
+                return .ended(.done(emitCount: emitter.count))
             } catch {
                 lastError = String(describing: error)
                 if Task.isCancelled {
-                    return .failed(EffectFailure(message: "cancelled", attempts: attempt))
+                    return .ended(.failed(EffectFailure(message: "cancelled", attempts: attempt)))
                 }
             }
         }
-        return .failed(EffectFailure(message: lastError, attempts: policy.maxAttempts))
+        return .ended(.failed(EffectFailure(message: lastError, attempts: policy.maxAttempts)))
     }
 
+    /// One attempt in its own task group when there is a timeout, else directly.
     private func runAttempt(_ effect: Handler.Effect, emitter: Emitter<Handler.Mutation>) async throws {
         guard let timeout = policy.timeout else {
             try await handler.run(effect, emit: emitter)
-            return
-        }
-        if let deadlines {
-            try await runAttempt(effect, emitter: emitter, timeout: timeout, deadlines: deadlines)
             return
         }
         let handler = self.handler
@@ -83,36 +179,29 @@ public struct EffectRunner<Handler: EffectHandler>: Sendable {
         }
     }
 
-    /// One attempt as one task, cancelled by `deadlines` at its timeout or by the cancellation
-    /// of the calling task. Like the task group of the default path, it returns only once the
-    /// handler has returned, and the first of the three to happen decides the result: the
-    /// handler's, ``EffectTimeout``, or a cancellation error.
-    private func runAttempt(_ effect: Handler.Effect, emitter: Emitter<Handler.Mutation>, timeout: Duration,
-                            deadlines: any EffectDeadlines) async throws {
-        let handler = self.handler
+    /// One attempt in the current task, the run's task of `generation`, which `deadlines`
+    /// cancels at the timeout. Returns whether the timeout came first; else the handler's result
+    /// decides, and an attempt of a cancelled run fails with a cancellation error even if the
+    /// handler returned (as the task-group path reports it).
+    private func runInline(_ effect: Handler.Effect, emitter: Emitter<Handler.Mutation>, timeout: Duration,
+                           deadlines: any EffectDeadlines, run: EffectRun, generation: UInt64) async throws -> Bool {
         let race = AttemptRace()
-        let attempt = Task {
-            defer { _ = race.claim(.finished) }
-            try await handler.run(effect, emit: emitter)
-        }
         let token = deadlines.schedule(after: timeout) {
-            if race.claim(.timedOut) { attempt.cancel() }
+            if race.claim(.timedOut) { run.interrupt(generation: generation) }
         }
-        let result = await withTaskCancellationHandler {
-            await attempt.result
-        } onCancel: {
-            if race.claim(.cancelled) { attempt.cancel() }
+        let result: Result<Void, any Error>
+        do {
+            try await handler.run(effect, emit: emitter)
+            result = .success(())
+        } catch {
+            result = .failure(error)
         }
+        let finishedFirst = race.claim(.finished)
         deadlines.cancel(token)
-        switch race.winner {
-        case .timedOut:
-            throw EffectTimeout(timeout: timeout)
-        case .cancelled:
-            try result.get()
-            throw CancellationError()
-        case .finished, .none:
-            try result.get()
-        }
+        guard finishedFirst else { return true }
+        try result.get()
+        if run.isCancelled { throw CancellationError() }
+        return false
     }
 }
 

@@ -29,15 +29,12 @@ public struct Emitter<Mutation: Sendable>: Sendable {
     public var count: UInt32 { counter.value }
 
     private final class Counter: Sendable {
-        private let storage = Mutex<UInt32>(0)
+        private let storage = Atomic<UInt32>(0)
 
         func next() -> UInt32 {
-            storage.withLock { value in
-                defer { value &+= 1 }
-                return value
-            }
+            storage.wrappingAdd(1, ordering: .acquiringAndReleasing).oldValue
         }
 
-        var value: UInt32 { storage.withLock { $0 } }
+        var value: UInt32 { storage.load(ordering: .acquiring) }
     }
 }

@@ -4,8 +4,8 @@ import ReactorLog
 import Synchronization
 import ZeroMQ
 
-/// Starts jobs as Swift tasks: decodes the effect, runs it with retries, encodes each emitted
-/// mutation and posts everything to the loop thread's mailbox, in order.
+/// Starts jobs as Swift tasks, one per job: decodes the effect, runs it with retries, encodes
+/// each emitted mutation and posts everything to the loop thread's mailbox, in order.
 ///
 /// All the MessagePack work happens in the task, off the loop thread; the loop only moves
 /// bytes. One job's events are posted by one task, one after another, so the mailbox keeps
@@ -27,37 +27,16 @@ where Handler.Effect == R.Effect, Handler.Mutation == R.Mutation {
     let decoder = MessagePackDecoder()
     let encoder = MessagePackEncoder()
 
-    /// Starts one job; cancelling the returned task cancels the effect.
-    func launch(run: UInt64, job: JobID, kind: String, payload: [UInt8]) -> Task<Void, Never> {
+    /// Starts one job in a task of its own; cancelling the returned run cancels the effect.
+    /// Its duration counts from here, so it includes the wait for a thread.
+    func launch(run: UInt64, job: JobID, kind: String, payload: [UInt8]) -> EffectRun {
+        let started = ContinuousClock.now
         let launcher = self
-        return Task {
-            let started = ContinuousClock.now
-            let outcome = await launcher.execute(run: run, job: job, kind: kind, payload: payload)
-            launcher.events.post(.finished(run: run, job: job, outcome: outcome, elapsed: ContinuousClock.now - started))
-        }
-    }
-
-    private func execute(run: UInt64, job: JobID, kind: String, payload: [UInt8]) async -> EffectOutcome {
-        let effect: Handler.Effect
-        do {
-            effect = try decoder.decode(Handler.Effect.self, from: payload)
-        } catch {
-            // Nothing was attempted: the payload is not an effect of this app.
-            return .failed(EffectFailure(message: "effect of kind '\(kind)' does not decode as \(Handler.Effect.self): \(error)", attempts: 0))
-        }
-        // Checked with the first job of each kind: working out a kind reflects on the effect,
-        // and a mismatch (the authority runs another release of the app) shows on the first.
-        if checkedKinds.isFirst(kind) {
-            let actualKind = reactor.kind(of: effect)
-            if actualKind != kind || !EffectKind.serves(kinds, kind: actualKind) {
-                logger.warning("job \(job): runs an effect of kind '\(actualKind)' (announced as '\(kind)'; this worker serves \(kinds.isEmpty ? "every kind" : kinds.joined(separator: ",")))")
-            }
-        }
         let encodingFailure = EncodingFailure()
-        let events = self.events
-        let limit = maxPayloadBytes
-        let encoder = self.encoder
-        let outcome = await runner.run(effect) { emitIndex, mutation in
+        let (events, limit, encoder) = (self.events, maxPayloadBytes, self.encoder)
+        return runner.start(preparing: {
+            launcher.effect(of: job, kind: kind, payload: payload)
+        }, sink: { emitIndex, mutation in
             let bytes: [UInt8]
             do {
                 bytes = try encoder.encode(mutation)
@@ -70,13 +49,35 @@ where Handler.Effect == R.Effect, Handler.Mutation == R.Mutation {
                 return
             }
             events.post(.emit(run: run, job: job, emitIndex: emitIndex, payload: bytes))
+        }, completion: { outcome in
+            var outcome = outcome
+            // A mutation that could not be sent leaves a gap the authority can never fill: the job
+            // cannot be reported done, whatever the effect returned.
+            if case .done = outcome, let message = encodingFailure.message {
+                outcome = .failed(EffectFailure(message: message, attempts: 1))
+            }
+            events.post(.finished(run: run, job: job, outcome: outcome, elapsed: ContinuousClock.now - started))
+        })
+    }
+
+    /// The job's effect, decoded in the job's task; a payload that is not an effect of this app
+    /// fails the job before any attempt.
+    private func effect(of job: JobID, kind: String, payload: [UInt8]) -> Result<Handler.Effect, EffectFailure> {
+        let effect: Handler.Effect
+        do {
+            effect = try decoder.decode(Handler.Effect.self, from: payload)
+        } catch {
+            return .failure(EffectFailure(message: "effect of kind '\(kind)' does not decode as \(Handler.Effect.self): \(error)", attempts: 0))
         }
-        // A mutation that could not be sent leaves a gap the authority can never fill: the job
-        // cannot be reported done, whatever the effect returned.
-        if case .done = outcome, let message = encodingFailure.message {
-            return .failed(EffectFailure(message: message, attempts: 1))
+        // Checked with the first job of each kind: working out a kind reflects on the effect,
+        // and a mismatch (the authority runs another release of the app) shows on the first.
+        if checkedKinds.isFirst(kind) {
+            let actualKind = reactor.kind(of: effect)
+            if actualKind != kind || !EffectKind.serves(kinds, kind: actualKind) {
+                logger.warning("job \(job): runs an effect of kind '\(actualKind)' (announced as '\(kind)'; this worker serves \(kinds.isEmpty ? "every kind" : kinds.joined(separator: ",")))")
+            }
         }
-        return outcome
+        return .success(effect)
     }
 }
 

@@ -8,7 +8,7 @@ extension WorkerLoop {
     func cancel(_ job: JobID) {
         if let entry = running.removeValue(forKey: job) {
             // Its later events carry a run token no longer in `running`: dropped, never sent.
-            entry.task.cancel()
+            entry.effect.cancel()
             startQueued()
         } else if let index = queued.firstIndex(where: { $0.job == job }) {
             queued.remove(at: index)

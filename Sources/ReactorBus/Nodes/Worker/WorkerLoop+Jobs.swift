@@ -21,14 +21,14 @@ extension WorkerLoop {
         if let previous = running.removeValue(forKey: job) {
             // The authority gave us the same job again (it had written us off): its emits from
             // the old run may have been dropped, so only a run from the start is complete.
-            previous.task.cancel()
+            previous.effect.cancel()
             logger.debug("job \(job): sent again; restarting it")
         }
         queued.removeAll { $0.job == job }
         if running.count < configuration.concurrency {
-            start(QueuedJob(job: job, kind: kind, payload: payload))
+            start(WorkerQueuedJob(job: job, kind: kind, payload: payload))
         } else if queued.count < configuration.concurrency {
-            queued.append(QueuedJob(job: job, kind: kind, payload: payload))
+            queued.append(WorkerQueuedJob(job: job, kind: kind, payload: payload))
             logger.warning("job \(job): \(running.count) jobs already run (capacity \(configuration.concurrency)); queued")
         } else {
             let failure = EffectFailure(message: "worker over capacity", attempts: 0)
@@ -40,10 +40,10 @@ extension WorkerLoop {
     }
 
     /// Starts a job's task.
-    private func start(_ job: QueuedJob) {
+    private func start(_ job: WorkerQueuedJob) {
         nextRun &+= 1
-        let task = launcher.launch(run: nextRun, job: job.job, kind: job.kind, payload: job.payload)
-        running[job.job] = RunningJob(run: nextRun, task: task)
+        let effect = launcher.launch(run: nextRun, job: job.job, kind: job.kind, payload: job.payload)
+        running[job.job] = WorkerRunningJob(run: nextRun, effect: effect)
         logger.debug("job \(job.job): started (kind \(job.kind))")
     }
 
@@ -103,7 +103,7 @@ extension WorkerLoop {
         reports.discard()
         abandonSubscriptions()
         guard !running.isEmpty || !queued.isEmpty else { return }
-        for entry in running.values { entry.task.cancel() }
+        for entry in running.values { entry.effect.cancel() }
         running.removeAll()
         queued.removeAll()
         publishCounts()

@@ -19,7 +19,7 @@ extension WorkerLoop {
         subscriptionRuns.removeValue(forKey: run)?.task.cancel()
         nextRun &+= 1
         let task = launcher.launch(token: nextRun, run: run, id: id, kind: kind, after: after, payload: payload)
-        subscriptionRuns[run] = RunningJob(run: nextRun, task: task)
+        subscriptionRuns[run] = WorkerSubscriptionRun(token: nextRun, task: task)
         logger.info("subscription \(id) (run \(run), kind \(kind)): started \(after.map { "after event \($0)" } ?? "from the start")")
     }
 
@@ -32,7 +32,7 @@ extension WorkerLoop {
 
     /// A run's task sent an event; events of cancelled or replaced tasks are dropped.
     func forward(token: UInt64, run: UInt64, index: UInt64, payload: [UInt8]) throws(ZMQError) {
-        guard subscriptionRuns[run]?.run == token else { return }
+        guard subscriptionRuns[run]?.token == token else { return }
         try send(.event(run: run, index: index, payload: payload))
     }
 

@@ -14,20 +14,6 @@ import ZeroMQ
 /// handled in `WorkerLoop+Authority.swift`, jobs and their events in `WorkerLoop+Jobs.swift`.
 final class WorkerLoop<R: Reactor, Handler: EffectHandler>: NodeLoop
 where Handler.Effect == R.Effect, Handler.Mutation == R.Mutation {
-    /// A job whose task is running.
-    struct RunningJob {
-        /// The token its events carry.
-        let run: UInt64
-        let task: Task<Void, Never>
-    }
-
-    /// A job that arrived while every slot was busy.
-    struct QueuedJob {
-        let job: JobID
-        let kind: String
-        let payload: [UInt8]
-    }
-
     /// How long the socket may flush `bye` and the last results after a graceful stop.
     static var stopLinger: Int { 1_000 }
     /// The longest a turn waits while sends are queued behind a full pipe.
@@ -45,7 +31,7 @@ where Handler.Effect == R.Effect, Handler.Mutation == R.Mutation {
     /// Starts subscription runs; `nil` when the worker runs none.
     let subscriptionLauncher: WorkerSubscriptionLauncher<R>?
     /// Subscription runs whose task is running, by run number (`run` of the entry: its token).
-    var subscriptionRuns: [UInt64: RunningJob] = [:]
+    var subscriptionRuns: [UInt64: WorkerSubscriptionRun] = [:]
     let writer = HeaderWriter()
 
     var socket: ZMQSocket
@@ -68,14 +54,14 @@ where Handler.Effect == R.Effect, Handler.Mutation == R.Mutation {
     /// Counted since it was last added to the metrics (once per turn, see ``WorkerTurnTally``).
     var tally = WorkerTurnTally()
 
-    var running: [JobID: RunningJob] = [:]
+    var running: [JobID: WorkerRunningJob] = [:]
     /// Whether the authority of this session reads a `done` that carries the job's last
     /// mutation (it said so in a `heartbeat`; see ``AuthorityFeature``).
     var authorityReadsDoneWithEmit = false
     /// The current batch of job events' held emits, when the authority reads a `done` with the
     /// job's last mutation (see ``ReportBatch``).
     var reports = ReportBatch()
-    var queued: [QueuedJob] = []
+    var queued: [WorkerQueuedJob] = []
     var nextRun: UInt64 = 0
     /// Set when a graceful stop began: the moment it gives up waiting for running jobs.
     var drainDeadline: UInt64?

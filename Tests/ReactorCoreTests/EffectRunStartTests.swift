@@ -1,0 +1,157 @@
+import Synchronization
+import Testing
+@testable import ReactorCore
+
+/// `EffectRunner.start` with a deadline service: a run's attempts share one task, an attempt
+/// that times out hands the run on to a new task, and the run's handle reaches whichever task
+/// runs now. Deadlines pass when the test fires them, so every order here is exact.
+@Suite struct EffectRunStartTests {
+    /// A run's outcomes (exactly one is expected), the attempts its handler began and what they emitted.
+    final class Record: Sendable {
+        private let state = Mutex<(outcomes: [EffectOutcome], attempts: Int, emits: [Int])>(([], 0, []))
+
+        func ended(_ outcome: EffectOutcome) { state.withLock { $0.outcomes.append(outcome) } }
+        func attempted() -> Int {
+            state.withLock { state in
+                state.attempts += 1
+                return state.attempts
+            }
+        }
+        func emitted(_ value: Int) { state.withLock { $0.emits.append(value) } }
+        var outcomes: [EffectOutcome] { state.withLock { $0.outcomes } }
+        var attempts: Int { state.withLock { $0.attempts } }
+        var emits: [Int] { state.withLock { $0.emits } }
+    }
+
+    /// In the attempts listed in `hangIn` it waits until its task is cancelled (then throws);
+    /// in the others it emits `effect * 10 + attempt` and returns.
+    struct Hanging: EffectHandler {
+        let record: Record
+        let hangIn: Set<Int>
+        func run(_ effect: Int, emit: Emitter<Int>) async throws {
+            let attempt = record.attempted()
+            if hangIn.contains(attempt) {
+                try await Task.sleep(for: .seconds(600))
+            }
+            await emit(effect * 10 + attempt)
+        }
+    }
+
+    private static let retrying = RetryPolicy(maxAttempts: 3, initialBackoff: .milliseconds(1), timeout: .seconds(30))
+
+    private func start(_ record: Record, hangIn: Set<Int> = [], policy: RetryPolicy = Self.retrying, deadlines: ManualDeadlines,
+                       prepare: @escaping @Sendable () -> Result<Int, EffectFailure> = { .success(7) }) -> EffectRun {
+        EffectRunner(handler: Hanging(record: record, hangIn: hangIn), policy: policy, deadlines: deadlines)
+            .start(preparing: prepare, sink: { _, value in record.emitted(value) }, completion: record.ended)
+    }
+
+    @Test func aQuickRunEndsOnceWithItsEmitsAndLeavesNoDeadline() async {
+        let deadlines = ManualDeadlines()
+        let record = Record()
+        _ = start(record, deadlines: deadlines)
+        #expect(await eventually { !record.outcomes.isEmpty })
+        #expect(record.outcomes == [.done(emitCount: 1)])
+        #expect(record.emits == [71])
+        #expect(deadlines.pendingCount == 0)
+    }
+
+    @Test func anAttemptThatTimesOutIsFollowedInANewTaskThatSucceeds() async {
+        let deadlines = ManualDeadlines()
+        let record = Record()
+        _ = start(record, hangIn: [1], deadlines: deadlines)
+        #expect(await eventually { record.attempts == 1 && deadlines.pendingCount == 1 })
+        deadlines.fireAll()
+        #expect(await eventually { !record.outcomes.isEmpty })
+        // The second attempt's task was not cancelled: it emitted and returned.
+        #expect(record.outcomes == [.done(emitCount: 1)])
+        #expect(record.attempts == 2)
+        #expect(record.emits == [72])
+        #expect(deadlines.pendingCount == 0)
+    }
+
+    @Test func theLastAttemptTimingOutFailsTheRunWithTheTimeout() async {
+        let deadlines = ManualDeadlines()
+        let record = Record()
+        let policy = RetryPolicy(maxAttempts: 2, initialBackoff: .milliseconds(1), timeout: .milliseconds(250))
+        _ = start(record, hangIn: [1, 2], policy: policy, deadlines: deadlines)
+        for attempt in 1...2 {
+            #expect(await eventually { record.attempts == attempt && deadlines.pendingCount == 1 })
+            deadlines.fireAll()
+        }
+        #expect(await eventually { !record.outcomes.isEmpty })
+        #expect(record.outcomes == [.failed(EffectFailure(message: "timed out after 0.25 seconds", attempts: 2))])
+        #expect(record.emits == [])
+    }
+
+    @Test func cancellingReachesTheAttemptThatRunsInTheNewTask() async {
+        let deadlines = ManualDeadlines()
+        let record = Record()
+        let run = start(record, hangIn: [1, 2], deadlines: deadlines)
+        #expect(await eventually { record.attempts == 1 && deadlines.pendingCount == 1 })
+        deadlines.fireAll()
+        #expect(await eventually { record.attempts == 2 && deadlines.pendingCount == 1 })
+        run.cancel()
+        #expect(await eventually { !record.outcomes.isEmpty })
+        #expect(record.outcomes == [.failed(EffectFailure(message: "cancelled", attempts: 2))])
+        #expect(record.attempts == 2)
+        #expect(deadlines.pendingCount == 0)
+    }
+
+    @Test func cancellingDuringTheBackoffStartsNoFurtherAttempt() async {
+        let deadlines = ManualDeadlines()
+        let record = Record()
+        let policy = RetryPolicy(maxAttempts: 3, initialBackoff: .seconds(600), timeout: .seconds(30))
+        let run = start(record, hangIn: [1], policy: policy, deadlines: deadlines)
+        #expect(await eventually { record.attempts == 1 && deadlines.pendingCount == 1 })
+        deadlines.fireAll()
+        // The new task sleeps out the 600 s backoff before attempt 2; cancelling ends the run.
+        #expect(await eventually { deadlines.pendingCount == 0 })
+        run.cancel()
+        #expect(await eventually { !record.outcomes.isEmpty })
+        #expect(record.outcomes == [.failed(EffectFailure(message: "cancelled", attempts: 1))])
+        #expect(record.attempts == 1)
+    }
+
+    @Test func aPreparationThatFailsEndsTheRunWithoutAnAttempt() async {
+        let deadlines = ManualDeadlines()
+        let record = Record()
+        let refused = EffectFailure(message: "does not decode", attempts: 0)
+        _ = start(record, deadlines: deadlines, prepare: { .failure(refused) })
+        #expect(await eventually { !record.outcomes.isEmpty })
+        #expect(record.outcomes == [.failed(refused)])
+        #expect(record.attempts == 0)
+        #expect(deadlines.pendingCount == 0)
+    }
+
+    @Test func runWithDeadlinesGoesThroughTheRunsTasksAndForwardsCancellation() async {
+        let deadlines = ManualDeadlines()
+        let record = Record()
+        let runner = EffectRunner(handler: Hanging(record: record, hangIn: [1, 2]), policy: Self.retrying, deadlines: deadlines)
+        let job = Task { await runner.run(7) { _, value in record.emitted(value) } }
+        #expect(await eventually { record.attempts == 1 && deadlines.pendingCount == 1 })
+        deadlines.fireAll()
+        #expect(await eventually { record.attempts == 2 && deadlines.pendingCount == 1 })
+        job.cancel()
+        #expect(await job.value == .failed(EffectFailure(message: "cancelled", attempts: 2)))
+        #expect(deadlines.pendingCount == 0)
+    }
+
+    @Test func aTimeoutThatArrivesLateLeavesTheNextTaskAlone() async {
+        let run = EffectRun()
+        let first = Mutex<Bool?>(nil), second = Mutex<Bool?>(nil)
+        #expect(run.launch { _ in first.withLock { $0 = Task.isCancelled } })
+        #expect(await eventually { first.withLock { $0 } != nil })
+        let release = Mutex(false)
+        #expect(run.launch { _ in
+            while !release.withLock({ $0 }) { try? await Task.sleep(for: .milliseconds(1)) }
+            second.withLock { $0 = Task.isCancelled }
+        })
+        // The first task's timeout, arriving after the run moved on to its second task.
+        run.interrupt(generation: 1)
+        release.withLock { $0 = true }
+        #expect(await eventually { second.withLock { $0 } != nil })
+        #expect(second.withLock { $0 } == false)
+        run.cancel()
+        #expect(run.launch { _ in } == false)
+    }
+}
