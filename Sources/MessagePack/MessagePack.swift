@@ -2,7 +2,7 @@
 ///
 /// The codec maps Swift `Codable` onto msgpack-c: msgpack-c does all byte-level
 /// packing (`msgpack_pack_*` into a `msgpack_sbuffer`) and unpacking
-/// (`msgpack_unpack_next` into a zone-allocated `msgpack_object` tree); this
+/// (`msgpack_unpack` into a zone-allocated `msgpack_object` tree); this
 /// module only walks those C structures.
 public enum MessagePack {
     /// The deepest container nesting that can be decoded.

@@ -1,7 +1,7 @@
 import CMsgPack
 
-/// Unpacks one complete MessagePack value with msgpack-c's
-/// `msgpack_unpack_next`, owning the `msgpack_unpacked` result and its zone.
+/// Unpacks one complete MessagePack value with msgpack-c's `msgpack_unpack`, into the calling
+/// thread's reused zone (see ``ThreadZone``).
 ///
 /// Strings, binaries and extension payloads are unpacked *by reference*:
 /// they point into the caller's buffer, so decoding from a ZeroMQ frame
@@ -11,67 +11,45 @@ import CMsgPack
 /// container headers can never make msgpack-c allocate much more than the
 /// input size. Nesting is limited to ``MessagePack/maximumNestingDepth``.
 ///
-/// Thread rules: not `Sendable`; one owner at a time. A reader may be reused
-/// for many inputs; each `read` frees the previous zone.
+/// Thread rules: not `Sendable`; one owner at a time. A reader may be reused for many inputs.
 public final class MessagePackReader {
-    private let unpacked: UnsafeMutablePointer<msgpack_unpacked>
-
-    /// Creates a reader. Zones are allocated per read by msgpack-c.
-    public init() {
-        unpacked = .allocate(capacity: 1)
-        msgpack_unpacked_init(unpacked)
-    }
-
-    deinit {
-        msgpack_unpacked_destroy(unpacked)
-        unpacked.deallocate()
-    }
+    /// Creates a reader.
+    public init() {}
 
     /// Unpacks exactly one value filling all of `input` into a ``MessagePackValue``.
     /// - Throws: `DecodingError.dataCorrupted` for empty, truncated, invalid,
     ///   oversized, too deeply nested input or trailing bytes.
     public func read(_ input: UnsafeRawBufferPointer) throws -> MessagePackValue {
+        try Self.read(input)
+    }
+
+    /// Like ``read(_:)``, without a reader.
+    static func read(_ input: UnsafeRawBufferPointer) throws -> MessagePackValue {
         try withRoot(input) { try MessagePackValue(object: $0) { [] } }
     }
 
     /// Unpacks `input` and calls `body` with the root object. The object tree
-    /// is valid only inside `body`; the zone is released before returning.
-    func withRoot<R>(_ input: UnsafeRawBufferPointer, _ body: (ObjectRef) throws -> R) throws -> R {
-        try Self.withRoot(input, unpacked: unpacked, body)
-    }
-
-    /// Like `withRoot` on a reader, with the `msgpack_unpacked` on the stack: a decode call of one
-    /// small value (an action) otherwise spent two of its allocations on a reader object and its
-    /// `msgpack_unpacked`.
+    /// is valid only inside `body`; the zone is cleared before returning.
     static func withRoot<R>(_ input: UnsafeRawBufferPointer, _ body: (ObjectRef) throws -> R) throws -> R {
-        var unpacked = msgpack_unpacked()
-        msgpack_unpacked_init(&unpacked)
-        return try withUnsafeMutablePointer(to: &unpacked) { try withRoot(input, unpacked: $0, body) }
+        try ThreadZone.withZone { zone in
+            var root = msgpack_object()
+            do throws(InputGuard.Failure) {
+                try unpack(input, into: zone, root: &root)
+            } catch {
+                throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: error.message))
+            }
+            return try withUnsafePointer(to: &root) { try body(ObjectRef($0)) }
+        }
     }
 
-    private static func withRoot<R>(
-        _ input: UnsafeRawBufferPointer, unpacked: UnsafeMutablePointer<msgpack_unpacked>, _ body: (ObjectRef) throws -> R
-    ) throws -> R {
-        defer { msgpack_unpacked_destroy(unpacked) }
-        do {
-            try unpack(input, into: unpacked)
-        } catch {
-            throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: error.message))
-        }
-        guard let root = UnsafeMutablePointer(unpacked).pointer(to: \.data) else {
-            throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "No root object."))
-        }
-        return try body(ObjectRef(UnsafePointer(root)))
-    }
-
-    private static func unpack(_ input: UnsafeRawBufferPointer, into unpacked: UnsafeMutablePointer<msgpack_unpacked>) throws(InputGuard.Failure) {
+    private static func unpack(_ input: UnsafeRawBufferPointer, into zone: UnsafeMutablePointer<msgpack_zone>,
+                               root: inout msgpack_object) throws(InputGuard.Failure) {
         guard let base = input.baseAddress, input.count > 0 else { throw .empty }
         if !InputGuard.isPlainlySafe(input) {
             try InputGuard.validate(input)
         }
         var consumed = 0
-        let status = msgpack_unpack_next(
-            unpacked, base.assumingMemoryBound(to: CChar.self), input.count, &consumed)
+        let status = msgpack_unpack(base.assumingMemoryBound(to: CChar.self), input.count, &consumed, zone, &root)
         switch status {
         case MSGPACK_UNPACK_SUCCESS, MSGPACK_UNPACK_EXTRA_BYTES:
             if consumed != input.count {

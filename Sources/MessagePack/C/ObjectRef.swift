@@ -2,10 +2,10 @@ import CMsgPack
 
 /// A read-only view of one `msgpack_object` inside an unpacked tree.
 ///
-/// The tree lives in the zone owned by a ``MessagePackReader``; strings,
+/// The tree lives in the zone `MessagePackReader.withRoot` unpacks into; strings,
 /// binaries and extension payloads point into the input buffer (msgpack-c
 /// unpacks them by reference). An `ObjectRef` is therefore only valid while
-/// both the reader's zone and the input buffer are alive, which the decoder
+/// both that zone and the input buffer are alive, which the decoder
 /// guarantees by scoping all use inside `MessagePackReader.withRoot`.
 struct ObjectRef {
     let pointer: UnsafePointer<msgpack_object>

@@ -35,12 +35,12 @@ public enum MessagePackValue: Sendable, Hashable {
     /// Unpacks exactly one value filling all of `bytes`.
     /// - Throws: `DecodingError.dataCorrupted` for malformed or hostile input.
     public init(unpacking bytes: [UInt8]) throws {
-        self = try bytes.withUnsafeBytes { try MessagePackReader().read($0) }
+        self = try bytes.withUnsafeBytes { try MessagePackReader.read($0) }
     }
 
     /// Unpacks exactly one value filling all of `buffer` (no copy of the input).
     public init(unpacking buffer: UnsafeRawBufferPointer) throws {
-        self = try MessagePackReader().read(buffer)
+        self = try MessagePackReader.read(buffer)
     }
 
     /// Appends this value to `writer`.

@@ -1,0 +1,84 @@
+import Testing
+@testable import MessagePack
+
+/// Every unpack on a thread reuses that thread's zone: values decoded one after another, a
+/// decode nested in another's `init(from:)`, and decodes on many threads at once must each see
+/// their own bytes only.
+@Suite struct ThreadZoneTests {
+    /// Decodes, inside its own `init(from:)`, a second value from bytes it carries: the nested
+    /// unpack runs while the outer tree is still being read.
+    struct Envelope: Codable, Equatable {
+        let label: String
+        let inner: [String: [Int]]
+        let trailer: String
+
+        enum CodingKeys: String, CodingKey { case label, inner, trailer }
+
+        init(label: String, inner: [String: [Int]], trailer: String) {
+            self.label = label
+            self.inner = inner
+            self.trailer = trailer
+        }
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            label = try container.decode(String.self, forKey: .label)
+            let bytes = try container.decode([UInt8].self, forKey: .inner)
+            // Twice: were the zone shared, the first nested decode's end would free the space
+            // the outer tree uses, and the second would write over it.
+            _ = try MessagePackDecoder().decode([String: [Int]].self, from: bytes)
+            inner = try MessagePackDecoder().decode([String: [Int]].self, from: bytes)
+            // Read after the nested decodes: the outer tree must still be intact.
+            trailer = try container.decode(String.self, forKey: .trailer)
+        }
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(label, forKey: .label)
+            try container.encode(try MessagePackEncoder().encode(inner), forKey: .inner)
+            try container.encode(trailer, forKey: .trailer)
+        }
+    }
+
+    @Test func aDecodeNestedInAnotherLeavesTheOuterTreeIntact() throws {
+        let value = Envelope(label: "outer label, longer than a small string", inner: ["a": [1, 2, 3], "b": Array(0 ..< 500)],
+                             trailer: "trailer read after the nested decode")
+        let bytes = try MessagePackEncoder().encode(value)
+        #expect(try MessagePackDecoder().decode(Envelope.self, from: bytes) == value)
+    }
+
+    @Test func valuesDecodedOneAfterAnotherEachSeeTheirOwnBytes() throws {
+        // A large value grows the zone past its first chunk; the small ones after it reuse it.
+        let large = (0 ..< 20_000).map { "entry \($0)" }
+        let sequence: [[String]] = [["first"], large, ["after the large one"], [], large, ["last"]]
+        for value in sequence {
+            let bytes = try MessagePackEncoder().encode(value)
+            #expect(try MessagePackDecoder().decode([String].self, from: bytes) == value)
+            #expect(try MessagePackValue(unpacking: bytes) == .array(value.map { .string($0) }))
+        }
+    }
+
+    @Test func decodesOnManyThreadsAtOnceEachGetTheirOwnValue() async throws {
+        let encoded = try (0 ..< 64).map { index in try MessagePackEncoder().encode(["index": [index], "square": [index * index]]) }
+        let mismatches = await withTaskGroup(of: Int.self, returning: Int.self) { group in
+            for (index, bytes) in encoded.enumerated() {
+                group.addTask {
+                    var wrong = 0
+                    for _ in 0 ..< 200 {
+                        let value = try? MessagePackDecoder().decode([String: [Int]].self, from: bytes)
+                        if value != ["index": [index], "square": [index * index]] { wrong += 1 }
+                    }
+                    return wrong
+                }
+            }
+            return await group.reduce(0, +)
+        }
+        #expect(mismatches == 0)
+    }
+
+    @Test func aFailedUnpackLeavesTheZoneUsableForTheNext() throws {
+        let good = try MessagePackEncoder().encode(["ok"])
+        #expect(throws: DecodingError.self) { try MessagePackDecoder().decode([String].self, from: [0x92, 0xA3, 0x61]) }
+        #expect(try MessagePackDecoder().decode([String].self, from: good) == ["ok"])
+    }
+}
