@@ -11,7 +11,8 @@ package let wireProtocolVersion: UInt64 = 1
 struct WireHeader {
     /// The message kind (`"action"`, `"emit"`, ...).
     let kind: String
-    private let fields: [MessagePackValue]
+    /// The fields after version and kind: a slice of the header's array, not a copy.
+    private let fields: ArraySlice<MessagePackValue>
 
     /// Parses a header frame and checks the version; `topic` is given for feed headers.
     init(_ frame: [UInt8], topic: String? = nil) throws(ProtocolError) {
@@ -35,7 +36,7 @@ struct WireHeader {
             guard case .string(let kind) = items[1] else { throw .malformed("header kind must be a string") }
             self.kind = kind
         }
-        self.fields = Array(items.dropFirst(prefix))
+        self.fields = items.dropFirst(prefix)
     }
 
     /// Requires exactly `count` fields after version and kind.
@@ -56,8 +57,13 @@ struct WireHeader {
     /// The number of fields after version and kind.
     var fieldCount: Int { fields.count }
 
+    /// The field at `index` after version and kind, if there is one.
+    private func field(_ index: Int) -> MessagePackValue? {
+        index >= 0 && index < fields.count ? fields[fields.startIndex + index] : nil
+    }
+
     func uint(_ index: Int, _ name: String) throws(ProtocolError) -> UInt64 {
-        guard index < fields.count, case .uint(let value) = fields[index] else {
+        guard case .uint(let value)? = field(index) else {
             throw .malformed("\(kind).\(name) must be an unsigned integer")
         }
         return value
@@ -70,7 +76,7 @@ struct WireHeader {
     }
 
     func string(_ index: Int, _ name: String, maxBytes: Int = 1_024) throws(ProtocolError) -> String {
-        guard index < fields.count, case .string(let value) = fields[index] else {
+        guard case .string(let value)? = field(index) else {
             throw .malformed("\(kind).\(name) must be a string")
         }
         guard value.utf8.count <= maxBytes else { throw .malformed("\(kind).\(name) is longer than \(maxBytes) bytes") }
@@ -78,22 +84,22 @@ struct WireHeader {
     }
 
     func optionalUInt(_ index: Int, _ name: String) throws(ProtocolError) -> UInt64? {
-        if index < fields.count, case .nil = fields[index] { return nil }
+        if case .nil? = field(index) { return nil }
         return try uint(index, name)
     }
 
     func optionalString(_ index: Int, _ name: String, maxBytes: Int = 1_024) throws(ProtocolError) -> String? {
-        if index < fields.count, case .nil = fields[index] { return nil }
+        if case .nil? = field(index) { return nil }
         return try string(index, name, maxBytes: maxBytes)
     }
 
     func optionalUInt32(_ index: Int, _ name: String) throws(ProtocolError) -> UInt32? {
-        if index < fields.count, case .nil = fields[index] { return nil }
+        if case .nil? = field(index) { return nil }
         return try uint32(index, name)
     }
 
     func uint32s(_ index: Int, _ name: String) throws(ProtocolError) -> [UInt32] {
-        guard index < fields.count, case .array(let items) = fields[index] else {
+        guard case .array(let items)? = field(index) else {
             throw .malformed("\(kind).\(name) must be an array of unsigned integers")
         }
         var result: [UInt32] = []
@@ -107,7 +113,7 @@ struct WireHeader {
     }
 
     func strings(_ index: Int, _ name: String) throws(ProtocolError) -> [String] {
-        guard index < fields.count, case .array(let items) = fields[index] else {
+        guard case .array(let items)? = field(index) else {
             throw .malformed("\(kind).\(name) must be an array of strings")
         }
         var result: [String] = []
@@ -119,8 +125,8 @@ struct WireHeader {
     }
 
     func value(_ index: Int, _ name: String) throws(ProtocolError) -> MessagePackValue {
-        guard index < fields.count else { throw .malformed("\(kind).\(name) is missing") }
-        return fields[index]
+        guard let value = field(index) else { throw .malformed("\(kind).\(name) is missing") }
+        return value
     }
 }
 

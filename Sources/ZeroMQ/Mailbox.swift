@@ -18,15 +18,20 @@ import Darwin
 /// pipe can never fill up); the read end stays readable until ``drain()`` empties it. A spurious wake-up (a drain
 /// that returns nothing) is possible and harmless; a lost wake-up is not.
 package final class Mailbox<Element: Sendable>: Sendable {
-    private struct State {
-        var items: [Element] = []
-        var signalled = false
+    // `post` and `drain` are inlinable so that a node's loop specialises them for its element
+    // type: unspecialised, every post looked up the metadata of `Mutex<State>` at run time.
+    @usableFromInline
+    struct State {
+        @usableFromInline var items: [Element] = []
+        @usableFromInline var signalled = false
+
+        @inlinable init() {}
     }
 
-    private let state = Mutex(State())
+    @usableFromInline let state = Mutex(State())
     /// The descriptor to poll for readability.
     package let fileDescriptor: Int32
-    private let writeDescriptor: Int32
+    @usableFromInline let writeDescriptor: Int32
 
     /// Creates an empty mailbox and its wake-up descriptor.
     ///
@@ -49,6 +54,7 @@ package final class Mailbox<Element: Sendable>: Sendable {
     }
 
     /// Appends an element and wakes the loop if it is not already signalled. Safe from any thread.
+    @inlinable
     package func post(_ element: Element) {
         let mustSignal = state.withLock { state in
             state.items.append(element)
@@ -63,6 +69,7 @@ package final class Mailbox<Element: Sendable>: Sendable {
     ///
     /// Meant for the loop thread after the poller reports ``fileDescriptor`` readable; it also
     /// resets the descriptor. Safe to call from any thread.
+    @inlinable
     package func drain() -> [Element] {
         // Clear the descriptor before taking the items: a post racing with us either lands in
         // this batch or signals again afterwards, so the loop never sleeps on a pending item.
@@ -80,12 +87,14 @@ package final class Mailbox<Element: Sendable>: Sendable {
         state.withLock { $0.items.count }
     }
 
-    private func signal() {
+    @usableFromInline
+    func signal() {
         var byte: UInt8 = 1
         _ = retryingInterrupts("write") { write(writeDescriptor, &byte, 1) }
     }
 
-    private func clearSignal() {
+    @usableFromInline
+    func clearSignal() {
         var buffer: (UInt64, UInt64) = (0, 0)
         let size = MemoryLayout.size(ofValue: buffer)
         while case .success(let count) = retryingInterrupts("read", { read(fileDescriptor, &buffer, size) }), count > 0 {}
