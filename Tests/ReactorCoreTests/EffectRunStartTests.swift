@@ -141,14 +141,16 @@ import Testing
         let first = Mutex<Bool?>(nil), second = Mutex<Bool?>(nil)
         #expect(run.launch { _ in first.withLock { $0 = Task.isCancelled } })
         #expect(await eventually { first.withLock { $0 } != nil })
-        let release = Mutex(false)
+        // The second task waits for the test's signal before it looks at its cancellation.
+        let (release, signal) = AsyncStream<Void>.makeStream()
         #expect(run.launch { _ in
-            while !release.withLock({ $0 }) { try? await Task.sleep(for: .milliseconds(1)) }
+            for await _ in release { break }
             second.withLock { $0 = Task.isCancelled }
         })
         // The first task's timeout, arriving after the run moved on to its second task.
         run.interrupt(generation: 1)
-        release.withLock { $0 = true }
+        signal.yield()
+        signal.finish()
         #expect(await eventually { second.withLock { $0 } != nil })
         #expect(second.withLock { $0 } == false)
         run.cancel()

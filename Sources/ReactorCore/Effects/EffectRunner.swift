@@ -79,7 +79,7 @@ public struct EffectRunner<Handler: EffectHandler>: Sendable {
         completion: @escaping @Sendable (EffectOutcome) -> Void
     ) {
         let runner = self
-        let launched = run.launch { generation in
+        launch(run, attemptsSoFar: 0, completion: completion) { generation in
             switch prepare() {
             case .failure(let failure):
                 completion(.failed(failure))
@@ -87,7 +87,13 @@ public struct EffectRunner<Handler: EffectHandler>: Sendable {
                 await runner.continueRun(run, effect: effect, from: 1, generation: generation, sink: sink, completion: completion)
             }
         }
-        if !launched { completion(.failed(EffectFailure(message: "cancelled", attempts: 0))) }
+    }
+
+    /// Runs `body` as the run's next task; a run cancelled meanwhile gets none and ends at once,
+    /// after the `attemptsSoFar` it made.
+    private func launch(_ run: EffectRun, attemptsSoFar: Int, completion: @escaping @Sendable (EffectOutcome) -> Void,
+                        _ body: @escaping @Sendable (_ generation: UInt64) async -> Void) {
+        if !run.launch(body) { completion(.failed(EffectFailure(message: "cancelled", attempts: attemptsSoFar))) }
     }
 
     /// Runs attempts from `first` on in the run's task of `generation`; after a timeout, goes on
@@ -103,10 +109,9 @@ public struct EffectRunner<Handler: EffectHandler>: Sendable {
         case .timedOut(let next):
             // This task was cancelled to stop the attempt, and stays cancelled.
             let runner = self
-            let launched = run.launch { generation in
+            launch(run, attemptsSoFar: next - 1, completion: completion) { generation in
                 await runner.continueRun(run, effect: effect, from: next, generation: generation, sink: sink, completion: completion)
             }
-            if !launched { completion(.failed(EffectFailure(message: "cancelled", attempts: next - 1))) }
         }
     }
 
