@@ -2,8 +2,9 @@ import ReactorCore
 
 /// What a worker sends to the authority's workers socket.
 package enum WorkerMessage: Sendable, Equatable {
-    /// The worker announces itself: its name, app, how many jobs it runs at once, which kinds,
-    /// and the app's schema version it speaks (1 from a worker that predates the field).
+    /// The worker announces itself: its name, app, how many jobs it holds at once (running and
+    /// waiting in its own queue), which kinds, and the app's schema version it speaks (1 from a
+    /// worker that predates the field).
     case ready(name: String, app: String, capacity: UInt64, kinds: [String], schema: UInt32 = 1)
     /// A sign of life.
     case heartbeat

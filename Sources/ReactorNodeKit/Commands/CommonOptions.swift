@@ -19,13 +19,17 @@ enum CommonOptions {
     }
 
     static func int(_ arguments: ParsedArguments, _ name: String, in range: ClosedRange<Int>) throws(CLIError) -> Int {
+        guard let value = try optionalInt(arguments, name, in: range) else { throw CLIError.usage("\(arguments.command): missing --\(name)") }
+        return value
+    }
+
+    /// `--name`'s value, checked against `range`; `nil` when the option is not given and has
+    /// no default.
+    static func optionalInt(_ arguments: ParsedArguments, _ name: String, in range: ClosedRange<Int>) throws(CLIError) -> Int? {
         do {
-            guard let value = try arguments.int(name, in: range) else { throw CLIError.usage("\(arguments.command): missing --\(name)") }
-            return value
-        } catch let error as UsageError {
-            throw .usage(error.message)
+            return try arguments.int(name, in: range)
         } catch {
-            throw .usage(String(describing: error))
+            throw .usage(error.message)
         }
     }
 

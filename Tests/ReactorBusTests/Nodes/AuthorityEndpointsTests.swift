@@ -146,7 +146,7 @@ import TestSupport
         let first = try FakeWorkerAuthority(context: context)
         let second = try FakeWorkerAuthority(context: context)
         let configuration = WorkerConfiguration(authorityEndpoint: "\(first.endpoint),\(second.endpoint)", appName: "test", name: "w-failover",
-                                                concurrency: 2, heartbeatInterval: .milliseconds(300))
+                                                concurrency: 2, prefetch: 0, heartbeatInterval: .milliseconds(300))
         let worker = WorkerNode(reactor: Counter(), effects: CounterEffects(), configuration: configuration, logger: quietLogger, context: context)
         try worker.start()
         _ = try await first.register(heartbeatMilliseconds: 300)

@@ -20,7 +20,8 @@ import TestSupport
             $0.kinds = ["slowIncrease"]
         }) { authority, worker in
             let ready = try #require(await authority.next())
-            #expect(ready.message == .ready(name: "w-test", app: "test", capacity: 3, kinds: ["slowIncrease"]))
+            // Three running and, by default, half as many again waiting (rounded up).
+            #expect(ready.message == .ready(name: "w-test", app: "test", capacity: 5, kinds: ["slowIncrease"]))
             authority.send(.welcome(heartbeatMilliseconds: 1_000), to: ready.peer)
             #expect(await eventually { worker.metrics.isRegistered })
 
@@ -223,27 +224,54 @@ import TestSupport
         }
     }
 
-    @Test func jobsBeyondCapacityQueueThenAreRefused() async throws {
+    @Test func prefetchedJobsWaitThenJobsBeyondCapacityQueueWithAWarningThenAreRefused() async throws {
         let gate = Gate()
+        let log = LogCapture()
         try await withWorker(reactor: Counter(), effects: GatedEffects(gate: gate), configure: {
             $0.concurrency = 1
-        }) { authority, worker in
+            $0.prefetch = 1
+        }, log: log) { authority, worker in
             let peer = try await authority.register()
-            let jobs = (1...3).map { JobID(actionSeq: UInt64($0), effectIndex: 0) }
+            let jobs = (1...4).map { JobID(actionSeq: UInt64($0), effectIndex: 0) }
             for job in jobs {
                 authority.send(.job(job, kind: "slowIncrease", payload: try encode(Counter.Effect.slowIncrease)), to: peer)
             }
-            // The third job finds one running and one queued: refused at once.
-            #expect(await authority.next()?.message == .failed(job: jobs[2], failure: EffectFailure(message: "worker over capacity", attempts: 0)))
-            // The first job's effect runs as a task of its own: it starts soon, not at once.
-            #expect(await eventually { worker.metrics.running == 1 && worker.metrics.queued == 1 })
+            // One runs, one waits as announced (capacity 2), one more waits past the capacity
+            // (an authority's mistake, tolerated up to `concurrency` more), the fourth is refused.
+            #expect(await authority.next()?.message == .failed(job: jobs[3], failure: EffectFailure(message: "worker over capacity", attempts: 0)))
+            #expect(await eventually { worker.metrics.running == 1 && worker.metrics.queued == 2 })
+            #expect(log.containing("already run").count == 1)
+            #expect(log.containing("job \(jobs[2]): 1 jobs already run and 1 wait (capacity 2); queued").count == 1)
             #expect(await eventually { gate.started == 1 })
             gate.open()
+            // Each waiting job starts when the slot frees, oldest first, with no word from the authority.
             let increase = try encode(Counter.Mutation.increase)
-            for job in jobs.prefix(2) {
+            for job in jobs.prefix(3) {
                 #expect(await authority.next()?.message == .emit(job: job, emitIndex: 0, payload: increase))
                 #expect(await authority.next()?.message == .done(job: job, emitCount: 1))
             }
+            #expect(gate.started == 3)
+        }
+    }
+
+    @Test func withoutPrefetchTheWorkerAnnouncesItsConcurrencyAndASecondJobIsAWarnedExtra() async throws {
+        let gate = Gate()
+        let log = LogCapture()
+        try await withWorker(reactor: Counter(), effects: GatedEffects(gate: gate), configure: {
+            $0.concurrency = 1
+            $0.prefetch = 0
+        }, log: log) { authority, worker in
+            let ready = try #require(await authority.next())
+            #expect(ready.message == .ready(name: "w-test", app: "test", capacity: 1, kinds: []))
+            authority.send(.welcome(heartbeatMilliseconds: 1_000), to: ready.peer)
+            let jobs = (1...2).map { JobID(actionSeq: UInt64($0), effectIndex: 0) }
+            for job in jobs {
+                authority.send(.job(job, kind: "slowIncrease", payload: try encode(Counter.Effect.slowIncrease)), to: ready.peer)
+            }
+            #expect(await eventually { worker.metrics.running == 1 && worker.metrics.queued == 1 })
+            #expect(log.containing("job \(jobs[1]): 1 jobs already run and 0 wait (capacity 1); queued").count == 1)
+            gate.open()
+            #expect(await eventually { worker.metrics.jobsDone == 2 })
         }
     }
 
@@ -267,7 +295,7 @@ import TestSupport
 
             authority.setAnswersHeartbeats(false)
             let again = try #require(await authority.next())
-            #expect(again.message == .ready(name: "w-test", app: "test", capacity: 2, kinds: []))
+            #expect(again.message == .ready(name: "w-test", app: "test", capacity: 3, kinds: []))
             #expect(again.peer != first, "a new socket has a new routing id")
             #expect(worker.metrics.reconnects == 1)
             #expect(worker.metrics.registrations == 2)
@@ -282,7 +310,7 @@ import TestSupport
             let peer = try await authority.register()
             authority.send(.error(ref: 0, code: .unknownWorker, message: "who are you"), to: peer)
             let again = try #require(await authority.next())
-            #expect(again.message == .ready(name: "w-test", app: "test", capacity: 2, kinds: []))
+            #expect(again.message == .ready(name: "w-test", app: "test", capacity: 3, kinds: []))
             #expect(again.peer == peer, "same socket, new registration")
             #expect(worker.metrics.registrations == 2 && worker.metrics.reconnects == 0)
         }
@@ -399,8 +427,8 @@ import TestSupport
 // MARK: - Harness
 
 /// Runs `body` with a fake authority and a started worker (named `w-test`, app `test`,
-/// concurrency 2), then stops the worker at once, closes the fake and terminates the context,
-/// each within a deadline.
+/// concurrency 2 and the default prefetch of 1: capacity 3), then stops the worker at once,
+/// closes the fake and terminates the context, each within a deadline.
 func withWorker<R: Reactor, H: EffectHandler>(
     reactor: R, effects: H,
     configure: (inout WorkerConfiguration) -> Void = { _ in },

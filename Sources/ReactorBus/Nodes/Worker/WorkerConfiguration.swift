@@ -17,8 +17,20 @@ public struct WorkerConfiguration: Sendable, Hashable {
     public var schemaVersion: UInt32 = 1
     /// The name announced in `ready`, for the authority's logs.
     public var name: String
-    /// How many jobs run at once; announced as the worker's capacity (at least 1).
+    /// How many jobs run at once (at least 1).
     public var concurrency: Int
+    /// How many jobs the worker holds beyond those it runs, waiting in its own queue, so that a
+    /// slot that frees starts the next job at once instead of after a round trip to the
+    /// authority (for effects that wait on the network, that round trip is idle time in every
+    /// slot). `nil`, the default: half of ``concurrency``, rounded up; 0: a job is taken only
+    /// when a slot is free. The authority's job timeout counts from dispatch, so it includes
+    /// the time a job waits here.
+    public var prefetch: Int?
+    /// The jobs the worker holds before it runs them: ``prefetch``, or its default.
+    public var prefetchedJobs: Int { prefetch.map { max(0, $0) } ?? (concurrency + 1) / 2 }
+    /// The jobs the worker holds at once, running and waiting: announced to the authority as
+    /// its capacity.
+    public var capacity: Int { concurrency + prefetchedJobs }
     /// The effect kinds this worker runs; empty means every kind.
     public var kinds: [String]
     /// How often to send a heartbeat when nothing else was sent. The authority's `welcome`
@@ -43,6 +55,7 @@ public struct WorkerConfiguration: Sendable, Hashable {
         appName: String,
         name: String = WorkerConfiguration.defaultName(),
         concurrency: Int = 4,
+        prefetch: Int? = nil,
         kinds: [String] = [],
         heartbeatInterval: Duration = .seconds(1),
         missedHeartbeats: Int = 3,
@@ -54,6 +67,7 @@ public struct WorkerConfiguration: Sendable, Hashable {
         self.appName = appName
         self.name = name
         self.concurrency = max(1, concurrency)
+        self.prefetch = prefetch.map { max(0, $0) }
         self.kinds = kinds
         self.heartbeatInterval = max(heartbeatInterval, .milliseconds(1))
         self.missedHeartbeats = max(1, missedHeartbeats)

@@ -10,9 +10,7 @@ extension WorkerLoop {
             // Its later events carry a run token no longer in `running`: dropped, never sent.
             entry.effect.cancel()
             startQueued()
-        } else if let index = queued.firstIndex(where: { $0.job == job }) {
-            queued.remove(at: index)
-        } else {
+        } else if !queued.remove(job) {
             logger.debug("job \(job): cancelled by the authority, but not held here (already reported)")
             return
         }

@@ -3,10 +3,12 @@ import ZeroMQ
 
 /// Starting, queueing and abandoning jobs, and sending what their tasks report.
 ///
-/// Capacity guard: the authority never sends more than `capacity` jobs at once, but if it does
-/// (a bug, or a race with a re-registration) the extra job waits in a local queue of at most
-/// `concurrency` jobs and starts when a slot frees. Past that it is answered with `failed`
-/// "worker over capacity", so a misbehaving authority cannot make the worker hoard work.
+/// The worker announces `concurrency + prefetch` as its capacity: a job that finds every slot
+/// busy waits in its queue (``WorkerJobQueue``) and starts when one frees. Capacity guard: the
+/// authority never sends more than that at once, but if it does (a bug, or a race with a
+/// re-registration) the queue takes up to `concurrency` more, with a warning. Past that a job
+/// is answered with `failed` "worker over capacity", so a misbehaving authority cannot make the
+/// worker hoard work.
 extension WorkerLoop {
     /// A job arrived from the authority.
     func accept(_ job: JobID, kind: String, payload: [UInt8]) throws(ZMQError) {
@@ -24,16 +26,19 @@ extension WorkerLoop {
             previous.effect.cancel()
             logger.debug("job \(job): sent again; restarting it")
         }
-        queued.removeAll { $0.job == job }
+        queued.remove(job)
+        let prefetch = configuration.prefetchedJobs
         if running.count < configuration.concurrency {
             start(WorkerQueuedJob(job: job, kind: kind, payload: payload))
-        } else if queued.count < configuration.concurrency {
+        } else if queued.count < prefetch {
             queued.append(WorkerQueuedJob(job: job, kind: kind, payload: payload))
-            logger.warning("job \(job): \(running.count) jobs already run (capacity \(configuration.concurrency)); queued")
+        } else if queued.count < prefetch + configuration.concurrency {
+            queued.append(WorkerQueuedJob(job: job, kind: kind, payload: payload))
+            logger.warning("job \(job): \(running.count) jobs already run and \(queued.count - 1) wait (capacity \(configuration.capacity)); queued")
         } else {
             let failure = EffectFailure(message: "worker over capacity", attempts: 0)
             metrics.update { $0.jobsFailed += 1 }
-            logger.warning("job \(job): refused, \(running.count) running and \(queued.count) queued (capacity \(configuration.concurrency))")
+            logger.warning("job \(job): refused, \(running.count) running and \(queued.count) queued (capacity \(configuration.capacity))")
             try send(.failed(job: job, failure: failure))
         }
         tally.countsChanged = true
@@ -49,8 +54,8 @@ extension WorkerLoop {
 
     /// Starts queued jobs while there are free slots.
     func startQueued() {
-        while running.count < configuration.concurrency, drainDeadline == nil, !queued.isEmpty {
-            start(queued.removeFirst())
+        while running.count < configuration.concurrency, drainDeadline == nil, let next = queued.popFirst() {
+            start(next)
         }
     }
 

@@ -61,7 +61,7 @@ where Handler.Effect == R.Effect, Handler.Mutation == R.Mutation {
     /// The current batch of job events' held emits, when the authority reads a `done` with the
     /// job's last mutation (see ``ReportBatch``).
     var reports = ReportBatch()
-    var queued: [WorkerQueuedJob] = []
+    var queued = WorkerJobQueue()
     var nextRun: UInt64 = 0
     /// Set when a graceful stop began: the moment it gives up waiting for running jobs.
     var drainDeadline: UInt64?
@@ -93,7 +93,7 @@ where Handler.Effect == R.Effect, Handler.Mutation == R.Mutation {
         self.socket = try Self.makeSocket(context: context, configuration: configuration, endpoint: endpoints.current)
         self.poller = poller
         try attach(socket, to: poller)
-        logger.info("connecting to \(endpoints.current) as '\(configuration.name)' (app \(configuration.appName), capacity \(configuration.concurrency))")
+        logger.info("connecting to \(endpoints.current) as '\(configuration.name)' (app \(configuration.appName), capacity \(configuration.capacity): \(configuration.concurrency) running, \(configuration.prefetchedJobs) waiting)")
         try sendReady()
     }
 
@@ -184,8 +184,8 @@ where Handler.Effect == R.Effect, Handler.Mutation == R.Mutation {
     private func beginDrain(now: UInt64) {
         drainDeadline = now &+ configuration.stopGracePeriod.wholeMilliseconds
         if !queued.isEmpty {
-            metrics.update { $0.jobsDeclined += UInt64(queued.count) }
-            queued.removeAll()
+            let declined = queued.removeAll()
+            metrics.update { $0.jobsDeclined += UInt64(declined) }
             publishCounts()
         }
         logger.info("stopping: waiting up to \(configuration.stopGracePeriod) for \(running.count) running job\(running.count == 1 ? "" : "s")")
@@ -282,7 +282,7 @@ where Handler.Effect == R.Effect, Handler.Mutation == R.Mutation {
     func sendReady() throws(ZMQError) {
         // A new session: until its authority names what it reads, only what every release reads.
         authorityReadsDoneWithEmit = false
-        let capacity = UInt64(configuration.concurrency)
+        let capacity = UInt64(configuration.capacity)
         try send(.ready(name: configuration.name, app: configuration.appName, capacity: capacity, kinds: configuration.kinds,
                         schema: configuration.schemaVersion))
         readySentAt = MonotonicClock.milliseconds()
