@@ -27,6 +27,9 @@ package final class ZMQSocket {
     private(set) var handle: UnsafeMutableRawPointer?
     /// Message storage reused by every receive: initialised, filled and closed per frame.
     let message: UnsafeMutablePointer<zmq_msg_t>
+    /// How many times the libzmq socket was used: any call may process the socket's pending
+    /// commands and so take the signal off its ``ZMQPoller`` descriptor (see there).
+    private(set) var operations: UInt64 = 0
 
     /// Creates a socket of the given type in `context`, with linger set to ``defaultLinger``.
     ///
@@ -74,6 +77,7 @@ package final class ZMQSocket {
     @inline(__always)
     func openHandle(_ function: StaticString) throws(ZMQError) -> UnsafeMutableRawPointer {
         guard let handle else { throw ZMQError(code: ENOTSOCK, function: String(describing: function)) }
+        operations &+= 1
         return handle
     }
 

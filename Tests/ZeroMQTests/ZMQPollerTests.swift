@@ -98,4 +98,61 @@ import TestSupport
         #expect(mailbox.drain() == [7])
         #expect(try poller.poll(timeout: 0) == 0)
     }
+
+    /// The poller reads a socket's `ZMQ_EVENTS` only when its descriptor signals or the socket
+    /// was used since: messages left after a partial read must still be reported, although
+    /// reading processed the commands that had made the descriptor readable.
+    @Test func messagesLeftAfterAPartialReadAreStillReported() throws {
+        try withContext { context in
+            let pull = try ZMQSocket(context: context, type: .pull)
+            let push = try ZMQSocket(context: context, type: .push)
+            defer { push.close(); pull.close() }
+            try pull.bind("inproc://poller-partial")
+            try push.connect("inproc://poller-partial")
+            let poller = ZMQPoller()
+            let index = try poller.register(pull)
+            for number in 0..<3 { try push.send(bytes("m\(number)")) }
+            #expect(try poller.poll(timeout: 5000) == 1)
+            #expect(try pull.tryReceiveMultipart() == [bytes("m0")])
+            // Two left: reported at once, however often the poller is asked.
+            #expect(try poller.poll(timeout: 0) == 1)
+            #expect(try poller.poll(timeout: 5000) == 1)
+            #expect(poller.isReadable(index))
+            #expect(try pull.tryReceiveMultipart() == [bytes("m1")])
+            #expect(try pull.tryReceiveMultipart() == [bytes("m2")])
+            #expect(try pull.tryReceiveMultipart() == nil)
+            #expect(try poller.poll(timeout: 0) == 0)
+            #expect(try poller.poll(timeout: 20) == 0)
+            #expect(!poller.isReadable(index))
+            try push.send(bytes("m3"))
+            #expect(try poller.poll(timeout: 5000) == 1)
+            #expect(try pull.tryReceiveMultipart() == [bytes("m3")])
+        }
+    }
+
+    /// A socket nobody touches wakes the poller through its descriptor alone: a message sent
+    /// from another thread while the poller waits.
+    @Test func aMessageFromAnotherThreadWakesAWaitingPoller() throws {
+        try withContext { context in
+            let pull = try ZMQSocket(context: context, type: .pull)
+            defer { pull.close() }
+            try pull.bind("inproc://poller-wake")
+            let poller = ZMQPoller()
+            let index = try poller.register(pull)
+            #expect(try poller.poll(timeout: 0) == 0)
+            let sender = Thread {
+                guard let push = try? ZMQSocket(context: context, type: .push) else { return }
+                defer { push.close() }
+                guard (try? push.connect("inproc://poller-wake")) != nil else { return }
+                try? push.send(bytes("late"))
+            }
+            sender.start()
+            let clock = ContinuousClock()
+            let start = clock.now
+            #expect(try poller.poll(timeout: 10_000) == 1)
+            #expect(clock.now - start < promptly)
+            #expect(poller.isReadable(index))
+            #expect(try pull.tryReceiveMultipart() == [bytes("late")])
+        }
+    }
 }
