@@ -157,19 +157,19 @@ final class DecodingContext {
     /// Types seen in this decode call that have no dedicated form, so the
     /// dynamic conformance check for dictionaries runs once per type rather
     /// than once per value; `PlainTypeSet.decoding` keeps them across calls.
-    private var plainTypes: [ObjectIdentifier] = []
+    private var plainTypes = TypeMemo()
 
     /// Types seen in this decode call that have a dedicated form found by a conformance check
     /// (arrays, dictionaries), so that they skip `PlainTypeSet`'s lock after the first value.
-    private var specialTypes: [ObjectIdentifier] = []
+    private var specialTypes = TypeMemo()
 
     /// Whether `type` is decoded through its `init(from:)` alone (no dedicated form).
     @inline(__always)
     private func isPlain(_ type: Any.Type) -> Bool {
         let id = ObjectIdentifier(type)
-        for known in plainTypes where known == id { return true }
+        if plainTypes.contains(id) { return true }
         if type == String.self || NumberKind(type) != nil { return false }
-        for known in specialTypes where known == id { return false }
+        if specialTypes.contains(id) { return false }
         if PlainTypeSet.decoding.contains(type) {
             notePlain(type)
             return true
@@ -183,11 +183,11 @@ final class DecodingContext {
         return true
     }
 
-    // Each list changes through a local (see `take`), never as an `inout` argument: an in-place
+    // Each memo changes through a local (see `take`), never as an `inout` argument: an in-place
     // change anywhere brings back run-time exclusivity checks on every read of it.
-    private func notePlain(_ type: Any.Type) { plainTypes = TypeMemo.adding(type, to: take(&plainTypes)) }
+    private func notePlain(_ type: Any.Type) { plainTypes = take(&plainTypes).adding(type) }
 
-    private func noteSpecial(_ type: Any.Type) { specialTypes = TypeMemo.adding(type, to: take(&specialTypes)) }
+    private func noteSpecial(_ type: Any.Type) { specialTypes = take(&specialTypes).adding(type) }
 
     /// Whether `type` has a dedicated form other than `String` and the numbers.
     private func isSpecial(_ type: Any.Type) -> Bool {

@@ -86,27 +86,27 @@ final class EncodingSession {
     /// Types seen in this session that have no dedicated form, so the
     /// dynamic conformance check for dictionaries runs once per type rather
     /// than once per value; `PlainTypeSet.encoding` keeps them across calls.
-    private var plainTypes: [ObjectIdentifier] = []
+    private var plainTypes = TypeMemo()
 
     /// Types seen in this session that are arrays or dictionaries, so that they skip
     /// `PlainTypeSet`'s lock after the first value.
-    private var specialTypes: [ObjectIdentifier] = []
+    private var specialTypes = TypeMemo()
 
     @inline(__always)
     private func isKnownPlain(_ type: Any.Type) -> Bool {
         let id = ObjectIdentifier(type)
-        for known in plainTypes where known == id { return true }
-        for known in specialTypes where known == id { return false }
+        if plainTypes.contains(id) { return true }
+        if specialTypes.contains(id) { return false }
         guard PlainTypeSet.encoding.contains(type) else { return false }
         notePlain(type)
         return true
     }
 
-    // Each list changes through a local (see `take`), never as an `inout` argument: an in-place
+    // Each memo changes through a local (see `take`), never as an `inout` argument: an in-place
     // change anywhere brings back run-time exclusivity checks on every read of it.
-    private func notePlain(_ type: Any.Type) { plainTypes = TypeMemo.adding(type, to: take(&plainTypes)) }
+    private func notePlain(_ type: Any.Type) { plainTypes = take(&plainTypes).adding(type) }
 
-    private func noteSpecial(_ type: Any.Type) { specialTypes = TypeMemo.adding(type, to: take(&specialTypes)) }
+    private func noteSpecial(_ type: Any.Type) { specialTypes = take(&specialTypes).adding(type) }
 
     // MARK: Values
 

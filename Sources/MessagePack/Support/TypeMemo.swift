@@ -1,17 +1,44 @@
-/// The short lists in which a coder remembers the types it has classified in one call (those
-/// with a dedicated form and those without), ahead of asking ``PlainTypeSet`` behind its lock.
-enum TypeMemo {
-    /// The most types a list remembers; a coder that meets more asks again for the rest.
+/// A short list in which a coder remembers the types it has classified in one call (those with
+/// a dedicated form, or those without), ahead of asking ``PlainTypeSet`` behind its lock.
+///
+/// The first type is held inline: most calls (an action, a mutation, an effect) meet one type
+/// that needs remembering, and a list of one cost an allocation per call. Changed as
+/// `property = take(&property).adding(type)`, so that the stored memo is only ever read or
+/// assigned whole (see ``take(_:)``).
+struct TypeMemo {
+    /// The most types a memo remembers; a coder that meets more asks again for the rest.
     static let limit = 64
 
-    /// `list` with `type` added, unless the list is full. Used as
-    /// `property = TypeMemo.adding(type, to: take(&property))`, so that the stored list is only
-    /// ever read or assigned whole (see ``take(_:)``).
+    private var first: ObjectIdentifier?
+    private var rest: [ObjectIdentifier] = []
+
+    /// An empty memo.
+    init() {}
+
+    /// Whether `id` is remembered.
     @inline(__always)
-    static func adding(_ type: Any.Type, to list: [ObjectIdentifier]) -> [ObjectIdentifier] {
-        guard list.count < limit else { return list }
-        var list = list
-        list.append(ObjectIdentifier(type))
-        return list
+    func contains(_ id: ObjectIdentifier) -> Bool {
+        if first == id { return true }
+        for known in rest where known == id { return true }
+        return false
     }
+
+    /// The memo with `type` added, unless it is full.
+    @inline(__always)
+    consuming func adding(_ type: Any.Type) -> TypeMemo {
+        if first == nil {
+            first = ObjectIdentifier(type)
+        } else if rest.count + 1 < Self.limit {
+            rest.append(ObjectIdentifier(type))
+        }
+        return self
+    }
+}
+
+/// Moves the contents out of `memo`, leaving it empty (as ``take(_:)`` does for collections).
+@inline(__always)
+func take(_ memo: inout TypeMemo) -> TypeMemo {
+    let taken = memo
+    memo = TypeMemo()
+    return taken
 }

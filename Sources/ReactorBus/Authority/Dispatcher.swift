@@ -13,6 +13,10 @@ import ReactorWire
 /// whose jobs time out `quarantineAfter` times in a row is quarantined: its jobs go to other
 /// workers at once and it gets none until a cool-off has passed, then one at a time on
 /// probation until one ends in time (see ``WorkerHealth``).
+///
+/// A worker's entry changes through its index (`workers.values[index]`), not through
+/// `workers[peer]?.…`: that optional subscript's accessor moves the whole entry out and back, in
+/// a frame too large for the caller's buffer, so each change cost a `malloc`.
 struct Dispatcher: Sendable {
     /// One job handed to one worker.
     struct Assignment: Hashable, Sendable {
@@ -146,7 +150,7 @@ struct Dispatcher: Sendable {
 
     /// A worker sent something: it is alive.
     mutating func heard(from peer: PeerID, now: UInt64) {
-        workers[peer]?.lastHeard = now
+        if let index = workers.index(forKey: peer) { workers.values[index].lastHeard = now }
     }
 
     /// A worker reported the end of a job (DONE or FAILED). Frees its slot.
@@ -159,11 +163,11 @@ struct Dispatcher: Sendable {
     ///   the worker's probation (it has its full capacity again).
     mutating func finished(_ job: JobID, by peer: PeerID, now: UInt64) -> (owned: Bool, assignments: [Assignment], recovered: Bool) {
         let owned = owners[job]?.worker == peer
-        workers[peer]?.running.remove(job)
         var recovered = false
-        if owned {
-            owners[job] = nil
-            recovered = workers[peer]?.health.reportedInTime() ?? false
+        if owned { owners[job] = nil }
+        if let index = workers.index(forKey: peer) {
+            workers.values[index].running.remove(job)
+            if owned { recovered = workers.values[index].health.reportedInTime() }
         }
         return (owned, assignQueued(now: now), recovered)
     }
@@ -292,7 +296,7 @@ struct Dispatcher: Sendable {
     }
 
     private mutating func assign(_ job: JobID, to peer: PeerID, kind: String, now: UInt64) -> Assignment {
-        workers[peer]?.running.insert(job)
+        if let index = workers.index(forKey: peer) { workers.values[index].running.insert(job) }
         owners[job] = Owner(worker: peer, since: now, kind: kind)
         return Assignment(job: job, worker: peer)
     }

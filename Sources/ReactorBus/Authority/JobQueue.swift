@@ -72,8 +72,10 @@ struct JobQueue: Sendable {
     /// Removes the first job of `kind`.
     @discardableResult
     mutating func popFirst(ofKind kind: String) -> Pending? {
-        guard let pending = kinds[kind]?.popFirst() else { return nil }
-        if kinds[kind]?.isEmpty == true { kinds[kind] = nil }
+        // Through the index: `kinds[kind]?.popFirst()` moved the queue out and back in an
+        // accessor frame too large for the caller's buffer, a `malloc` per job.
+        guard let index = kinds.index(forKey: kind), let pending = kinds.values[index].popFirst() else { return nil }
+        if kinds.values[index].isEmpty { kinds.remove(at: index) }
         count -= 1
         return pending
     }

@@ -122,7 +122,9 @@ public struct Sequencer<R: Reactor> {
         // Its turn: applied at once (never through the buffer), then whatever it lets through.
         var progress = Progress<R.Mutation>(.applied)
         progress.applied.append(reduce(mutation, actionSeq: id.actionSeq, origin: .async(job: id, emitIndex: emitIndex)))
-        ledger.open[id]?.nextEmit += 1
+        // Through the index, not `ledger.open[id]?.nextEmit += 1`: that accessor moves the job
+        // out and back in a frame too large for the caller's buffer, a `malloc` per mutation.
+        if let index = ledger.open.index(forKey: id) { ledger.open.values[index].nextEmit += 1 }
         settle(id, into: &progress)
         return progress
     }

@@ -300,13 +300,14 @@ package final class AuthorityEngine<R: Reactor> {
             return
         }
         let peer = PeerID(frames[0])
-        if let refusal = refusalIfTooLarge(Array(frames.dropFirst()), from: "worker \(workerLabel(peer))", now: now) {
-            toWorker(peer, .error(ref: ClientMessage.reference(in: Array(frames.dropFirst())), code: .tooLarge, message: refusal))
+        let body = Array(frames.dropFirst())
+        if let refusal = refusalIfTooLarge(body, from: "worker \(workerLabel(peer))", now: now) {
+            toWorker(peer, .error(ref: ClientMessage.reference(in: body), code: .tooLarge, message: refusal))
             return
         }
         let message: WorkerMessage
         do {
-            message = try WorkerMessage(frames: Array(frames.dropFirst()))
+            message = try WorkerMessage(frames: body)
         } catch {
             count(error)
             logger.debug("refused worker message from \(workerLabel(peer)): \(error)")
