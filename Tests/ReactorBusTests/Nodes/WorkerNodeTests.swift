@@ -225,17 +225,8 @@ import TestSupport
     }
 
     @Test func prefetchedJobsWaitThenJobsBeyondCapacityQueueWithAWarningThenAreRefused() async throws {
-        let gate = Gate()
-        let log = LogCapture()
-        try await withWorker(reactor: Counter(), effects: GatedEffects(gate: gate), configure: {
-            $0.concurrency = 1
-            $0.prefetch = 1
-        }, log: log) { authority, worker in
-            let peer = try await authority.register()
-            let jobs = (1...4).map { JobID(actionSeq: UInt64($0), effectIndex: 0) }
-            for job in jobs {
-                authority.send(.job(job, kind: "slowIncrease", payload: try encode(Counter.Effect.slowIncrease)), to: peer)
-            }
+        try await withGatedWorker(concurrency: 1, prefetch: 1) { authority, worker, gate, log in
+            let jobs = try sendSlowIncreases(4, to: try await authority.register(), from: authority)
             // One runs, one waits as announced (capacity 2), one more waits past the capacity
             // (an authority's mistake, tolerated up to `concurrency` more), the fourth is refused.
             #expect(await authority.next()?.message == .failed(job: jobs[3], failure: EffectFailure(message: "worker over capacity", attempts: 0)))
@@ -255,19 +246,11 @@ import TestSupport
     }
 
     @Test func withoutPrefetchTheWorkerAnnouncesItsConcurrencyAndASecondJobIsAWarnedExtra() async throws {
-        let gate = Gate()
-        let log = LogCapture()
-        try await withWorker(reactor: Counter(), effects: GatedEffects(gate: gate), configure: {
-            $0.concurrency = 1
-            $0.prefetch = 0
-        }, log: log) { authority, worker in
+        try await withGatedWorker(concurrency: 1, prefetch: 0) { authority, worker, gate, log in
             let ready = try #require(await authority.next())
             #expect(ready.message == .ready(name: "w-test", app: "test", capacity: 1, kinds: []))
             authority.send(.welcome(heartbeatMilliseconds: 1_000), to: ready.peer)
-            let jobs = (1...2).map { JobID(actionSeq: UInt64($0), effectIndex: 0) }
-            for job in jobs {
-                authority.send(.job(job, kind: "slowIncrease", payload: try encode(Counter.Effect.slowIncrease)), to: ready.peer)
-            }
+            let jobs = try sendSlowIncreases(2, to: ready.peer, from: authority)
             #expect(await eventually { worker.metrics.running == 1 && worker.metrics.queued == 1 })
             #expect(log.containing("job \(jobs[1]): 1 jobs already run and 0 wait (capacity 1); queued").count == 1)
             gate.open()
@@ -455,6 +438,31 @@ func withWorker<R: Reactor, H: EffectHandler>(
     authority.close()
     #expect(context.terminate(timeout: promptly))
     if let failure { throw failure }
+}
+
+/// ``withWorker`` for Counter's effects held at a ``Gate``, with this concurrency and prefetch,
+/// its log captured at debug level.
+func withGatedWorker(
+    concurrency: Int, prefetch: Int,
+    _ body: (FakeWorkerAuthority, WorkerNode<Counter, GatedEffects>, Gate, LogCapture) async throws -> Void
+) async throws {
+    let gate = Gate()
+    let log = LogCapture()
+    try await withWorker(reactor: Counter(), effects: GatedEffects(gate: gate), configure: {
+        $0.concurrency = concurrency
+        $0.prefetch = prefetch
+    }, log: log) { authority, worker in
+        try await body(authority, worker, gate, log)
+    }
+}
+
+/// Sends `count` `slowIncrease` jobs (action sequence numbers 1 to `count`) to `peer`; their ids.
+func sendSlowIncreases(_ count: Int, to peer: PeerID, from authority: FakeWorkerAuthority) throws -> [JobID] {
+    let jobs = (1...count).map { JobID(actionSeq: UInt64($0), effectIndex: 0) }
+    for job in jobs {
+        authority.send(.job(job, kind: "slowIncrease", payload: try encode(Counter.Effect.slowIncrease)), to: peer)
+    }
+    return jobs
 }
 
 /// Whether the worker's `wait()` returns within `timeout`.
