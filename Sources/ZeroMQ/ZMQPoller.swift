@@ -28,9 +28,14 @@ import Darwin
 /// The poller keeps registered sockets and mailboxes alive; polling a socket that was closed
 /// meanwhile fails with `ENOTSOCK` instead of touching the freed libzmq pointer.
 package final class ZMQPoller {
-    /// What each item asked for (`events`) and saw in the last poll (`revents`), as libzmq's
-    /// `ZMQ_POLLIN` / `ZMQ_POLLOUT` / `ZMQ_POLLERR` flags.
-    private var items: [zmq_pollitem_t] = []
+    /// What an item asked for and saw in the last poll, as libzmq's `ZMQ_POLLIN` /
+    /// `ZMQ_POLLOUT` / `ZMQ_POLLERR` flags.
+    private struct Item {
+        let wanted: Int16
+        var seen: Int16 = 0
+    }
+
+    private var items: [Item] = []
     /// The descriptor each item waits on: a socket's `ZMQ_FD` (readable: check it), or the raw one.
     private var descriptors: [pollfd] = []
     /// Registered sockets, the handle each had when registered, and its operation count when
@@ -54,7 +59,7 @@ package final class ZMQPoller {
         var descriptor: Int32 = -1
         var size = MemoryLayout<Int32>.size
         try zmqCall("zmq_getsockopt") { zmq_getsockopt(handle, ZMQ_FD, &descriptor, &size) }
-        items.append(zmq_pollitem_t(socket: handle, fd: 0, events: events.rawValue, revents: 0))
+        items.append(Item(wanted: events.rawValue))
         descriptors.append(pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0))
         // Never read yet: asked before the first wait.
         sockets.append((socket, handle, socket.operations &- 1))
@@ -66,7 +71,7 @@ package final class ZMQPoller {
     /// The caller keeps the descriptor open for as long as the poller is used.
     @discardableResult
     package func register(fileDescriptor: Int32, for events: ZMQPollEvents = .readable) -> Int {
-        items.append(zmq_pollitem_t(socket: nil, fd: fileDescriptor, events: events.rawValue, revents: 0))
+        items.append(Item(wanted: events.rawValue))
         var wanted: Int32 = 0
         if events.contains(.readable) { wanted |= Int32(POLLIN) }
         if events.contains(.writable) { wanted |= Int32(POLLOUT) }
@@ -100,7 +105,7 @@ package final class ZMQPoller {
         }
         var ready = 0
         for index in items.indices {
-            items[index].revents = 0
+            items[index].seen = 0
             // Used since it was last asked: its descriptor may no longer show what it holds.
             if let entry = sockets[index], entry.socket.operations != entry.checkedAt, try check(index) { ready += 1 }
         }
@@ -117,11 +122,11 @@ package final class ZMQPoller {
                 for index in descriptors.indices where descriptors[index].revents != 0 {
                     if sockets[index] != nil {
                         // Its commands are processed (and the descriptor cleared) by asking.
-                        if items[index].revents == 0, try check(index) { ready += 1 }
+                        if items[index].seen == 0, try check(index) { ready += 1 }
                     } else {
-                        let seen = Self.events(fromPoll: descriptors[index].revents) & (items[index].events | Int16(ZMQ_POLLERR))
-                        if items[index].revents == 0 && seen != 0 { ready += 1 }
-                        items[index].revents |= seen
+                        let seen = Self.events(fromPoll: descriptors[index].revents) & (items[index].wanted | Int16(ZMQ_POLLERR))
+                        if items[index].seen == 0 && seen != 0 { ready += 1 }
+                        items[index].seen |= seen
                     }
                 }
             }
@@ -140,8 +145,8 @@ package final class ZMQPoller {
         var events: Int32 = 0
         var size = MemoryLayout<Int32>.size
         try zmqCall("zmq_poll") { zmq_getsockopt(entry.handle, ZMQ_EVENTS, &events, &size) }
-        items[index].revents = Int16(truncatingIfNeeded: events) & items[index].events
-        let isReady = items[index].revents != 0
+        items[index].seen = Int16(truncatingIfNeeded: events) & items[index].wanted
+        let isReady = items[index].seen != 0
         // A ready socket stays ready until it is used, with its descriptor clear meanwhile:
         // asked again before the next wait, as a used one is.
         sockets[index]?.checkedAt = isReady ? entry.socket.operations &- 1 : entry.socket.operations
@@ -159,7 +164,7 @@ package final class ZMQPoller {
 
     /// What item `index` reported in the last ``poll(timeout:)``.
     package func events(at index: Int) -> ZMQPollEvents {
-        ZMQPollEvents(rawValue: items[index].revents)
+        ZMQPollEvents(rawValue: items[index].seen)
     }
 
     /// Whether item `index` was readable in the last ``poll(timeout:)``.

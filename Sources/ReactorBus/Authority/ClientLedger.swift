@@ -117,15 +117,15 @@ package struct ClientLedger: Sendable, Equatable {
             return
         }
         var fresh = Client()
-        fresh.lastSeen = now
         if let tombstone = forgotten.removeValue(forKey: PayloadFingerprint.of(client.utf8)) {
             // A forgotten client came back with a number above its past: what lies below
             // stays unknown, never "new".
             fresh.forgottenThrough = tombstone.highest
         }
+        // Complete before it is stored: seen now, it is the last the trim below would forget.
+        Self.update(&fresh, seq: seq, entry: entry, limits: limits, now: now)
         clients[client] = fresh
         if clients.count > limits.maxClients { forgetLeastRecent() }
-        Self.update(&clients[client, default: Client()], seq: seq, entry: entry, limits: limits, now: now)
     }
 
     /// Sets the limits (after a restore) and trims what is over them.

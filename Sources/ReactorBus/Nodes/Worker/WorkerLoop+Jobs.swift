@@ -30,11 +30,11 @@ extension WorkerLoop {
         let prefetch = configuration.prefetchedJobs
         if running.count < configuration.concurrency {
             start(WorkerQueuedJob(job: job, kind: kind, payload: payload))
-        } else if queued.count < prefetch {
-            queued.append(WorkerQueuedJob(job: job, kind: kind, payload: payload))
         } else if queued.count < prefetch + configuration.concurrency {
+            if queued.count >= prefetch {
+                logger.warning("job \(job): \(running.count) jobs already run and \(queued.count) wait (capacity \(configuration.capacity)); queued")
+            }
             queued.append(WorkerQueuedJob(job: job, kind: kind, payload: payload))
-            logger.warning("job \(job): \(running.count) jobs already run and \(queued.count - 1) wait (capacity \(configuration.capacity)); queued")
         } else {
             let failure = EffectFailure(message: "worker over capacity", attempts: 0)
             metrics.update { $0.jobsFailed += 1 }
