@@ -26,10 +26,11 @@ struct RecordReplayer<R: Reactor> {
     }
 
     /// Decodes `record`, migrates it if needed and replays it into `engine`; returns the record
-    /// and the mutations it applied.
+    /// and, with `collectingApplied`, the mutations it applied (else none).
     ///
     /// - Throws: ``RecoveryError`` for a record that does not decode, ``SchemaError``.
-    mutating func replay(_ record: JournalRecord, into engine: AuthorityEngine<R>) throws -> (AuthorityRecord, [AppliedMutation<R.Mutation>]) {
+    @discardableResult
+    mutating func replay(_ record: JournalRecord, into engine: AuthorityEngine<R>, collectingApplied: Bool = false) throws -> (AuthorityRecord, [AppliedMutation<R.Mutation>]) {
         do {
             let decoded = try AuthorityRecord(journalBytes: record.payload, decoder: decoder)
             let source = "journal record \(record.lsn)"
@@ -39,13 +40,13 @@ struct RecordReplayer<R: Reactor> {
                 stored = version
                 return (decoded, [])
             case .accepted(_, _, let bytes) where stored != schema.version:
-                return (decoded, try engine.replay(decoded, migrated: try migrate(bytes, isAction: true, source: source)))
+                return (decoded, try engine.replay(decoded, migrated: try migrate(bytes, isAction: true, source: source), collectingApplied: collectingApplied))
             case .subscriptionEvent(_, _, let bytes) where stored != schema.version:
-                return (decoded, try engine.replay(decoded, migrated: try migrate(bytes, isAction: true, source: source)))
+                return (decoded, try engine.replay(decoded, migrated: try migrate(bytes, isAction: true, source: source), collectingApplied: collectingApplied))
             case .emitted(_, _, let bytes) where stored != schema.version:
-                return (decoded, try engine.replay(decoded, migrated: try migrate(bytes, isAction: false, source: source)))
+                return (decoded, try engine.replay(decoded, migrated: try migrate(bytes, isAction: false, source: source), collectingApplied: collectingApplied))
             default:
-                return (decoded, try engine.replay(decoded))
+                return (decoded, try engine.replay(decoded, collectingApplied: collectingApplied))
             }
         } catch let error as DecodingError {
             // The action or mutation inside the record: its own bytes are not at hand here.

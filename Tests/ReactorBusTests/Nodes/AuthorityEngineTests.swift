@@ -203,6 +203,32 @@ import Testing
         #expect(restored.sequencer.openJobCount == 0)
     }
 
+    @Test func aReplayJournalsNothingAgainAndGathersAppliedMutationsOnlyWhenAsked() throws {
+        let engine = makeEngine(journaling: true)
+        engine.handleWorker(fromWorker(worker, .ready(name: "a", app: "counter", capacity: 1, kinds: [])), now: 0)
+        engine.handleClient(try action(.countUp, seq: 1), now: 0)
+        engine.handleClient(try action(.countUpAsync, seq: 2), now: 0)
+        let job = JobID(actionSeq: 2, effectIndex: 0)
+        engine.handleWorker(fromWorker(worker, .emit(job: job, emitIndex: 0, payload: try MessagePackEncoder().encode(Counter.Mutation.increase))), now: 1)
+        engine.handleWorker(fromWorker(worker, .done(job: job, emitCount: 1)), now: 1)
+        let records = engine.takeOutbox().records
+        #expect(records.count == 4)
+
+        // Recovery and a standby: nothing gathered, nothing journaled again, nothing left to send.
+        let recovered = makeEngine(journaling: true)
+        for record in records { #expect(try recovered.replay(record).isEmpty) }
+        #expect(recovered.sequencer.state.count == 2)
+        #expect(recovered.sequencer.openJobCount == 0)
+        #expect(recovered.takeOutbox().isEmpty)
+
+        // The journal tools: each record's mutations, in order; still nothing to send.
+        let inspected = makeEngine(journaling: true)
+        let applied = try records.map { try inspected.replay($0, collectingApplied: true).map(\.mutation) }
+        #expect(applied == [[.increase], [], [.increase], []])
+        #expect(inspected.sequencer.state.count == 2)
+        #expect(inspected.takeOutbox().isEmpty)
+    }
+
     @Test func aDoneCarryingTheLastMutationIsAnEmitThenADone() throws {
         let engine = makeEngine(journaling: true)
         engine.handleWorker(fromWorker(worker, .ready(name: "a", app: "counter", capacity: 1, kinds: [])), now: 0)

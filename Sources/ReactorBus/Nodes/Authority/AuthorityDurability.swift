@@ -145,7 +145,7 @@ final class AuthorityDurability<R: Reactor> {
         var replayer = RecordReplayer<R>(schema: schema, app: app, stored: snapshotSchema)
         var replayed = 0
         while let record = try reader.next() {
-            _ = try replayer.replay(record, into: engine)
+            try replayer.replay(record, into: engine)
             replayed += 1
         }
         let migrated = replayer.migrated

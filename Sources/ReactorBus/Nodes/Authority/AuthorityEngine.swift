@@ -39,6 +39,12 @@ package final class AuthorityEngine<R: Reactor> {
     private var jobWatch = JobWatch()
     package internal(set) var metrics = AuthorityMetrics()
     var outbox = Outbox()
+    /// Set while a journaled record is replayed (``replay(_:migrated:collectingApplied:)``): the
+    /// record is not journaled again.
+    private var isReplaying = false
+    /// Whether applied mutations go to ``Outbox/applied``; off while replaying records whose
+    /// mutations nobody collects.
+    private var queuesApplied = true
     /// Which worker runs which subscription run (see `AuthorityEngine+Subscriptions.swift`).
     var subscriptionPlacement = SubscriptionPlacement()
 
@@ -275,7 +281,7 @@ package final class AuthorityEngine<R: Reactor> {
         metrics[.actionsAccepted] += 1
         metrics[.mutationsApplied] += UInt64(acceptance.applied.count)
         queueForFeed(acceptance.applied)
-        if isJournaling { outbox.records.append(.accepted(client: client, clientSeq: seq, action: payload)) }
+        if isJournaling && !isReplaying { outbox.records.append(.accepted(client: client, clientSeq: seq, action: payload)) }
         if acceptance.cancelled.isEmpty && acceptance.finished.isEmpty {
             metrics[.mutationsSync] += UInt64(acceptance.applied.count)
         } else {
@@ -520,7 +526,7 @@ package final class AuthorityEngine<R: Reactor> {
             }
             // Only the event's own mutation arrived encoded; released buffered ones are re-encoded.
             let isOwn = offset == 0 && progress.applied.count == 1
-            outbox.applied.append(Outbox.Applied(mutation: applied, payload: isOwn ? firstPayload : nil))
+            if queuesApplied { outbox.applied.append(Outbox.Applied(mutation: applied, payload: isOwn ? firstPayload : nil)) }
         }
         for job in progress.finished { finishAction(of: job) }
     }
@@ -528,6 +534,7 @@ package final class AuthorityEngine<R: Reactor> {
     /// Queues the mutations an accepted action applied for the feed; their payloads are encoded
     /// when the loop asks for them (see ``takeOutbox(_:)``).
     func queueForFeed(_ applied: [AppliedMutation<R.Mutation>]) {
+        guard queuesApplied else { return }
         for index in 0 ..< applied.count { outbox.applied.append(Outbox.Applied(mutation: applied[index], payload: nil)) }
     }
 
@@ -577,9 +584,14 @@ package final class AuthorityEngine<R: Reactor> {
     /// Re-applies one journal record (no replies, no dispatch). `migrated` replaces the record's
     /// action or mutation bytes for decoding when they were stored at an older schema version
     /// (the client ledger keeps the bytes the client sent).
-    /// Returns the mutations it applied, in order (for tools that show or rebuild each version).
+    /// With `collectingApplied`, returns the mutations it applied, in order (for tools that show
+    /// or rebuild each version); without, returns none and does not gather them: recovery and a
+    /// standby replay every record and publish nothing, and gathering them (the engine's generic
+    /// code asks the runtime for the reactor's types on each use) was a tenth of a standby's time.
     @discardableResult
-    package func replay(_ record: AuthorityRecord, migrated: [UInt8]? = nil) throws -> [AppliedMutation<R.Mutation>] {
+    package func replay(_ record: AuthorityRecord, migrated: [UInt8]? = nil, collectingApplied: Bool = false) throws -> [AppliedMutation<R.Mutation>] {
+        (isReplaying, queuesApplied) = (true, collectingApplied)
+        defer { (isReplaying, queuesApplied) = (false, true) }
         switch record {
         case .accepted(let client, let seq, let payload):
             let action = try decoder.decode(R.Action.self, from: migrated ?? payload)
@@ -597,6 +609,11 @@ package final class AuthorityEngine<R: Reactor> {
             absorbStart()
         case .subscriptionEvent(let run, let index, let payload):
             try replaySubscriptionEvent(run: run, index: index, payload: migrated ?? payload)
+        }
+        // Replies, worker messages and records of a replay go nowhere.
+        guard collectingApplied else {
+            if !outbox.isEmpty || !outbox.jobEvents.isEmpty { outbox = Outbox() }
+            return []
         }
         defer { outbox = Outbox() }
         // A closure, not `\.mutation`: a key path over the reactor's generic types is built at run
