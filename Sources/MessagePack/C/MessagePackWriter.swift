@@ -74,6 +74,9 @@ public final class MessagePackWriter {
         try body(UnsafeRawBufferPointer(start: buffer.pointee.data, count: buffer.pointee.size))
     }
 
+    /// The bytes the buffer holds room for (what it allocated so far).
+    var capacity: Int { buffer.pointee.alloc }
+
     /// Empties the writer but keeps its allocated capacity for reuse.
     @inlinable public func reset() { msgpack_sbuffer_clear(buffer) }
 

@@ -15,9 +15,10 @@ final class EncodingSession {
         self.sendableUserInfo = userInfo
     }
 
-    /// Releases the pooled buffers and nodes at the end of an encode call.
+    /// Hands the pooled buffers to the thread's pool (``ThreadWriterPool``) and releases the
+    /// nodes at the end of an encode call.
     func tearDown() {
-        freeWriters = []
+        for writer in take(&freeWriters) { ThreadWriterPool.keep(writer) }
         freeNodes = []
     }
 
@@ -49,7 +50,7 @@ final class EncodingSession {
     func acquireWriter() -> MessagePackWriter {
         var writers = take(&freeWriters)
         defer { freeWriters = writers }
-        guard let writer = writers.popLast() else { return MessagePackWriter() }
+        guard let writer = writers.popLast() else { return ThreadWriterPool.acquire() }
         writer.reset()
         return writer
     }

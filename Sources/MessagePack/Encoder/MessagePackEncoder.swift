@@ -33,7 +33,8 @@ public struct MessagePackEncoder: Sendable {
 
     /// Encodes `value` and returns its MessagePack bytes.
     public func encode<T: Encodable>(_ value: T) throws -> [UInt8] {
-        let writer = MessagePackWriter()
+        let writer = ThreadWriterPool.acquire()
+        defer { ThreadWriterPool.keep(writer) }
         try encode(value, into: writer)
         return writer.bytes
     }
