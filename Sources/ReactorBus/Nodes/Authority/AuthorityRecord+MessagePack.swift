@@ -89,74 +89,43 @@ extension AuthorityRecord {
         writer.packUInt(UInt64(job.effectIndex))
     }
 
-    /// The record when `bytes` hold exactly the shape ``pack(into:)`` writes, else `nil`.
+    /// The record when `bytes` hold exactly the shape ``pack(into:)`` writes, else `nil`. Read
+    /// where msgpack-c unpacked it: only the client's name and the app's bytes are copied out.
     private static func readCommonShape(_ bytes: [UInt8]) -> AuthorityRecord? {
-        guard let value = try? MessagePackValue(unpacking: bytes), case .map(let outer) = value, outer.count == 1,
-              case .string(let name) = outer[0].key, case .map(let fields) = outer[0].value else { return nil }
-        let body = Fields(fields)
-        switch name {
-        case "accepted":
-            guard fields.count == 3, let client = body.string("client"), let seq = body.uint("clientSeq"),
-                  let action = body.bytes("action") else { return nil }
-            return .accepted(client: client, clientSeq: seq, action: action)
-        case "emitted":
-            guard fields.count == 3, let job = body.job("job"), let index = body.uint32("emitIndex"),
-                  let mutation = body.bytes("mutation") else { return nil }
-            return .emitted(job: job, emitIndex: index, mutation: mutation)
-        case "completed":
-            guard fields.count == 2, let job = body.job("job"), let count = body.uint32("emitCount") else { return nil }
-            return .completed(job: job, emitCount: count)
-        case "subscriptionEvent":
-            guard fields.count == 3, let run = body.uint("run"), let index = body.uint("index"),
-                  let action = body.bytes("action") else { return nil }
-            return .subscriptionEvent(run: run, index: index, action: action)
-        default:
+        try? MessagePackView.read(bytes) { root -> AuthorityRecord? in
+            guard root.mapCount == 1 else { return nil }
+            let name = root.key(at: 0), body = root.value(at: 0)
+            if name.isString("accepted") {
+                guard body.mapCount == 3, let client = body.value(forKey: "client")?.string, let seq = body.value(forKey: "clientSeq")?.uint,
+                      let action = body.value(forKey: "action")?.binary else { return nil }
+                return .accepted(client: client, clientSeq: seq, action: action)
+            }
+            if name.isString("emitted") {
+                guard body.mapCount == 3, let job = job(body.value(forKey: "job")), let index = uint32(body.value(forKey: "emitIndex")),
+                      let mutation = body.value(forKey: "mutation")?.binary else { return nil }
+                return .emitted(job: job, emitIndex: index, mutation: mutation)
+            }
+            if name.isString("completed") {
+                guard body.mapCount == 2, let job = job(body.value(forKey: "job")), let count = uint32(body.value(forKey: "emitCount")) else { return nil }
+                return .completed(job: job, emitCount: count)
+            }
+            if name.isString("subscriptionEvent") {
+                guard body.mapCount == 3, let run = body.value(forKey: "run")?.uint, let index = body.value(forKey: "index")?.uint,
+                      let action = body.value(forKey: "action")?.binary else { return nil }
+                return .subscriptionEvent(run: run, index: index, action: action)
+            }
             // Rare records (failures, schema markers, the start) take the Codable path.
             return nil
         }
     }
 
-    /// The entries of a record's inner map, looked up by key.
-    private struct Fields {
-        let entries: [(key: MessagePackValue, value: MessagePackValue)]
+    private static func uint32(_ view: MessagePackView?) -> UInt32? {
+        view?.uint.flatMap { UInt32(exactly: $0) }
+    }
 
-        init(_ entries: [(key: MessagePackValue, value: MessagePackValue)]) { self.entries = entries }
-
-        /// The value under `key`, when exactly one entry has it.
-        func value(_ key: String) -> MessagePackValue? {
-            var found: MessagePackValue?
-            for entry in entries {
-                guard case .string(let name) = entry.key, name == key else { continue }
-                if found != nil { return nil }
-                found = entry.value
-            }
-            return found
-        }
-
-        func string(_ key: String) -> String? {
-            guard case .string(let text)? = value(key) else { return nil }
-            return text
-        }
-
-        func uint(_ key: String) -> UInt64? {
-            guard case .uint(let number)? = value(key) else { return nil }
-            return number
-        }
-
-        func uint32(_ key: String) -> UInt32? {
-            uint(key).flatMap { UInt32(exactly: $0) }
-        }
-
-        func bytes(_ key: String) -> [UInt8]? {
-            guard case .binary(let data)? = value(key) else { return nil }
-            return data
-        }
-
-        func job(_ key: String) -> JobID? {
-            guard case .map(let entries)? = value(key), entries.count == 2 else { return nil }
-            let job = Fields(entries)
-            guard let actionSeq = job.uint("actionSeq"), let effectIndex = job.uint32("effectIndex") else { return nil }
-            return JobID(actionSeq: actionSeq, effectIndex: effectIndex)
-        }
+    private static func job(_ view: MessagePackView?) -> JobID? {
+        guard let view, view.mapCount == 2, let actionSeq = view.value(forKey: "actionSeq")?.uint,
+              let effectIndex = uint32(view.value(forKey: "effectIndex")) else { return nil }
+        return JobID(actionSeq: actionSeq, effectIndex: effectIndex)
     }
 }
