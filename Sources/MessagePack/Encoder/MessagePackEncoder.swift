@@ -14,7 +14,9 @@
 /// - ``MessagePackValue`` as exactly the value it holds.
 ///
 /// The struct is a cheap, `Sendable` configuration value; each `encode` call
-/// uses its own private buffers.
+/// uses buffers of its own while it runs, taken from and given back to its
+/// thread's spares (`ThreadWriterPool`), so encoding small values one after
+/// another allocates no buffer.
 public struct MessagePackEncoder: Sendable {
     /// Write dictionary keys in ascending order (String: by `<`, Int: numerically,
     /// other key types: by their encoded bytes). Defaults to `true` so that
