@@ -1,9 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// The calling thread's spare ``MessagePackWriter``s, shared by every encode call on it.
 ///
 /// Why: a writer's buffer is an 8 KiB `malloc` on its first write (msgpack-c's sbuffer), and an
@@ -46,27 +40,9 @@ final class ThreadWriterPool {
         spare.append(writer)
     }
 
-    /// The key under which each thread keeps its pool; the destructor frees it at thread exit.
-    private static let key: pthread_key_t? = {
-        var key = pthread_key_t()
-        let created = pthread_key_create(&key) { pointer in
-            guard let pointer else { return }
-            Unmanaged<ThreadWriterPool>.fromOpaque(pointer).release()
-        }
-        return created == 0 ? key : nil
-    }()
+    /// Each thread's pool, freed at the thread's exit.
+    private static let local = ThreadLocalObject<ThreadWriterPool>()
 
     /// This thread's pool, made on first use; `nil` when no key could be made.
-    private static var current: ThreadWriterPool? {
-        guard let key else { return nil }
-        if let pointer = pthread_getspecific(key) {
-            return Unmanaged<ThreadWriterPool>.fromOpaque(pointer).takeUnretainedValue()
-        }
-        let pool = ThreadWriterPool()
-        guard pthread_setspecific(key, Unmanaged.passRetained(pool).toOpaque()) == 0 else {
-            Unmanaged.passUnretained(pool).release()
-            return nil
-        }
-        return pool
-    }
+    private static var current: ThreadWriterPool? { local.current { ThreadWriterPool() } }
 }

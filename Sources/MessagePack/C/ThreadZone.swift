@@ -1,11 +1,5 @@
 import CMsgPack
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// The calling thread's msgpack-c zone, reused by every unpack on that thread.
 ///
 /// Why: `msgpack_unpack_next` creates a zone (an 8 KiB `malloc`) for every value and frees
@@ -53,27 +47,9 @@ final class ThreadZone {
         return try body(zone)
     }
 
-    /// The key under which each thread keeps its zone; the destructor frees it at thread exit.
-    private static let key: pthread_key_t? = {
-        var key = pthread_key_t()
-        let created = pthread_key_create(&key) { pointer in
-            guard let pointer else { return }
-            Unmanaged<ThreadZone>.fromOpaque(pointer).release()
-        }
-        return created == 0 ? key : nil
-    }()
+    /// Each thread's zone, freed at the thread's exit.
+    private static let local = ThreadLocalObject<ThreadZone>()
 
     /// This thread's zone, made on first use; `nil` when no key or zone could be made.
-    private static var current: ThreadZone? {
-        guard let key else { return nil }
-        if let pointer = pthread_getspecific(key) {
-            return Unmanaged<ThreadZone>.fromOpaque(pointer).takeUnretainedValue()
-        }
-        guard let owner = ThreadZone() else { return nil }
-        guard pthread_setspecific(key, Unmanaged.passRetained(owner).toOpaque()) == 0 else {
-            Unmanaged.passUnretained(owner).release()
-            return nil
-        }
-        return owner
-    }
+    private static var current: ThreadZone? { local.current { ThreadZone() } }
 }
