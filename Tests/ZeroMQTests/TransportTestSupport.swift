@@ -14,6 +14,17 @@ func withContext<R>(_ body: (ZMQContext) throws -> R) throws -> R {
     return try body(context)
 }
 
+/// Runs `body` with a PULL socket bound at `endpoint` and a PUSH socket connected to it, both
+/// closed afterwards.
+func withPushPull<R>(_ context: ZMQContext, at endpoint: String, _ body: (_ push: ZMQSocket, _ pull: ZMQSocket) throws -> R) throws -> R {
+    let push = try ZMQSocket(context: context, type: .push)
+    let pull = try ZMQSocket(context: context, type: .pull)
+    defer { push.close(); pull.close() }
+    try pull.bind(endpoint)
+    try push.connect(endpoint)
+    return try body(push, pull)
+}
+
 /// Binds to an ephemeral TCP port on the loopback interface and returns the resolved endpoint.
 func bindEphemeral(_ socket: ZMQSocket) throws -> String {
     try socket.bind("tcp://127.0.0.1:*")

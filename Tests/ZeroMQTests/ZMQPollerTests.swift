@@ -104,29 +104,26 @@ import TestSupport
     /// reading processed the commands that had made the descriptor readable.
     @Test func messagesLeftAfterAPartialReadAreStillReported() throws {
         try withContext { context in
-            let pull = try ZMQSocket(context: context, type: .pull)
-            let push = try ZMQSocket(context: context, type: .push)
-            defer { push.close(); pull.close() }
-            try pull.bind("inproc://poller-partial")
-            try push.connect("inproc://poller-partial")
-            let poller = ZMQPoller()
-            let index = try poller.register(pull)
-            for number in 0..<3 { try push.send(bytes("m\(number)")) }
-            #expect(try poller.poll(timeout: 5000) == 1)
-            #expect(try pull.tryReceiveMultipart() == [bytes("m0")])
-            // Two left: reported at once, however often the poller is asked.
-            #expect(try poller.poll(timeout: 0) == 1)
-            #expect(try poller.poll(timeout: 5000) == 1)
-            #expect(poller.isReadable(index))
-            #expect(try pull.tryReceiveMultipart() == [bytes("m1")])
-            #expect(try pull.tryReceiveMultipart() == [bytes("m2")])
-            #expect(try pull.tryReceiveMultipart() == nil)
-            #expect(try poller.poll(timeout: 0) == 0)
-            #expect(try poller.poll(timeout: 20) == 0)
-            #expect(!poller.isReadable(index))
-            try push.send(bytes("m3"))
-            #expect(try poller.poll(timeout: 5000) == 1)
-            #expect(try pull.tryReceiveMultipart() == [bytes("m3")])
+            try withPushPull(context, at: "inproc://poller-partial") { push, pull throws in
+                let poller = ZMQPoller()
+                let index = try poller.register(pull)
+                for number in 0..<3 { try push.send(bytes("m\(number)")) }
+                #expect(try poller.poll(timeout: 5000) == 1)
+                #expect(try pull.tryReceiveMultipart() == [bytes("m0")])
+                // Two left: reported at once, however often the poller is asked.
+                #expect(try poller.poll(timeout: 0) == 1)
+                #expect(try poller.poll(timeout: 5000) == 1)
+                #expect(poller.isReadable(index))
+                #expect(try pull.tryReceiveMultipart() == [bytes("m1")])
+                #expect(try pull.tryReceiveMultipart() == [bytes("m2")])
+                #expect(try pull.tryReceiveMultipart() == nil)
+                #expect(try poller.poll(timeout: 0) == 0)
+                #expect(try poller.poll(timeout: 20) == 0)
+                #expect(!poller.isReadable(index))
+                try push.send(bytes("m3"))
+                #expect(try poller.poll(timeout: 5000) == 1)
+                #expect(try pull.tryReceiveMultipart() == [bytes("m3")])
+            }
         }
     }
 

@@ -4,31 +4,25 @@ import ZeroMQ
 @Suite struct ZMQSocketSendTests {
     @Test func sendFromRawBufferDeliversTheSameBytes() throws {
         try withContext { context in
-            let push = try ZMQSocket(context: context, type: .push)
-            let pull = try ZMQSocket(context: context, type: .pull)
-            defer { push.close(); pull.close() }
-            try pull.bind("inproc://send-raw")
-            try push.connect("inproc://send-raw")
-            let header = bytes("raw-header")
-            let body: [UInt8] = [0, 1, 2, 255]
-            try header.withUnsafeBytes { buffer in try push.send(buffer, more: true) }
-            let sent = try body.withUnsafeBytes { buffer in try push.trySend(buffer) }
-            #expect(sent)
-            #expect(try receive(pull) == [header, body])
+            try withPushPull(context, at: "inproc://send-raw") { push, pull throws in
+                let header = bytes("raw-header")
+                let body: [UInt8] = [0, 1, 2, 255]
+                try header.withUnsafeBytes { buffer in try push.send(buffer, more: true) }
+                let sent = try body.withUnsafeBytes { buffer in try push.trySend(buffer) }
+                #expect(sent)
+                #expect(try receive(pull) == [header, body])
+            }
         }
     }
 
     @Test func framesSentWithMoreFormOneMessage() throws {
         try withContext { context in
-            let push = try ZMQSocket(context: context, type: .push)
-            let pull = try ZMQSocket(context: context, type: .pull)
-            defer { push.close(); pull.close() }
-            try pull.bind("inproc://send-more")
-            try push.connect("inproc://send-more")
-            try push.send(bytes("one"), more: true)
-            try push.send(bytes("two"), more: true)
-            try push.send(bytes("three"))
-            #expect(try receive(pull) == [bytes("one"), bytes("two"), bytes("three")])
+            try withPushPull(context, at: "inproc://send-more") { push, pull throws in
+                try push.send(bytes("one"), more: true)
+                try push.send(bytes("two"), more: true)
+                try push.send(bytes("three"))
+                #expect(try receive(pull) == [bytes("one"), bytes("two"), bytes("three")])
+            }
         }
     }
 

@@ -12,18 +12,15 @@ private final class ReleaseCount: Sendable {
 @Suite struct ZMQSocketTrackedSendTests {
     @Test func theReleaseRunsOnceWhenTheReceiverHasTakenTheMessageNotBefore() throws {
         try withContext { context in
-            let push = try ZMQSocket(context: context, type: .push)
-            let pull = try ZMQSocket(context: context, type: .pull)
-            defer { push.close(); pull.close() }
-            try pull.bind("inproc://tracked-send")
-            try push.connect("inproc://tracked-send")
-            let releases = ReleaseCount()
-            let body = [UInt8](repeating: 7, count: 100_000)
-            #expect(try push.trySend([bytes("head"), body]) { releases.bump() })
-            // In process, the message stays in the pipe until the receiver reads it.
-            #expect(releases.value == 0)
-            #expect(try receive(pull) == [bytes("head"), body])
-            #expect(releases.value == 1)
+            try withPushPull(context, at: "inproc://tracked-send") { push, pull throws in
+                let releases = ReleaseCount()
+                let body = [UInt8](repeating: 7, count: 100_000)
+                #expect(try push.trySend([bytes("head"), body]) { releases.bump() })
+                // In process, the message stays in the pipe until the receiver reads it.
+                #expect(releases.value == 0)
+                #expect(try receive(pull) == [bytes("head"), body])
+                #expect(releases.value == 1)
+            }
         }
     }
 

@@ -10,8 +10,16 @@
 /// The array keeps its single reference throughout, so the change happens in place, uncopied.
 /// One in-place change of such a property anywhere in the module brings its checks back.
 @inline(__always)
-func take<C: RangeReplaceableCollection>(_ collection: inout C) -> C {
+func take<Value: Emptiable>(_ collection: inout Value) -> Value {
     let taken = collection
-    collection = C()
+    collection = Value()
     return taken
 }
+
+/// A value ``take(_:)`` can leave empty behind it: the coders' arrays, and ``TypeMemo``.
+protocol Emptiable {
+    /// The empty value.
+    init()
+}
+
+extension Array: Emptiable {}

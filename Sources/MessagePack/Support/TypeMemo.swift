@@ -5,7 +5,7 @@
 /// that needs remembering, and a list of one cost an allocation per call. Changed as
 /// `property = take(&property).adding(type)`, so that the stored memo is only ever read or
 /// assigned whole (see ``take(_:)``).
-struct TypeMemo {
+struct TypeMemo: Emptiable {
     /// The most types a memo remembers; a coder that meets more asks again for the rest.
     static let limit = 64
 
@@ -33,12 +33,4 @@ struct TypeMemo {
         }
         return self
     }
-}
-
-/// Moves the contents out of `memo`, leaving it empty (as ``take(_:)`` does for collections).
-@inline(__always)
-func take(_ memo: inout TypeMemo) -> TypeMemo {
-    let taken = memo
-    memo = TypeMemo()
-    return taken
 }

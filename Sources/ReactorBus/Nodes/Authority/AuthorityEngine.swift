@@ -40,11 +40,16 @@ package final class AuthorityEngine<R: Reactor> {
     package internal(set) var metrics = AuthorityMetrics()
     var outbox = Outbox()
     /// Set while a journaled record is replayed (``replay(_:migrated:collectingApplied:)``): the
-    /// record is not journaled again.
-    private var isReplaying = false
-    /// Whether applied mutations go to ``Outbox/applied``; off while replaying records whose
-    /// mutations nobody collects.
-    private var queuesApplied = true
+    /// record is not journaled again, and its applied mutations go to ``Outbox/applied`` only
+    /// when the caller collects them.
+    private var replaying: Replaying?
+
+    private enum Replaying {
+        case collectingApplied, discardingApplied
+    }
+
+    /// Whether applied mutations go to ``Outbox/applied``: always, but in a replay that discards them.
+    private var queuesApplied: Bool { replaying != .discardingApplied }
     /// Which worker runs which subscription run (see `AuthorityEngine+Subscriptions.swift`).
     var subscriptionPlacement = SubscriptionPlacement()
 
@@ -281,7 +286,7 @@ package final class AuthorityEngine<R: Reactor> {
         metrics[.actionsAccepted] += 1
         metrics[.mutationsApplied] += UInt64(acceptance.applied.count)
         queueForFeed(acceptance.applied)
-        if isJournaling && !isReplaying { outbox.records.append(.accepted(client: client, clientSeq: seq, action: payload)) }
+        if isJournaling && replaying == nil { outbox.records.append(.accepted(client: client, clientSeq: seq, action: payload)) }
         if acceptance.cancelled.isEmpty && acceptance.finished.isEmpty {
             metrics[.mutationsSync] += UInt64(acceptance.applied.count)
         } else {
@@ -590,8 +595,8 @@ package final class AuthorityEngine<R: Reactor> {
     /// code asks the runtime for the reactor's types on each use) was a tenth of a standby's time.
     @discardableResult
     package func replay(_ record: AuthorityRecord, migrated: [UInt8]? = nil, collectingApplied: Bool = false) throws -> [AppliedMutation<R.Mutation>] {
-        (isReplaying, queuesApplied) = (true, collectingApplied)
-        defer { (isReplaying, queuesApplied) = (false, true) }
+        replaying = collectingApplied ? .collectingApplied : .discardingApplied
+        defer { replaying = nil }
         switch record {
         case .accepted(let client, let seq, let payload):
             let action = try decoder.decode(R.Action.self, from: migrated ?? payload)
