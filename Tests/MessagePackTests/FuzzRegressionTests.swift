@@ -24,6 +24,40 @@ import Testing
         #expect(zero == 0 && zero.sign == .minus)
     }
 
+    /// A CI run of fuzz-msgpack stopped on one input that ran past its 10 s. The shape that
+    /// reproduces it: one-entry maps used as map keys, nested. Each key inside a key is quoted
+    /// once more in JSON text, which doubles its backslashes, so 45 bytes (`81` x 22, `c0` x 23)
+    /// printed 2^22 characters in 12 s under the fuzzer's sanitizers. A key whose own keys nest
+    /// three levels deep is now named by the base64 of its MessagePack bytes.
+    @Test func keysOfKeysNestedDeepAreNamedByTheirBytes() throws {
+        func nested(_ depth: Int) -> [UInt8] { Array(repeating: 0x81, count: depth) + [0x01] + Array(repeating: 0xC0, count: depth) }
+        // Up to a key whose keys nest twice, the key's JSON text, quoted once per level.
+        #expect(try MessagePackValue(unpacking: nested(1)).jsonText() == #"{"1":null}"#)
+        #expect(try MessagePackValue(unpacking: nested(2)).jsonText() == #"{"{\"1\":null}":null}"#)
+        #expect(try MessagePackValue(unpacking: nested(3)).jsonText() == #"{"{\"{\\\"1\\\":null}\":null}":null}"#)
+        // The next level: the key {{{1: nil}: nil}: nil} is named by its bytes.
+        #expect(try MessagePackValue(unpacking: nested(4)).jsonText() == #"{"gYGBAcDAwA==":null}"#)
+        #expect(Data(base64Encoded: "gYGBAcDAwA==").map { [UInt8]($0) } == nested(3))
+
+        // The input of the hang's shape, 45 bytes: one short line.
+        let input: [UInt8] = Array(repeating: 0x81, count: 22) + Array(repeating: 0xC0, count: 23)
+        let value = try MessagePackValue(unpacking: input)
+        guard case .map(let entries) = value, let key = entries.first?.key else {
+            Issue.record("not a map: \(value)")
+            return
+        }
+        let name = Data(key.pack()).base64EncodedString()
+        #expect(key.pack() == Array(input.dropFirst().dropLast()))
+        #expect(key.jsonKeyName() == name)
+        #expect(value.jsonText() == "{\"\(name)\":null}")
+        #expect(value.jsonText(sortedKeys: false) == value.jsonText())
+        #expect(try MessagePackValue(jsonText: value.jsonText()) == .map([(key: .string(name), value: .nil)]))
+        // A string key is its own name at any depth, and numbers and shallow containers their text.
+        #expect(MessagePackValue.string("a\"b").jsonKeyName() == "a\"b")
+        #expect(MessagePackValue.int(-3).jsonKeyName() == "-3")
+        #expect(MessagePackValue.array([.uint(1), .string("x")]).jsonKeyName() == #"[1,"x"]"#)
+    }
+
     /// LeakSanitizer under fuzz-msgpack, on `81 a5 "point" 82 a1 "x" 01 a1 "y" 02` decoded as an
     /// enum with associated values and encoded again: every nested container's node kept its
     /// parent alive (`parent` strong, the parent holding the child in `deferred`), so each encode

@@ -206,7 +206,7 @@ func jsonDepth(_ value: MessagePackValue) -> Int {
 /// Whether `parsed`, read back from the JSON text of `original`, is what the documented mapping
 /// promises: numbers equal (a float32 as the double nearest its shortest decimal, so as a `Float`
 /// again), NaN and infinities `null`, bin base64, timestamps RFC 3339, extensions
-/// `{"data", "type"}` objects, map keys as JSON text, in key order when `sorted`.
+/// `{"data", "type"}` objects, map keys named as `jsonKeyName` names them, in key order when `sorted`.
 func jsonEquivalent(_ original: MessagePackValue, _ parsed: MessagePackValue, sorted: Bool) -> Bool {
     switch (original, parsed) {
     case (.nil, .nil): return true
@@ -231,10 +231,7 @@ func jsonEquivalent(_ original: MessagePackValue, _ parsed: MessagePackValue, so
     case let (.array(a), .array(b)):
         return a.count == b.count && zip(a, b).allSatisfy { jsonEquivalent($0, $1, sorted: sorted) }
     case let (.map(a), .map(b)):
-        var expected = a.map { entry -> (name: String, value: MessagePackValue) in
-            if case .string(let name) = entry.key { return (name, entry.value) }
-            return (entry.key.jsonText(sortedKeys: sorted), entry.value)
-        }
+        var expected = a.map { (name: $0.key.jsonKeyName(sortedKeys: sorted), value: $0.value) }
         if sorted { expected.sort { $0.name < $1.name } }
         guard expected.count == b.count else { return false }
         for (want, got) in zip(expected, b) {

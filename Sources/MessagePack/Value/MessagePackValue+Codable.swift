@@ -28,9 +28,7 @@ extension MessagePackValue: Codable {
         case .map(let entries):
             var container = encoder.container(keyedBy: MessagePackKey.self)
             for entry in entries {
-                let key: MessagePackKey
-                if case .string(let name) = entry.key { key = .string(name) } else { key = .string(entry.key.jsonText()) }
-                try container.encode(entry.value, forKey: key)
+                try container.encode(entry.value, forKey: .string(entry.key.jsonKeyName()))
             }
         case .extension(let type, let data):
             var container = encoder.container(keyedBy: MessagePackKey.self)
@@ -88,7 +86,7 @@ extension MessagePackValue {
             for index in 0 ..< object.mapCount {
                 let key = try MessagePackValue(object: object.key(index)) { path() + [MessagePackKey.index(index)] }
                 let value = try MessagePackValue(object: object.value(index)) {
-                    path() + [MessagePackKey.string(key.jsonText())]
+                    path() + [MessagePackKey.string(key.jsonKeyName())]
                 }
                 entries.append((key, value))
             }

@@ -18,7 +18,9 @@ import Foundation
 ///   a `.0` so they read back as doubles. **NaN and ±infinity become `null`**
 ///   (JSON has no representation for them);
 /// - `extension` → `{"data": "<base64>", "type": <n>}`;
-/// - map keys that are not strings are written as their JSON text (`1` → `"1"`).
+/// - map keys that are not strings are written as their JSON text (`1` → `"1"`), except a
+///   key with keys of its own nested three or more levels deep, written as the base64 of its
+///   MessagePack encoding (see ``jsonKeyName(sortedKeys:)``).
 ///
 /// These last three are one-way: reading the JSON back gives `nil`, a map and
 /// string keys respectively.
@@ -38,6 +40,44 @@ extension MessagePackValue {
         var output = ""
         writeJSON(into: &output, sortedKeys: sortedKeys)
         return output
+    }
+
+    /// The name this value gets as a map key in ``jsonText(sortedKeys:)``: a string is its own
+    /// name, any other value its JSON text, except a value whose own non-string map keys nest
+    /// three or more levels deep (a key of a key of a key), named by the base64 of its
+    /// MessagePack encoding.
+    ///
+    /// Each level of a key inside a key quotes the inner text once more, which doubles its
+    /// backslashes: without the bound, 45 bytes of nested one-entry maps would print as
+    /// gigabytes. With it, a key's name is at most about eight times its own JSON text.
+    public func jsonKeyName(sortedKeys: Bool = true) -> String {
+        if case .string(let name) = self { return name }
+        if keyNesting(upTo: Self.keyNestingNamedByText) >= Self.keyNestingNamedByText {
+            return Data(pack()).base64EncodedString()
+        }
+        return jsonText(sortedKeys: sortedKeys)
+    }
+
+    /// How deep non-string map keys nest in a value that is still named by its JSON text, plus one.
+    private static let keyNestingNamedByText = 3
+
+    /// The levels of non-string map keys inside keys in this value (0: none), counted up to
+    /// `limit`: a map whose key is a map with a number key is 2.
+    private func keyNesting(upTo limit: Int) -> Int {
+        var deepest = 0
+        switch self {
+        case .array(let elements):
+            for element in elements where deepest < limit { deepest = max(deepest, element.keyNesting(upTo: limit)) }
+        case .map(let entries):
+            for entry in entries where deepest < limit {
+                deepest = max(deepest, entry.value.keyNesting(upTo: limit))
+                if case .string = entry.key { continue }
+                deepest = max(deepest, 1 + entry.key.keyNesting(upTo: limit - 1))
+            }
+        default:
+            break
+        }
+        return deepest
     }
 
     private func writeJSON(into output: inout String, sortedKeys: Bool) {
@@ -64,10 +104,7 @@ extension MessagePackValue {
             }
             output += "]"
         case .map(let entries):
-            var named = entries.map { entry -> (name: String, value: MessagePackValue) in
-                if case .string(let name) = entry.key { return (name, entry.value) }
-                return (entry.key.jsonText(sortedKeys: sortedKeys), entry.value)
-            }
+            var named = entries.map { (name: $0.key.jsonKeyName(sortedKeys: sortedKeys), value: $0.value) }
             if sortedKeys { named.sort { $0.name < $1.name } }
             output += "{"
             for (index, entry) in named.enumerated() {

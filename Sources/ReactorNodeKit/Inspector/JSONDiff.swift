@@ -35,8 +35,5 @@ enum JSONDiff {
         }
     }
 
-    private static func name(_ key: MessagePackValue) -> String {
-        if case .string(let text) = key { return text }
-        return key.jsonText()
-    }
+    private static func name(_ key: MessagePackValue) -> String { key.jsonKeyName() }
 }
