@@ -8,7 +8,8 @@ import MessagePack
 // Usage: msgpack-bench [iterations per round] [phase]   (5 rounds, best round counts)
 // With a phase (hand-encode, codable-encode, hand-decode, codable-decode,
 // hand-decode-catalog, codable-decode-catalog, hand-encode-catalog, codable-encode-catalog,
-// hand-encode-action, codable-encode-action, hand-decode-action, codable-decode-action)
+// hand-encode-action, codable-encode-action, hand-decode-action, codable-decode-action,
+// remembered-encode-action, remembered-decode-action)
 // only that operation runs, once per
 // iteration: for `valgrind --tool=callgrind`, whose instruction counts are stable on a
 // busy machine where timings are not.
@@ -19,7 +20,9 @@ import MessagePack
 //
 // The action rows encode and decode one small synthesised `Codable` enum per operation (the
 // authority decodes one per action), cycling through `BenchAction.samples`; they run
-// iterations × 20 times per round.
+// iterations × 20 times per round. The `Codable` rows run it every time (`remembersPlainValues`
+// off); the `remembered` rows use the coders as nodes do, which run `Codable` once per distinct
+// small plain value and thread (these four samples) and give the remembered result after.
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 let iterations = arguments.first.flatMap { Int($0) } ?? 20_000
@@ -35,6 +38,8 @@ let reusedWriter = MessagePackWriter()
 let catalog = BenchCatalog.sample(entries: (phase?.hasSuffix("-catalog") ?? true) ? 100_000 : 10)
 let catalogIterations = max(1, iterations / 2_000)
 let actions = BenchAction.samples
+let actionEncoder = MessagePackEncoder(remembersPlainValues: false)
+let actionDecoder = MessagePackDecoder(remembersPlainValues: false)
 let actionIterations = iterations * 20
 
 /// Keeps results observable so the optimiser cannot drop the work.
@@ -105,9 +110,11 @@ do {
             case "hand-encode-catalog": sink &+= handWritten.encodeCatalog(catalog).count
             case "codable-encode-catalog": sink &+= try encoder.encode(catalog).count
             case "hand-encode-action": sink &+= handWritten.encodeAction(actions[actionIndex()]).count &+ 1
-            case "codable-encode-action": sink &+= try encoder.encode(actions[actionIndex()]).count &+ 1
+            case "codable-encode-action": sink &+= try actionEncoder.encode(actions[actionIndex()]).count &+ 1
             case "hand-decode-action": sink &+= try handWritten.decodeAction(actionBytes[actionIndex()]) == .countUp ? 1 : 2
-            case "codable-decode-action": sink &+= try decoder.decode(BenchAction.self, from: actionBytes[actionIndex()]) == .countUp ? 1 : 2
+            case "codable-decode-action": sink &+= try actionDecoder.decode(BenchAction.self, from: actionBytes[actionIndex()]) == .countUp ? 1 : 2
+            case "remembered-encode-action": sink &+= try encoder.encode(actions[actionIndex()]).count &+ 1
+            case "remembered-decode-action": sink &+= try decoder.decode(BenchAction.self, from: actionBytes[actionIndex()]) == .countUp ? 1 : 2
             default: print("unknown phase \(phase)"); exit(2)
             }
         }
@@ -131,11 +138,15 @@ do {
     let codableCatalogEncode = try measure(iterations: catalogIterations) { try encoder.encode(catalog).count }
 
     let handActionEncode = measure(iterations: actionIterations) { handWritten.encodeAction(actions[actionIndex()]).count &+ 1 }
-    let codableActionEncode = try measure(iterations: actionIterations) { try encoder.encode(actions[actionIndex()]).count &+ 1 }
+    let codableActionEncode = try measure(iterations: actionIterations) { try actionEncoder.encode(actions[actionIndex()]).count &+ 1 }
+    let rememberedActionEncode = try measure(iterations: actionIterations) { try encoder.encode(actions[actionIndex()]).count &+ 1 }
     let handActionDecode = try measure(iterations: actionIterations) {
         try handWritten.decodeAction(actionBytes[actionIndex()]) == .countUp ? 1 : 2
     }
     let codableActionDecode = try measure(iterations: actionIterations) {
+        try actionDecoder.decode(BenchAction.self, from: actionBytes[actionIndex()]) == .countUp ? 1 : 2
+    }
+    let rememberedActionDecode = try measure(iterations: actionIterations) {
         try decoder.decode(BenchAction.self, from: actionBytes[actionIndex()]) == .countUp ? 1 : 2
     }
 
@@ -163,8 +174,10 @@ do {
     report("encode action  Codable", codableActionEncode)
     report("decode action  hand-written msgpack-c", handActionDecode)
     report("decode action  Codable", codableActionDecode)
-    print("action encode ratio (hand / Codable): \(ratio(handActionEncode, codableActionEncode))")
-    print("action decode ratio (hand / Codable): \(ratio(handActionDecode, codableActionDecode))")
+    report("encode action  remembered plain value", rememberedActionEncode)
+    report("decode action  remembered plain value", rememberedActionDecode)
+    print("action encode ratio (hand / Codable): \(ratio(handActionEncode, codableActionEncode)), remembered: \(ratio(handActionEncode, rememberedActionEncode))")
+    print("action decode ratio (hand / Codable): \(ratio(handActionDecode, codableActionDecode)), remembered: \(ratio(handActionDecode, rememberedActionDecode))")
     if sink == 42 { print("") }
 } catch {
     print("error: \(error)")

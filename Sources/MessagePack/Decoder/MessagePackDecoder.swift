@@ -21,18 +21,34 @@ import Foundation
 /// Malformed or hostile input (truncated, reserved byte 0xc1, declared sizes
 /// beyond the input, nesting deeper than ``MessagePack/maximumNestingDepth``,
 /// trailing bytes) throws `DecodingError.dataCorrupted`; nothing traps.
+///
+/// Small plain values (a trivially copyable type of at most 16 bytes, from at most 32 bytes of
+/// input, such as an enum case without payload or with a number) are decoded through `Codable`
+/// once per distinct input and thread, then remembered (see ``remembersPlainValues``).
 public struct MessagePackDecoder: Sendable {
     /// Values made available to `init(from:)` implementations through `Decoder.userInfo`.
     public var userInfo: [CodingUserInfoKey: any Sendable]
 
+    /// Whether a small plain value decoded once from the same bytes on the same thread is given
+    /// again without running its `init(from:)` (default `true`; never with `userInfo`, nor for a
+    /// ``CodedEachTime`` type, whose `init(from:)` does more than read its input).
+    public var remembersPlainValues: Bool
+
     /// Creates a decoder.
-    public init(userInfo: [CodingUserInfoKey: any Sendable] = [:]) {
+    public init(userInfo: [CodingUserInfoKey: any Sendable] = [:], remembersPlainValues: Bool = true) {
         self.userInfo = userInfo
+        self.remembersPlainValues = remembersPlainValues
     }
 
     /// Decodes a `T` from exactly the bytes of `buffer`, without copying them
     /// (for example straight from a received ZeroMQ frame).
     public func decode<T: Decodable>(_ type: T.Type, from buffer: UnsafeRawBufferPointer) throws -> T {
+        guard remembersPlainValues, userInfo.isEmpty else { return try decodeOnce(type, from: buffer) }
+        return try PlainValueMemo.decode(T.self, from: buffer) { try decodeOnce(type, from: buffer) }
+    }
+
+    /// Decodes a `T` through `Codable`.
+    private func decodeOnce<T: Decodable>(_ type: T.Type, from buffer: UnsafeRawBufferPointer) throws -> T {
         let context = DecodingContext(userInfo: userInfo)
         defer { context.tearDown() }
         return try MessagePackReader.withRoot(buffer) { root in

@@ -16,7 +16,10 @@
 /// The struct is a cheap, `Sendable` configuration value; each `encode` call
 /// uses buffers of its own while it runs, taken from and given back to its
 /// thread's spares (`ThreadWriterPool`), so encoding small values one after
-/// another allocates no buffer.
+/// another allocates no buffer. Small plain values (a trivially copyable type of at most 16
+/// bytes, such as an enum case without payload or with a number) are encoded through `Codable`
+/// once per distinct value and thread by ``encode(_:)``, then remembered (see
+/// ``remembersPlainValues``).
 public struct MessagePackEncoder: Sendable {
     /// Write dictionary keys in ascending order (String: by `<`, Int: numerically,
     /// other key types: by their encoded bytes). Defaults to `true` so that
@@ -27,14 +30,26 @@ public struct MessagePackEncoder: Sendable {
     /// Values made available to `encode(to:)` implementations through `Encoder.userInfo`.
     public var userInfo: [CodingUserInfoKey: any Sendable]
 
+    /// Whether ``encode(_:)`` gives the bytes of a small plain value it encoded before on the same
+    /// thread without running its `encode(to:)` again (default `true`; never with `userInfo`, nor
+    /// for a ``CodedEachTime`` type, whose `encode(to:)` does more than write the value).
+    public var remembersPlainValues: Bool
+
     /// Creates an encoder.
-    public init(sortKeys: Bool = true, userInfo: [CodingUserInfoKey: any Sendable] = [:]) {
+    public init(sortKeys: Bool = true, userInfo: [CodingUserInfoKey: any Sendable] = [:], remembersPlainValues: Bool = true) {
         self.sortKeys = sortKeys
         self.userInfo = userInfo
+        self.remembersPlainValues = remembersPlainValues
     }
 
     /// Encodes `value` and returns its MessagePack bytes.
     public func encode<T: Encodable>(_ value: T) throws -> [UInt8] {
+        guard remembersPlainValues, userInfo.isEmpty else { return try encodeOnce(value) }
+        return try PlainValueMemo.encode(value, sortedKeys: sortKeys) { try encodeOnce(value) }
+    }
+
+    /// Encodes `value` through `Codable`.
+    private func encodeOnce<T: Encodable>(_ value: T) throws -> [UInt8] {
         let writer = ThreadWriterPool.acquire()
         defer { ThreadWriterPool.keep(writer) }
         try encode(value, into: writer)

@@ -1,0 +1,105 @@
+/// Remembers, per thread, what small plain values decode from and encode to, so that the coders
+/// run `Codable` once per distinct value instead of once per call.
+///
+/// Why: a node decodes and encodes the same few small values over and over (`{"increase": {}}`
+/// for every job of a counter), and each pass through `Codable` costs a microsecond or two of
+/// the standard library's containers and type lookups, whatever the value's size.
+///
+/// What is remembered: values of a trivially copyable type (no references, so no `String`, no
+/// array, no class inside) of at most 16 bytes. Such a value is all in its bytes: a decoded value
+/// is kept as its bytes under the type and the input's bytes (at most 32), an encoding under the
+/// type, the key order and the value's bytes. This assumes what `Codable` conformances are meant
+/// to be, functions of the bytes or of the value: a hand-written `init(from:)` or `encode(to:)`
+/// that reads a clock or counts its calls is run once per distinct value and thread. Such a type
+/// conforms to ``CodedEachTime`` and is never remembered; coders with `userInfo` skip the memo,
+/// and each coder's `remembersPlainValues` turns it off.
+///
+/// Bounds: at most ``limit`` entries per table and thread; a full table is emptied and fills
+/// again, so a stream of ever new values costs the memo's upkeep, not memory.
+final class PlainValueMemo {
+    /// Entries per table and thread.
+    static let limit = 1_024
+    /// Input bytes that are remembered at most, and a plain value's size at most.
+    static let maxInputBytes = 32
+    static let maxValueBytes = 16
+    /// Encodings longer than this are not kept.
+    static let maxEncodingBytes = 64
+
+    private var decoded: [Key: ValueBits] = [:]
+    private var encoded: [Key: [UInt8]] = [:]
+
+    /// The value `T` decodes from `input`, decoding it with `decode` the first time.
+    static func decode<T>(_: T.Type, from input: UnsafeRawBufferPointer, _ decode: () throws -> T) rethrows -> T {
+        guard isPlain(T.self), let key = Key(T.self, flavor: 0, bytes: input), let memo = current else { return try decode() }
+        if let bits = memo.decoded[key] { return bits.load(as: T.self) }
+        let value = try decode()
+        guard !(T.self is any CodedEachTime.Type) else { return value }
+        if memo.decoded.count >= limit { memo.decoded.removeAll(keepingCapacity: true) }
+        memo.decoded[key] = ValueBits(value)
+        return value
+    }
+
+    /// The encoding of `value` (`sortedKeys` is part of the key), made with `encode` the first time.
+    static func encode<T>(_ value: T, sortedKeys: Bool, _ encode: () throws -> [UInt8]) rethrows -> [UInt8] {
+        guard isPlain(T.self), let memo = current else { return try encode() }
+        let key = withUnsafeBytes(of: value) { Key(T.self, flavor: sortedKeys ? 1 : 2, bytes: $0) }
+        guard let key else { return try encode() }
+        if let bytes = memo.encoded[key] { return bytes }
+        let bytes = try encode()
+        guard bytes.count <= maxEncodingBytes, !(T.self is any CodedEachTime.Type) else { return bytes }
+        if memo.encoded.count >= limit { memo.encoded.removeAll(keepingCapacity: true) }
+        memo.encoded[key] = bytes
+        return bytes
+    }
+
+    /// Whether a `T`'s bytes are the whole value and fit ``ValueBits``.
+    @inline(__always)
+    private static func isPlain<T>(_: T.Type) -> Bool {
+        _isPOD(T.self) && MemoryLayout<T>.size <= maxValueBytes
+    }
+
+    /// Each thread's memo, freed at the thread's exit.
+    private static let local = ThreadLocalObject<PlainValueMemo>()
+
+    /// This thread's memo, made on first use; `nil` when no key could be made.
+    private static var current: PlainValueMemo? { local.current { PlainValueMemo() } }
+
+    /// A type, what is done with it, and up to 32 bytes (input or value), zero-padded.
+    private struct Key: Hashable {
+        var type: ObjectIdentifier
+        /// 0: decoded from these bytes; 1, 2: the encoding of this value, keys sorted or not.
+        var flavor: UInt8
+        var count: UInt8
+        var w0: UInt64 = 0, w1: UInt64 = 0, w2: UInt64 = 0, w3: UInt64 = 0
+
+        init?(_ type: Any.Type, flavor: UInt8, bytes: UnsafeRawBufferPointer) {
+            guard bytes.count <= PlainValueMemo.maxInputBytes else { return nil }
+            self.type = ObjectIdentifier(type)
+            self.flavor = flavor
+            count = UInt8(bytes.count)
+            var words = (UInt64(0), UInt64(0), UInt64(0), UInt64(0))
+            withUnsafeMutableBytes(of: &words) { target in
+                if let base = bytes.baseAddress, !bytes.isEmpty {
+                    target.baseAddress?.copyMemory(from: base, byteCount: bytes.count)
+                }
+            }
+            (w0, w1, w2, w3) = words
+        }
+    }
+
+    /// The bytes of a plain value of at most 16 bytes, zero-padded.
+    private struct ValueBits {
+        var low: UInt64 = 0
+        var high: UInt64 = 0
+
+        init<T>(_ value: T) {
+            withUnsafeBytes(of: value) { source in
+                withUnsafeMutableBytes(of: &self) { $0.copyMemory(from: source) }
+            }
+        }
+
+        func load<T>(as _: T.Type) -> T {
+            withUnsafeBytes(of: self) { $0.loadUnaligned(as: T.self) }
+        }
+    }
+}
