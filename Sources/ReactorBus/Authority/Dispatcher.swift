@@ -162,9 +162,13 @@ struct Dispatcher: Sendable {
     ///   ignored), the assignments the free slot made possible, and whether the report ended
     ///   the worker's probation (it has its full capacity again).
     mutating func finished(_ job: JobID, by peer: PeerID, now: UInt64) -> (owned: Bool, assignments: [Assignment], recovered: Bool) {
-        let owned = owners[job]?.worker == peer
+        // One lookup of the job, not one to check its owner and one more to forget it.
+        var owned = false
+        if let index = owners.index(forKey: job), owners.values[index].worker == peer {
+            owners.remove(at: index)
+            owned = true
+        }
         var recovered = false
-        if owned { owners[job] = nil }
         if let index = workers.index(forKey: peer) {
             workers.values[index].running.remove(job)
             if owned { recovered = workers.values[index].health.reportedInTime() }

@@ -75,9 +75,13 @@ struct JobLedger<Effect: Codable, Mutation: Codable> {
         guard let job = open.removeValue(forKey: id) else { return nil }
         effects[id] = nil
         if job.bufferedCount > 0 { buffered[id] = nil }
-        if var action = actions[id.actionSeq] {
-            action.remaining -= 1
-            actions[id.actionSeq] = action.remaining == 0 ? nil : action
+        // One lookup of the action, counted down or forgotten in place.
+        if let index = actions.index(forKey: id.actionSeq) {
+            if actions.values[index].remaining <= 1 {
+                actions.remove(at: index)
+            } else {
+                actions.values[index].remaining -= 1
+            }
         }
         // In place: copying the lane out of the dictionary would copy all of it on every close.
         guard let lane = job.lane, lanes[lane] != nil else { return nil }

@@ -428,7 +428,7 @@ package final class AuthorityEngine<R: Reactor> {
         // A worker's messages arrive in order, so every mutation a DONE declares is here by
         // now; one that is missing was never sent (or was refused) and would hold the job
         // open for ever. The job fails instead: its contiguous mutations, then the app's hook.
-        if let received = sequencer.receivedEmits(of: job), received < count {
+        if let received = inSequencer({ $0.receivedEmits(of: job) }), received < count {
             metrics[.incompleteReports] += 1
             metrics[.jobsFailed] += 1
             let failure = EffectFailure(message: "worker reported \(count) mutation(s) but \(received) arrived", attempts: 1)
@@ -543,9 +543,15 @@ package final class AuthorityEngine<R: Reactor> {
         for index in 0 ..< applied.count { outbox.applied.append(Outbox.Applied(mutation: applied[index], payload: nil)) }
     }
 
+    /// Runs `body` on the sequencer where it is stored. A method of the generic `Sequencer`
+    /// called on the stored property itself runs on a copy of it (the property is read into a
+    /// temporary first), which retains and releases each of its tables, per call.
+    @inline(__always)
+    private func inSequencer<T>(_ body: (inout Sequencer<R>) -> T) -> T { body(&sequencer) }
+
     private func finishAction(of job: JobID) {
-        guard let client = actionClients[job.actionSeq], !sequencer.hasOpenJobs(actionSeq: job.actionSeq) else { return }
-        actionClients[job.actionSeq] = nil
+        guard !inSequencer({ $0.hasOpenJobs(actionSeq: job.actionSeq) }),
+              let client = actionClients.removeValue(forKey: job.actionSeq) else { return }
         metrics[.actionsApplied] += 1
         // One lookup of the client's name (hashing it was a visible part of each action).
         if let index = inFlight.index(forKey: client) {
@@ -797,7 +803,7 @@ package final class AuthorityEngine<R: Reactor> {
     }
 
     func send(_ assignment: Dispatcher.Assignment) {
-        guard let effect = sequencer.openEffect(assignment.job), let payload = encode(effect) else { return }
+        guard let effect = inSequencer({ $0.openEffect(assignment.job) }), let payload = encode(effect) else { return }
         // The kind was worked out (by reflection, by default) when the job was queued.
         let kind = dispatcher.kind(ofAssigned: assignment.job) ?? sequencer.reactor.kind(of: effect)
         metrics[.jobsDispatched] += 1
