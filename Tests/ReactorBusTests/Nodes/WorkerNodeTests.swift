@@ -181,6 +181,24 @@ import TestSupport
         }
     }
 
+    @Test func aMutationTooLargeToSendFailsItsJobAfterTheEmitsBeforeIt() async throws {
+        // The job's second mutation encodes past the worker's message limit: it is never sent, so
+        // the job cannot be done; it fails once the effect returns, naming the mutation and its
+        // size, after the first mutation went out as usual.
+        try await withWorker(reactor: Catalog(), effects: OversizedEmits(), configure: { $0.maxMessageBytes = 1_024 }) { authority, worker in
+            let peer = try await authority.register()
+            let job = JobID(actionSeq: 4, effectIndex: 0)
+            authority.send(.job(job, kind: "none", payload: try encode(Catalog.Effect.none)), to: peer)
+            #expect(await authority.next()?.message == .emit(job: job, emitIndex: 0, payload: try encode(OversizedEmits.small)))
+            let size = try encode(OversizedEmits.large).count
+            #expect(size > 1_024)
+            let failure = EffectFailure(message: "mutation 1 is \(size) bytes, more than the 1024 a message may carry", attempts: 1)
+            #expect(await authority.next()?.message == .failed(job: job, failure: failure))
+            #expect(await eventually { worker.metrics.jobsFailed == 1 })
+            #expect(worker.metrics.jobsDone == 0)
+        }
+    }
+
     @Test func anUndecodableEffectIsReportedFailedAndTheWorkerGoesOn() async throws {
         try await withWorker(reactor: Counter(), effects: CounterEffects()) { authority, _ in
             let peer = try await authority.register()
@@ -505,6 +523,17 @@ final class Gate: Sendable {
 }
 
 /// Counter's effect, held at a ``Gate`` before it emits its increase.
+/// Emits a small mutation, then one larger than a 1 KiB message.
+struct OversizedEmits: EffectHandler {
+    static let small = Catalog.Mutation.stored(key: 1, value: "small")
+    static let large = Catalog.Mutation.stored(key: 2, value: String(repeating: "x", count: 2_000))
+
+    func run(_ effect: Catalog.Effect, emit: Emitter<Catalog.Mutation>) async throws {
+        await emit(Self.small)
+        await emit(Self.large)
+    }
+}
+
 struct GatedEffects: EffectHandler {
     let gate: Gate
 

@@ -30,34 +30,65 @@ where Handler.Effect == R.Effect, Handler.Mutation == R.Mutation {
     /// Starts one job in a task of its own; cancelling the returned run cancels the effect.
     /// Its duration counts from here, so it includes the wait for a thread.
     func launch(run: UInt64, job: JobID, kind: String, payload: [UInt8]) -> EffectRun {
+        // One object per job that the three closures share: each closure captures only it, so
+        // none needs a context of its own (three allocations per job fewer).
+        let context = JobContext(launcher: self, run: run, job: job, kind: kind, payload: payload)
+        return runner.start(preparing: { context.effect() },
+                            sink: { emitIndex, mutation in context.emit(emitIndex, mutation) },
+                            completion: { outcome in context.finish(outcome) })
+    }
+
+    /// What one job's task needs: where it came from, and the first mutation that could not be
+    /// encoded or sent (shared by its emits and its end).
+    private final class JobContext: Sendable {
+        let launcher: WorkerJobLauncher
+        let run: UInt64
+        let job: JobID
+        let kind: String
+        let payload: [UInt8]
         let started = ContinuousClock.now
-        let launcher = self
-        let encodingFailure = EncodingFailure()
-        let (events, limit, encoder) = (self.events, maxPayloadBytes, self.encoder)
-        return runner.start(preparing: {
+        private let encodingFailure = Mutex<String?>(nil)
+
+        init(launcher: WorkerJobLauncher, run: UInt64, job: JobID, kind: String, payload: [UInt8]) {
+            self.launcher = launcher
+            self.run = run
+            self.job = job
+            self.kind = kind
+            self.payload = payload
+        }
+
+        func effect() -> Result<Handler.Effect, EffectFailure> {
             launcher.effect(of: job, kind: kind, payload: payload)
-        }, sink: { emitIndex, mutation in
+        }
+
+        func emit(_ emitIndex: UInt32, _ mutation: Handler.Mutation) {
             let bytes: [UInt8]
             do {
-                bytes = try encoder.encode(mutation)
+                bytes = try launcher.encoder.encode(mutation)
             } catch {
-                encodingFailure.record("mutation \(emitIndex) does not encode: \(error)")
+                recordFailure("mutation \(emitIndex) does not encode: \(error)")
                 return
             }
-            guard bytes.count <= limit else {
-                encodingFailure.record("mutation \(emitIndex) is \(bytes.count) bytes, more than the \(limit) a message may carry")
+            guard bytes.count <= launcher.maxPayloadBytes else {
+                recordFailure("mutation \(emitIndex) is \(bytes.count) bytes, more than the \(launcher.maxPayloadBytes) a message may carry")
                 return
             }
-            events.post(.emit(run: run, job: job, emitIndex: emitIndex, payload: bytes))
-        }, completion: { outcome in
+            launcher.events.post(.emit(run: run, job: job, emitIndex: emitIndex, payload: bytes))
+        }
+
+        func finish(_ outcome: EffectOutcome) {
             var outcome = outcome
             // A mutation that could not be sent leaves a gap the authority can never fill: the job
             // cannot be reported done, whatever the effect returned.
-            if case .done = outcome, let message = encodingFailure.message {
+            if case .done = outcome, let message = encodingFailure.withLock({ $0 }) {
                 outcome = .failed(EffectFailure(message: message, attempts: 1))
             }
-            events.post(.finished(run: run, job: job, outcome: outcome, elapsed: ContinuousClock.now - started))
-        })
+            launcher.events.post(.finished(run: run, job: job, outcome: outcome, elapsed: ContinuousClock.now - started))
+        }
+
+        private func recordFailure(_ message: String) {
+            encodingFailure.withLock { if $0 == nil { $0 = message } }
+        }
     }
 
     /// The job's effect, decoded in the job's task; a payload that is not an effect of this app
@@ -79,17 +110,6 @@ where Handler.Effect == R.Effect, Handler.Mutation == R.Mutation {
         }
         return .success(effect)
     }
-}
-
-/// The first mutation of a job that could not be encoded or sent; shared by its emits.
-private final class EncodingFailure: Sendable {
-    private let storage = Mutex<String?>(nil)
-
-    func record(_ message: String) {
-        storage.withLock { if $0 == nil { $0 = message } }
-    }
-
-    var message: String? { storage.withLock { $0 } }
 }
 
 /// The job kinds a worker has checked once; a bounded set, so an authority that sends endless
