@@ -33,9 +33,7 @@ final class PlainValueMemo {
         guard isPlain(T.self), let key = Key(T.self, flavor: 0, bytes: input), let memo = current else { return try decode() }
         if let bits = memo.decoded[key] { return bits.load(as: T.self) }
         let value = try decode()
-        guard !(T.self is any CodedEachTime.Type) else { return value }
-        if memo.decoded.count >= limit { memo.decoded.removeAll(keepingCapacity: true) }
-        memo.decoded[key] = ValueBits(value)
+        remember(ValueBits(value), of: T.self, under: key, in: &memo.decoded)
         return value
     }
 
@@ -46,10 +44,16 @@ final class PlainValueMemo {
         guard let key else { return try encode() }
         if let bytes = memo.encoded[key] { return bytes }
         let bytes = try encode()
-        guard bytes.count <= maxEncodingBytes, !(T.self is any CodedEachTime.Type) else { return bytes }
-        if memo.encoded.count >= limit { memo.encoded.removeAll(keepingCapacity: true) }
-        memo.encoded[key] = bytes
+        if bytes.count <= maxEncodingBytes { remember(bytes, of: T.self, under: key, in: &memo.encoded) }
         return bytes
+    }
+
+    /// Keeps `entry` for a value of `type` unless the type runs its `Codable` each time; a full
+    /// table is emptied first.
+    private static func remember<Entry>(_ entry: Entry, of type: Any.Type, under key: Key, in table: inout [Key: Entry]) {
+        guard !(type is any CodedEachTime.Type) else { return }
+        if table.count >= limit { table.removeAll(keepingCapacity: true) }
+        table[key] = entry
     }
 
     /// Whether a `T`'s bytes are the whole value and fit ``ValueBits``.
@@ -78,11 +82,7 @@ final class PlainValueMemo {
             self.flavor = flavor
             count = UInt8(bytes.count)
             var words = (UInt64(0), UInt64(0), UInt64(0), UInt64(0))
-            withUnsafeMutableBytes(of: &words) { target in
-                if let base = bytes.baseAddress, !bytes.isEmpty {
-                    target.baseAddress?.copyMemory(from: base, byteCount: bytes.count)
-                }
-            }
+            withUnsafeMutableBytes(of: &words) { $0.copyMemory(from: bytes) }
             (w0, w1, w2, w3) = words
         }
     }

@@ -162,12 +162,7 @@ struct Dispatcher: Sendable {
     ///   ignored), the assignments the free slot made possible, and whether the report ended
     ///   the worker's probation (it has its full capacity again).
     mutating func finished(_ job: JobID, by peer: PeerID, now: UInt64) -> (owned: Bool, assignments: [Assignment], recovered: Bool) {
-        // One lookup of the job, not one to check its owner and one more to forget it.
-        var owned = false
-        if let index = owners.index(forKey: job), owners.values[index].worker == peer {
-            owners.remove(at: index)
-            owned = true
-        }
+        let owned = release(job, ownedBy: peer) != nil
         var recovered = false
         if let index = workers.index(forKey: peer) {
             workers.values[index].running.remove(job)
@@ -227,8 +222,7 @@ struct Dispatcher: Sendable {
         }
         let overdue = owners.filter { now >= $0.value.since + jobTimeout }.sorted { $0.key < $1.key }
         // A quarantine takes back the worker's other jobs too: skip those already taken.
-        for (job, owner) in overdue where owners[job]?.worker == owner.worker {
-            owners[job] = nil
+        for (job, owner) in overdue where release(job, ownedBy: owner.worker) != nil {
             expiry.requeued.append(job)
             expiry.timedOut += 1
             queue.append(Pending(job: job, kind: owner.kind, avoid: owner.worker))
@@ -261,10 +255,16 @@ struct Dispatcher: Sendable {
     /// no longer owned by anyone.
     private mutating func takeOwned(_ running: Set<JobID>, from peer: PeerID, avoid: PeerID?) -> [Pending] {
         running.sorted().compactMap { job in
-            guard let owner = owners[job], owner.worker == peer else { return nil }
-            owners[job] = nil
+            guard let owner = release(job, ownedBy: peer) else { return nil }
             return Pending(job: job, kind: owner.kind, avoid: avoid)
         }
+    }
+
+    /// Forgets that `peer` owns `job`, in one lookup of the job; the ownership it ends, or `nil`
+    /// when `peer` does not own the job (it was taken back, or given to another worker).
+    private mutating func release(_ job: JobID, ownedBy peer: PeerID) -> Owner? {
+        guard let index = owners.index(forKey: job), owners.values[index].worker == peer else { return nil }
+        return owners.remove(at: index).value
     }
 
     /// The effect kind of a job given to a worker, while it has it.
