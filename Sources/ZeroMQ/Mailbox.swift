@@ -24,6 +24,7 @@ package final class Mailbox<Element: Sendable>: Sendable {
     struct State {
         @usableFromInline var items: [Element] = []
         @usableFromInline var signalled = false
+        @usableFromInline var isClosed = false
 
         @inlinable init() {}
     }
@@ -54,15 +55,33 @@ package final class Mailbox<Element: Sendable>: Sendable {
     }
 
     /// Appends an element and wakes the loop if it is not already signalled. Safe from any thread.
-    @inlinable
-    package func post(_ element: Element) {
-        let mustSignal = state.withLock { state in
+    ///
+    /// - Returns: false, and the element is not kept, once the mailbox is closed (see ``closeForPosting()``).
+    @inlinable @discardableResult
+    package func post(_ element: Element) -> Bool {
+        let outcome: (accepted: Bool, mustSignal: Bool) = state.withLock { state in
+            guard !state.isClosed else { return (false, false) }
             state.items.append(element)
-            guard !state.signalled else { return false }
+            guard !state.signalled else { return (true, false) }
             state.signalled = true
-            return true
+            return (true, true)
         }
-        if mustSignal { signal() }
+        if outcome.mustSignal { signal() }
+        return outcome.accepted
+    }
+
+    /// Closes the mailbox: returns what was posted and not drained, in posting order, and every
+    /// later ``post(_:)`` is refused. For a consumer that stops reading but must not strand what
+    /// producers still send (they hand it elsewhere when `post` returns false). Safe from any thread.
+    package func closeForPosting() -> [Element] {
+        clearSignal()
+        return state.withLock { state in
+            state.isClosed = true
+            state.signalled = false
+            let items = state.items
+            state.items = []
+            return items
+        }
     }
 
     /// Removes and returns everything posted so far, in posting order; empty if nothing was posted.
@@ -85,6 +104,12 @@ package final class Mailbox<Element: Sendable>: Sendable {
     /// The number of elements waiting to be drained.
     package var pendingCount: Int {
         state.withLock { $0.items.count }
+    }
+
+    /// Whether anything waits to be drained: a lock, no system call.
+    @inlinable
+    package var hasPending: Bool {
+        state.withLock { !$0.items.isEmpty }
     }
 
     @usableFromInline

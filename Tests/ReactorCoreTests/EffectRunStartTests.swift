@@ -156,4 +156,63 @@ import Testing
         run.cancel()
         #expect(run.launch { _ in } == false)
     }
+
+    /// Runs every job on the global concurrent executor, counting them.
+    final class ForwardingExecutor: TaskExecutor {
+        let enqueued = Atomic<Int>(0)
+        func enqueue(_ job: consuming ExecutorJob) {
+            enqueued.add(1, ordering: .relaxed)
+            globalConcurrentExecutor.enqueue(job)
+        }
+    }
+
+    /// Notes, for each attempt, whether its task prefers `executor`; attempts in `hangIn` then
+    /// wait until their task is cancelled.
+    final class Placements: Sendable {
+        let list = Mutex<[Bool]>([])
+        var all: [Bool] { list.withLock { $0 } }
+    }
+
+    struct Placed: EffectHandler {
+        let executor: ForwardingExecutor
+        let placements = Placements()
+        let hangIn: Set<Int>
+        func run(_ effect: Int, emit: Emitter<Int>) async throws {
+            let preferred = withUnsafeCurrentTask { $0?.unownedTaskExecutor } == executor.asUnownedTaskExecutor()
+            let attempt = placements.list.withLock { placements in
+                placements.append(preferred)
+                return placements.count
+            }
+            if hangIn.contains(attempt) { try await Task.sleep(for: .seconds(600)) }
+            await emit(effect)
+        }
+    }
+
+    @Test func everyTaskOfARunPrefersTheRunnersExecutorAlsoAfterATimeout() async {
+        let deadlines = ManualDeadlines()
+        let record = Record()
+        let executor = ForwardingExecutor()
+        let handler = Placed(executor: executor, hangIn: [1])
+        _ = EffectRunner(handler: handler, policy: Self.retrying, deadlines: deadlines, executor: executor)
+            .start(preparing: { .success(5) }, sink: { _, value in record.emitted(value) }, completion: record.ended)
+        #expect(await eventually { handler.placements.all.count == 1 && deadlines.pendingCount == 1 })
+        deadlines.fireAll()
+        #expect(await eventually { !record.outcomes.isEmpty })
+        #expect(record.outcomes == [.done(emitCount: 1)])
+        // The first attempt's task and the one that followed its timeout both ran there.
+        #expect(handler.placements.all == [true, true])
+        #expect(executor.enqueued.load(ordering: .relaxed) >= 2)
+    }
+
+    @Test func withoutAnExecutorARunsTasksPreferNone() async {
+        let deadlines = ManualDeadlines()
+        let record = Record()
+        let executor = ForwardingExecutor()
+        let handler = Placed(executor: executor, hangIn: [])
+        _ = EffectRunner(handler: handler, policy: Self.retrying, deadlines: deadlines)
+            .start(preparing: { .success(5) }, sink: { _, value in record.emitted(value) }, completion: record.ended)
+        #expect(await eventually { !record.outcomes.isEmpty })
+        #expect(handler.placements.all == [false])
+        #expect(executor.enqueued.load(ordering: .relaxed) == 0)
+    }
 }

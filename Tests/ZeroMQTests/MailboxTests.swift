@@ -21,6 +21,25 @@ import TestSupport
         #expect(mailbox.drain() == ["c"])
     }
 
+    @Test func closingReturnsWhatWasNotDrainedAndRefusesLaterPosts() throws {
+        let mailbox = try Mailbox<String>()
+        let poller = ZMQPoller()
+        poller.register(mailbox)
+        #expect(mailbox.post("a"))
+        #expect(mailbox.drain() == ["a"])
+        #expect(mailbox.post("b"))
+        #expect(mailbox.post("c"))
+        #expect(mailbox.hasPending)
+        #expect(mailbox.closeForPosting() == ["b", "c"])
+        // Closed: nothing is kept, and the descriptor no longer wakes a poller.
+        #expect(!mailbox.post("d"))
+        #expect(!mailbox.hasPending)
+        #expect(mailbox.pendingCount == 0)
+        #expect(try poller.poll(timeout: 0) == 0)
+        #expect(mailbox.drain() == [])
+        #expect(mailbox.closeForPosting() == [])
+    }
+
     @Test func manyConcurrentProducersDeliverExactlyOnceInPerProducerOrder() async throws {
         struct Item: Sendable { let producer: Int; let sequence: Int }
         let producers = 16

@@ -96,6 +96,9 @@ final class NodeRuntime: Sendable {
             return
         }
         let thread = Thread { [self] in
+            // Named from inside: Foundation gives the system thread (`top -H`, debuggers, the
+            // kernel's `comm`) a name only when the thread names itself.
+            Thread.current.name = name
             do throws(Failure) {
                 let loop = try build(self, NodePoller(wakeup: wakeup))
                 report(.success(.ready(loop.ready)))

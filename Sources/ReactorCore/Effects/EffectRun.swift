@@ -16,9 +16,13 @@ public final class EffectRun: Sendable {
     }
 
     private let state = Mutex(State())
+    /// The executor the run's tasks prefer; `nil`: the global concurrent executor.
+    private let executor: (any TaskExecutor)?
 
-    /// Creates a run that has no task yet; ``EffectRunner`` gives it one.
-    init() {}
+    /// Creates a run that has no task yet; ``EffectRunner`` gives it one, preferring `executor`.
+    init(executor: (any TaskExecutor)? = nil) {
+        self.executor = executor
+    }
 
     /// Cancels the run: the running attempt sees its task cancelled, no further attempt starts,
     /// and the run ends with a "cancelled" failure unless it had ended already.
@@ -43,7 +47,7 @@ public final class EffectRun: Sendable {
             guard !state.isCancelled else { return false }
             state.generation &+= 1
             let generation = state.generation
-            state.task = Task { await body(generation) }
+            state.task = Task(executorPreference: executor) { await body(generation) }
             return true
         }
     }

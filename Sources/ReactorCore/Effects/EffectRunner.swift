@@ -25,12 +25,20 @@ public struct EffectRunner<Handler: EffectHandler>: Sendable {
     public let policy: RetryPolicy
     /// Times out attempts; `nil` gives each attempt its own sleeping timeout task.
     public let deadlines: (any EffectDeadlines)?
+    /// Where the tasks of runs started with ``start(preparing:sink:completion:)`` (and of ``run(_:sink:)``
+    /// with ``deadlines``) run: their executor preference, which their child tasks inherit.
+    /// `nil`: the global concurrent executor. A worker node passes its loop's executor, so that
+    /// a job's code runs between the loop's socket reads instead of on another thread.
+    public let executor: (any TaskExecutor)?
 
-    /// Creates a runner; `deadlines`, when given, times out every attempt (see the type's documentation).
-    public init(handler: Handler, policy: RetryPolicy = .standard, deadlines: (any EffectDeadlines)? = nil) {
+    /// Creates a runner; `deadlines`, when given, times out every attempt, and `executor`, when
+    /// given, is where runs execute (see the type's documentation and ``executor``).
+    public init(handler: Handler, policy: RetryPolicy = .standard, deadlines: (any EffectDeadlines)? = nil,
+                executor: (any TaskExecutor)? = nil) {
         self.handler = handler
         self.policy = policy
         self.deadlines = deadlines
+        self.executor = executor
     }
 
     /// Runs `effect` until it succeeds or the policy gives up, passing every emit to `sink`.
@@ -46,7 +54,7 @@ public struct EffectRunner<Handler: EffectHandler>: Sendable {
             return .failed(EffectFailure(message: "never ran", attempts: 0))
         }
         // The deadline path has one implementation: the run's own tasks, awaited here.
-        let run = EffectRun()
+        let run = EffectRun(executor: executor)
         return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 start(run, preparing: { .success(effect) }, sink: sink) { continuation.resume(returning: $0) }
@@ -67,7 +75,7 @@ public struct EffectRunner<Handler: EffectHandler>: Sendable {
         sink: @escaping @Sendable (_ emitIndex: UInt32, _ mutation: Handler.Mutation) async -> Void,
         completion: @escaping @Sendable (EffectOutcome) -> Void
     ) -> EffectRun {
-        let run = EffectRun()
+        let run = EffectRun(executor: executor)
         start(run, preparing: prepare, sink: sink, completion: completion)
         return run
     }

@@ -17,6 +17,7 @@ enum WorkerCommand {
                 .value("authority", "EP[,EP...]", help: "the authority's workers endpoint; several, comma-separated: authorities that take over from one another, tried in order", default: "tcp://127.0.0.1:7002"),
                 .value("election", "URLS", help: "read the authorities' endpoints from etcd (the elected primary first, then its standbys) instead of --authority"),
                 .value("concurrency", "N", help: "effects run at once", default: "\(OptionDefaults.worker.concurrency)"),
+                .value("effect-threads", "loop|pool", help: "where effects' code runs: the worker's loop thread (moved to the pool when an effect runs 10 ms without awaiting, or effects take half the loop) or the shared pool, for effects that compute long or block", default: EffectThreads.loop.rawValue),
                 .value("prefetch", "N", help: "jobs held waiting beyond those running, so a slot that frees starts the next at once (default: half of --concurrency, rounded up; 0: none)"),
                 .value("name", "NAME", help: "how the authority logs this worker (default HOST-PID)"),
                 .value("kinds", "K1,K2", help: "only these effect and subscription kinds (default: all)"),
@@ -44,6 +45,7 @@ enum WorkerCommand {
             authorityEndpoint: try Endpoint.validateList(try elected?[0] ?? arguments.required("authority"), flag: "authority"),
             appName: app.name,
             concurrency: try CommonOptions.int(arguments, "concurrency", in: 1...10_000),
+            effectThreads: try effectThreads(arguments),
             prefetch: try CommonOptions.optionalInt(arguments, "prefetch", in: 0...10_000),
             kinds: arguments.string("kinds")?.split(separator: ",").map(String.init) ?? [],
             heartbeatInterval: try CommonOptions.seconds(arguments, "heartbeat") ?? OptionDefaults.worker.heartbeatInterval,
@@ -67,6 +69,15 @@ enum WorkerCommand {
         let metrics = try MetricsEndpoint.address(arguments)
         return try await node.apps.visit(arguments, Runner(configuration: configuration, metrics: metrics, logger: logger,
                                                            subscriptions: app.subscriptionHandlers(part)), part: part)
+    }
+
+    /// `--effect-threads`.
+    static func effectThreads(_ arguments: ParsedArguments) throws -> EffectThreads {
+        let raw = try arguments.required("effect-threads")
+        guard let threads = EffectThreads(rawValue: raw) else {
+            throw CLIError.usage("\(arguments.command): '--effect-threads \(raw)' must be loop or pool")
+        }
+        return threads
     }
 
     struct Runner: AppVisitor {

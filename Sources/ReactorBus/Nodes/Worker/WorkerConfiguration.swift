@@ -19,6 +19,9 @@ public struct WorkerConfiguration: Sendable, Hashable {
     public var name: String
     /// How many jobs run at once (at least 1).
     public var concurrency: Int
+    /// Where the effects' code runs: on the worker's loop thread (the default) or on the
+    /// shared pool (see ``EffectThreads``).
+    public var effectThreads: EffectThreads
     /// How many jobs the worker holds beyond those it runs, waiting in its own queue, so that a
     /// slot that frees starts the next job at once instead of after a round trip to the
     /// authority (for effects that wait on the network, that round trip is idle time in every
@@ -55,6 +58,7 @@ public struct WorkerConfiguration: Sendable, Hashable {
         appName: String,
         name: String = WorkerConfiguration.defaultName(),
         concurrency: Int = 4,
+        effectThreads: EffectThreads = .loop,
         prefetch: Int? = nil,
         kinds: [String] = [],
         heartbeatInterval: Duration = .seconds(1),
@@ -67,6 +71,7 @@ public struct WorkerConfiguration: Sendable, Hashable {
         self.appName = appName
         self.name = name
         self.concurrency = max(1, concurrency)
+        self.effectThreads = effectThreads
         self.prefetch = prefetch.map { max(0, $0) }
         self.kinds = kinds
         self.heartbeatInterval = max(heartbeatInterval, .milliseconds(1))

@@ -7,9 +7,10 @@ import ZeroMQ
 /// Starts jobs as Swift tasks, one per job: decodes the effect, runs it with retries, encodes
 /// each emitted mutation and posts everything to the loop thread's mailbox, in order.
 ///
-/// All the MessagePack work happens in the task, off the loop thread; the loop only moves
-/// bytes. One job's events are posted by one task, one after another, so the mailbox keeps
-/// them in order: every `emit` before the `finished` that follows it.
+/// All the MessagePack work happens in the task: on the loop thread between its socket reads
+/// (``EffectThreads/loop``), or on the shared pool. One job's events are posted by one task,
+/// one after another, so the mailbox keeps them in order: every `emit` before the `finished`
+/// that follows it.
 struct WorkerJobLauncher<R: Reactor, Handler: EffectHandler>: Sendable
 where Handler.Effect == R.Effect, Handler.Mutation == R.Mutation {
     let reactor: R

@@ -10,7 +10,8 @@ import ZeroMQ
 /// through ``events``; `stop()` reaches it through the runtime (its wakeup and stop count).
 ///
 /// One turn: check stop and timers (heartbeat due, authority silent), flush queued sends, poll
-/// the socket and both mailboxes, then handle what arrived. Messages from the authority are
+/// the socket and the mailboxes, read what arrived (jobs start their tasks), run the effect
+/// slices waiting for this thread, then handle the job events and send the reports. Messages from the authority are
 /// handled in `WorkerLoop+Authority.swift`, jobs and their events in `WorkerLoop+Jobs.swift`.
 final class WorkerLoop<R: Reactor, Handler: EffectHandler>: NodeLoop
 where Handler.Effect == R.Effect, Handler.Mutation == R.Mutation {
@@ -27,6 +28,13 @@ where Handler.Effect == R.Effect, Handler.Mutation == R.Mutation {
     let runtime: NodeRuntime
     let metrics: NodeMetrics<WorkerMetrics>
     let events: Mailbox<WorkerJobEvent>
+    /// Where effect tasks run while they keep to short slices (``EffectThreads/loop``); `nil`
+    /// when they run on the shared pool from the start.
+    let executor: LoopEffectExecutor?
+    /// Whether effects still run on this loop: set false, for good, when the watch moves them.
+    var effectsOnLoop: Bool
+    /// Times the loop's effect slices (see ``EffectSliceWatch``).
+    var sliceWatch = EffectSliceWatch()
     let launcher: WorkerJobLauncher<R, Handler>
     /// Starts subscription runs; `nil` when the worker runs none.
     let subscriptionLauncher: WorkerSubscriptionLauncher<R>?
@@ -74,7 +82,7 @@ where Handler.Effect == R.Effect, Handler.Mutation == R.Mutation {
     ///
     /// - Throws: ``ZMQError`` when the socket cannot be created or the endpoint is invalid.
     init(configuration: WorkerConfiguration, logger: Logger, context: ZMQContext, runtime: NodeRuntime, poller: NodePoller,
-         metrics: NodeMetrics<WorkerMetrics>, events: Mailbox<WorkerJobEvent>,
+         metrics: NodeMetrics<WorkerMetrics>, events: Mailbox<WorkerJobEvent>, executor: LoopEffectExecutor? = nil,
          launcher: WorkerJobLauncher<R, Handler>, subscriptionLauncher: WorkerSubscriptionLauncher<R>? = nil) throws(ZMQError) {
         self.configuration = configuration
         self.logger = logger
@@ -82,6 +90,10 @@ where Handler.Effect == R.Effect, Handler.Mutation == R.Mutation {
         self.runtime = runtime
         self.metrics = metrics
         self.events = events
+        self.executor = executor
+        let effectsOnLoop = executor != nil
+        self.effectsOnLoop = effectsOnLoop
+        metrics.update { $0.effectsOnLoopThread = effectsOnLoop }
         self.launcher = launcher
         self.subscriptionLauncher = subscriptionLauncher
         self.heartbeatMilliseconds = max(1, configuration.heartbeatInterval.wholeMilliseconds)
@@ -99,6 +111,8 @@ where Handler.Effect == R.Effect, Handler.Mutation == R.Mutation {
 
     /// Runs turns until the worker stops, then says `bye` and closes the socket.
     func run() {
+        // Tasks cancelled by the stop, and any resumed later, finish on the pool: none is stranded.
+        defer { executor?.moveToPool() }
         var graceful = true
         while true {
             do {
@@ -158,13 +172,28 @@ where Handler.Effect == R.Effect, Handler.Mutation == R.Mutation {
         let nextSend = unsent.isEmpty ? lastSent &+ heartbeatMilliseconds : now &+ Self.retrySendMilliseconds
         try poller.wait(until: min(nextSend, lastHeard &+ silence, drainDeadline ?? .max), longest: .max)
 
-        if poller.isReadable(eventsItem) {
+        try receiveAvailable(poller.receive(socket, at: socketItem, batch: Self.receiveBatch))
+        let ranSlices = runEffectSlices()
+        if ranSlices || poller.isReadable(eventsItem) {
             for event in events.drain() { try handle(event) }
             try closeReportBatch()
         }
-        try receiveAvailable(poller.receive(socket, at: socketItem, batch: Self.receiveBatch))
         publishTally()
         return nil
+    }
+
+    /// Runs the effect slices waiting for this thread, if effects run here; returns whether any
+    /// ran. Moves effects to the shared pool when the watch says so.
+    private func runEffectSlices() -> Bool {
+        guard effectsOnLoop, let executor, executor.hasPending else { return false }
+        let (longest, cpu) = executor.runPending()
+        if let reason = sliceWatch.record(longest: longest, cpu: cpu, now: MonotonicClock.nanoseconds()) {
+            effectsOnLoop = false
+            executor.moveToPool()
+            metrics.update { $0.effectsOnLoopThread = false }
+            logger.warning("\(reason): effects run on the shared thread pool from now on (--effect-threads pool starts them there)")
+        }
+        return true
     }
 
     /// Adds what was counted since the last call to the metrics, in one update.
@@ -227,6 +256,8 @@ where Handler.Effect == R.Effect, Handler.Mutation == R.Mutation {
     /// starts the silence clock.
     private func attach(_ socket: ZMQSocket, to poller: NodePoller) throws(ZMQError) {
         eventsItem = poller.register(events)
+        // Wakes the loop for a slice enqueued from another thread (a timer, another task).
+        if effectsOnLoop, let executor { _ = poller.register(executor.slices) }
         socketItem = try poller.register(socket)
         self.poller = poller
         lastHeard = MonotonicClock.milliseconds()

@@ -29,6 +29,7 @@ extension WorkerMetrics {
             gauge("running_effects", "Effects running now.", running),
             gauge("queued_jobs", "Jobs waiting for a free slot.", queued),
             gauge("registered", "1 while the authority has welcomed this worker and not gone silent since, else 0.", isRegistered ? 1 : 0),
+            gauge("effects_on_loop_thread", "1 while effects run on the worker's loop thread, 0 on the shared pool.", effectsOnLoopThread ? 1 : 0),
             .histogram("reactorbus_worker_effect_duration_seconds", "How long jobs ran, from start to report, every attempt included.", labels: labels, effectDuration),
         ]
     }

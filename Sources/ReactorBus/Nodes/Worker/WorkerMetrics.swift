@@ -41,6 +41,9 @@ public struct WorkerMetrics: Sendable, Hashable {
     /// Whether the authority has answered the current `ready` with `welcome` and has not gone
     /// silent since.
     public var isRegistered: Bool = false
+    /// Whether the effects' code runs on the worker's loop thread (``EffectThreads/loop``, until
+    /// effects kept the loop too busy) rather than on the shared pool.
+    public var effectsOnLoopThread: Bool = false
 
     /// An all-zero snapshot.
     public init() {}

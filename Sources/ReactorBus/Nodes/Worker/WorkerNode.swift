@@ -98,8 +98,10 @@ where Handler.Effect == R.Effect, Handler.Mutation == R.Mutation {
         // Stopped before it started: it will never run.
         guard !runtime.isStopping, !runtime.hasStarted else { return }
         let events = try Mailbox<WorkerJobEvent>.forNode()
+        let executor = configuration.effectThreads == .loop ? try LoopEffectExecutor() : nil
         let launcher = WorkerJobLauncher<R, Handler>(
-            reactor: reactor, runner: EffectRunner(handler: effects, policy: configuration.retry, deadlines: DeadlineWheel(name: "worker deadlines")),
+            reactor: reactor, runner: EffectRunner(handler: effects, policy: configuration.retry, deadlines: DeadlineWheel(name: "worker deadlines"),
+                                                   executor: executor),
             events: events,
             kinds: configuration.kinds, maxPayloadBytes: configuration.maxMessageBytes, logger: logger)
         let subscriptionLauncher = subscriptions.map { [reactor, configuration, logger] in
@@ -110,7 +112,8 @@ where Handler.Effect == R.Effect, Handler.Mutation == R.Mutation {
         do throws(ZMQError) {
             _ = try runtime.start(mailboxFailure: { $0 }) { runtime, poller throws(ZMQError) in
                 try WorkerLoop(configuration: configuration, logger: logger, context: context, runtime: runtime, poller: poller,
-                               metrics: recorder, events: events, launcher: launcher, subscriptionLauncher: subscriptionLauncher)
+                               metrics: recorder, events: events, executor: executor, launcher: launcher,
+                               subscriptionLauncher: subscriptionLauncher)
             } run: { $0.run() }
         } catch {
             logger.error("cannot connect to \(configuration.authorityEndpoint): \(error)")

@@ -1,0 +1,187 @@
+import Foundation
+import ReactorApps
+@testable import ReactorBus
+import ReactorCore
+import ReactorWire
+import Synchronization
+import Testing
+import ZeroMQ
+import TestSupport
+
+/// Where a worker runs its effects' code: its loop thread (named "worker"), until effects keep
+/// it too busy, or the shared pool.
+@Suite(.serialized) struct WorkerEffectThreadsTests {
+    @Test func effectsRunOnTheWorkersLoopThreadByDefault() async throws {
+        let probe = ThreadProbe(plans: [:])
+        try await withWorker(reactor: Counter(), effects: ProbeEffects(probe: probe)) { authority, worker in
+            let peer = try await authority.register()
+            #expect(worker.metrics.effectsOnLoopThread)
+            try sendJobs(1 ... 3, to: peer, from: authority)
+            #expect(await eventually { worker.metrics.jobsDone == 3 })
+            #expect(probe.threads(at: .start) == ["worker", "worker", "worker"])
+            #expect(worker.metrics.effectsOnLoopThread)
+        }
+    }
+
+    @Test func withPoolTheirCodeNeverRunsOnTheLoopThread() async throws {
+        let probe = ThreadProbe(plans: [:])
+        try await withWorker(reactor: Counter(), effects: ProbeEffects(probe: probe), configure: { $0.effectThreads = .pool }) { authority, worker in
+            let peer = try await authority.register()
+            #expect(!worker.metrics.effectsOnLoopThread)
+            try sendJobs(1 ... 3, to: peer, from: authority)
+            #expect(await eventually { worker.metrics.jobsDone == 3 })
+            let threads = probe.threads(at: .start)
+            #expect(threads.count == 3 && !threads.contains("worker"), "ran on \(threads)")
+        }
+    }
+
+    @Test func anEffectThatRunsTenMillisecondsWithoutAwaitingMovesEveryEffectToThePool() async throws {
+        // Run 1 waits at the gate (on the loop); run 2 computes for 30 ms without awaiting; then
+        // run 1 goes on, and runs 3 and 4 start: all of them on the pool.
+        let gate = Gate()
+        let probe = ThreadProbe(plans: [1: .gate(gate), 2: .spin(milliseconds: 30)])
+        let log = LogCapture()
+        try await withWorker(reactor: Counter(), effects: ProbeEffects(probe: probe), log: log) { authority, worker in
+            let peer = try await authority.register()
+            try sendJobs(1 ... 1, to: peer, from: authority)
+            #expect(await eventually { gate.started == 1 })
+            try sendJobs(2 ... 2, to: peer, from: authority)
+            #expect(await eventually { worker.metrics.jobsDone == 1 })
+            #expect(await eventually { !worker.metrics.effectsOnLoopThread })
+            let warnings = log.containing("without suspending: effects run on the shared thread pool from now on")
+            #expect(warnings.count == 1, "\(log.all)")
+            #expect(warnings.first?.contains(" WARN ") == true)
+            gate.open()
+            try sendJobs(3 ... 4, to: peer, from: authority)
+            #expect(await eventually { worker.metrics.jobsDone == 4 })
+            #expect(probe.threads(at: .start).prefix(2) == ["worker", "worker"])
+            let later = probe.threads(at: .start).dropFirst(2) + probe.threads(at: .afterGate)
+            #expect(later.count == 3 && !later.contains("worker"), "ran on \(later)")
+        }
+    }
+
+    @Test func effectsThatKeepTheLoopBusyMoveToThePoolAndEveryJobIsDone() async throws {
+        // 3 ms each, under the longest slice, but back to back they take the whole loop.
+        let jobs = 600
+        let probe = ThreadProbe(plans: [:], everyRun: .spin(milliseconds: 3))
+        let log = LogCapture()
+        try await withWorker(reactor: Counter(), effects: ProbeEffects(probe: probe), configure: {
+            $0.concurrency = 4
+            $0.prefetch = jobs
+        }, log: log) { authority, worker in
+            let peer = try await authority.register()
+            try sendJobs(1 ... jobs, to: peer, from: authority)
+            var reported = Set<JobID>()
+            while reported.count < jobs, let message = await authority.next()?.message {
+                switch message {
+                case .emit(let job, 0, _), .done(let job, 1), .doneWithEmit(let job, 1, _): reported.insert(job)
+                case .heartbeat: continue
+                default: Issue.record("unexpected \(message)")
+                }
+            }
+            #expect(reported.count == jobs)
+            #expect(await eventually { worker.metrics.jobsDone == UInt64(jobs) })
+            #expect(!worker.metrics.effectsOnLoopThread)
+            // Usually for their share of the loop's second; on a loaded machine a descheduled
+            // slice can pass 10 ms first. Either way, once.
+            let moves = log.containing("effects run on the shared thread pool from now on")
+            #expect(moves.count == 1, "\(log.containing("pool"))")
+            #expect(moves.allSatisfy { $0.contains("% of the loop thread's time over") || $0.contains("ms without suspending") })
+            let threads = probe.threads(at: .start)
+            #expect(threads.first == "worker" && threads.last != "worker")
+        }
+    }
+
+    @Test func aStoppedWorkersSuspendedEffectsStillEndOnThePool() async throws {
+        // Both effects wait at a gate that never opens: the stop cancels them after the loop's
+        // last turn, and their tasks must still run to their end.
+        let gate = Gate()
+        let probe = ThreadProbe(plans: [:], everyRun: .gate(gate))
+        try await withWorker(reactor: Counter(), effects: ProbeEffects(probe: probe), configure: { $0.stopGracePeriod = .zero }) { authority, worker in
+            let peer = try await authority.register()
+            try sendJobs(1 ... 2, to: peer, from: authority)
+            #expect(await eventually { gate.started == 2 })
+            worker.stop()
+            worker.stop()
+            #expect(await finishes(worker))
+        }
+        #expect(await eventually { probe.ended == 2 })
+        #expect(probe.threads(at: .start) == ["worker", "worker"])
+        let ends = probe.threads(at: .end)
+        #expect(ends.count == 2 && !ends.contains("worker"), "ended on \(ends)")
+    }
+
+    private func sendJobs(_ seqs: ClosedRange<Int>, to peer: PeerID, from authority: FakeWorkerAuthority) throws {
+        let effect = try encode(Counter.Effect.slowIncrease)
+        for seq in seqs { authority.send(.job(JobID(actionSeq: UInt64(seq), effectIndex: 0), kind: "slowIncrease", payload: effect), to: peer) }
+    }
+}
+
+/// What the probe's effects do and where they ran, by run (1, 2, ... in the order they started).
+final class ThreadProbe: Sendable {
+    enum Plan: Sendable {
+        /// Waits at the gate (an await), then emits.
+        case gate(Gate)
+        /// Computes for this long without awaiting, then emits.
+        case spin(milliseconds: Int)
+    }
+
+    enum Point: Sendable { case start, afterGate, end }
+
+    private let plans: [Int: Plan]
+    private let everyRun: Plan?
+    private let runs = Atomic<Int>(0)
+    private let seen = Mutex<[(run: Int, point: Point, thread: String)]>([])
+
+    init(plans: [Int: Plan], everyRun: Plan? = nil) {
+        self.plans = plans
+        self.everyRun = everyRun
+    }
+
+    /// Numbers a new run and notes where it started.
+    func start() -> (run: Int, plan: Plan?) {
+        let run = runs.add(1, ordering: .relaxed).newValue
+        note(run, .start)
+        return (run, plans[run] ?? everyRun)
+    }
+
+    func note(_ run: Int, _ point: Point) {
+        let thread = Self.currentThreadName()
+        seen.withLock { $0.append((run, point, thread)) }
+    }
+
+    /// The threads of every run at `point`, in run order.
+    func threads(at point: Point) -> [String] {
+        seen.withLock { $0.filter { $0.point == point }.sorted { $0.run < $1.run }.map(\.thread) }
+    }
+
+    /// Runs that reached their end (returned or threw).
+    var ended: Int { seen.withLock { $0.filter { $0.point == .end }.count } }
+
+    /// The calling thread's name (the worker's loop thread is "worker").
+    static func currentThreadName() -> String {
+        let name = (try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)) ?? "?"
+        return name.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+}
+
+/// Counter's effects, each following the probe's plan for its run before it emits `increase`.
+struct ProbeEffects: EffectHandler {
+    let probe: ThreadProbe
+
+    func run(_ effect: Counter.Effect, emit: Emitter<Counter.Mutation>) async throws {
+        let (run, plan) = probe.start()
+        defer { probe.note(run, .end) }
+        switch plan {
+        case .gate(let gate)?:
+            try await gate.pass()
+            probe.note(run, .afterGate)
+        case .spin(let milliseconds)?:
+            let until = ContinuousClock.now + .milliseconds(milliseconds)
+            while ContinuousClock.now < until {}
+        case nil:
+            break
+        }
+        await emit(.increase)
+    }
+}
