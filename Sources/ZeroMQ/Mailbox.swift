@@ -70,6 +70,44 @@ package final class Mailbox<Element: Sendable>: Sendable {
         return outcome.accepted
     }
 
+    /// Runs `body`, during which posts (from any thread) append without waking the loop, then
+    /// removes and returns everything posted so far, in posting order.
+    ///
+    /// For a loop that runs code which posts here itself: those posts cost no `write`, and the
+    /// drain no `read`, unless a post from before `body` already woke the descriptor (or
+    /// `clearing`, the poller found it readable). If `body` throws, nothing is drained, and
+    /// what was posted wakes the loop as usual. Call it on the loop thread only.
+    @inlinable
+    package func drain<Failure: Error>(afterRunning body: () throws(Failure) -> Void, clearing: Bool = false) throws(Failure) -> [Element] {
+        let wasSignalled = state.withLock { state in
+            let was = state.signalled
+            state.signalled = true
+            return was
+        }
+        do {
+            try body()
+        } catch {
+            let mustSignal = state.withLock { state in
+                // A post from before `body` has woken (or is waking) the descriptor already.
+                guard !wasSignalled else { return false }
+                guard !state.items.isEmpty else {
+                    state.signalled = false
+                    return false
+                }
+                return true
+            }
+            if mustSignal { signal() }
+            throw error
+        }
+        if wasSignalled || clearing { clearSignal() }
+        return state.withLock { state in
+            state.signalled = false
+            let items = state.items
+            state.items.removeAll(keepingCapacity: true)
+            return items
+        }
+    }
+
     /// Closes the mailbox: returns what was posted and not drained, in posting order, and every
     /// later ``post(_:)`` is refused. For a consumer that stops reading but must not strand what
     /// producers still send (they hand it elsewhere when `post` returns false). Safe from any thread.
@@ -104,12 +142,6 @@ package final class Mailbox<Element: Sendable>: Sendable {
     /// The number of elements waiting to be drained.
     package var pendingCount: Int {
         state.withLock { $0.items.count }
-    }
-
-    /// Whether anything waits to be drained: a lock, no system call.
-    @inlinable
-    package var hasPending: Bool {
-        state.withLock { !$0.items.isEmpty }
     }
 
     @usableFromInline

@@ -11,6 +11,7 @@ import TestTraits
             (["authority", "--app", "counter", "--actions", "nonsense"], "--actions 'nonsense': not an endpoint"),
             (["authority", "--app", "counter", "--feed", "udp://x:1"], "unknown transport 'udp'"),
             (["authority", "--app", "nope", "--actions", "tcp://127.0.0.1:*", "--workers", "tcp://127.0.0.1:*", "--feed", "tcp://127.0.0.1:*"], "unknown app 'nope'"),
+            (["worker", "--app", "counter", "--effect-threads", "fibers"], "worker: '--effect-threads fibers' must be loop or pool"),
             (["fly"], "unknown command 'fly'"),
             // The benchmark is its own program (reactor-bench), not a command of the operator's CLI.
             (["bench"], "unknown command 'bench'"),

@@ -29,15 +29,57 @@ import TestSupport
         #expect(mailbox.drain() == ["a"])
         #expect(mailbox.post("b"))
         #expect(mailbox.post("c"))
-        #expect(mailbox.hasPending)
+        #expect(mailbox.pendingCount == 2)
         #expect(mailbox.closeForPosting() == ["b", "c"])
         // Closed: nothing is kept, and the descriptor no longer wakes a poller.
         #expect(!mailbox.post("d"))
-        #expect(!mailbox.hasPending)
         #expect(mailbox.pendingCount == 0)
         #expect(try poller.poll(timeout: 0) == 0)
         #expect(mailbox.drain() == [])
         #expect(mailbox.closeForPosting() == [])
+    }
+
+    @Test func drainingAfterRunningCodeThatPostsNeedsNoWakeUp() throws {
+        let mailbox = try Mailbox<String>()
+        let poller = ZMQPoller()
+        poller.register(mailbox)
+        // Posts while the body runs append without touching the descriptor.
+        let items = mailbox.drain(afterRunning: {
+            mailbox.post("a")
+            mailbox.post("b")
+        })
+        #expect(items == ["a", "b"])
+        #expect(try poller.poll(timeout: 0) == 0)
+        // A post from before wakes the descriptor as usual, and the drain after the body clears it.
+        mailbox.post("c")
+        #expect(try poller.poll(timeout: 0) == 1)
+        #expect(mailbox.drain(afterRunning: { mailbox.post("d") }) == ["c", "d"])
+        #expect(try poller.poll(timeout: 0) == 0)
+        // After the drain, posts wake the loop again.
+        mailbox.post("e")
+        #expect(try poller.poll(timeout: 0) == 1)
+        #expect(mailbox.drain() == ["e"])
+    }
+
+    @Test func aBodyThatThrowsDrainsNothingAndItsPostsWakeTheLoop() throws {
+        struct Refused: Error {}
+        let mailbox = try Mailbox<String>()
+        let poller = ZMQPoller()
+        poller.register(mailbox)
+        #expect(throws: Refused.self) {
+            _ = try mailbox.drain(afterRunning: { () throws(Refused) in
+                mailbox.post("a")
+                throw Refused()
+            })
+        }
+        #expect(try poller.poll(timeout: 0) == 1)
+        #expect(mailbox.drain() == ["a"])
+        // A body that throws before anything was posted leaves the mailbox quiet and working.
+        #expect(throws: Refused.self) { _ = try mailbox.drain(afterRunning: { () throws(Refused) in throw Refused() }) }
+        #expect(try poller.poll(timeout: 0) == 0)
+        mailbox.post("b")
+        #expect(try poller.poll(timeout: 0) == 1)
+        #expect(mailbox.drain() == ["b"])
     }
 
     @Test func manyConcurrentProducersDeliverExactlyOnceInPerProducerOrder() async throws {

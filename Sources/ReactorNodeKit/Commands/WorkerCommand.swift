@@ -17,7 +17,7 @@ enum WorkerCommand {
                 .value("authority", "EP[,EP...]", help: "the authority's workers endpoint; several, comma-separated: authorities that take over from one another, tried in order", default: "tcp://127.0.0.1:7002"),
                 .value("election", "URLS", help: "read the authorities' endpoints from etcd (the elected primary first, then its standbys) instead of --authority"),
                 .value("concurrency", "N", help: "effects run at once", default: "\(OptionDefaults.worker.concurrency)"),
-                .value("effect-threads", "loop|pool", help: "where effects' code runs: the worker's loop thread (moved to the pool when an effect runs 10 ms without awaiting, or effects take half the loop) or the shared pool, for effects that compute long or block", default: EffectThreads.loop.rawValue),
+                .value("effect-threads", "loop|pool", help: "where effects' code runs: loop, the worker's loop thread (effects move to the pool when one runs 10 ms of CPU without awaiting, or effects take half the loop's time), or pool, the shared pool, for effects that compute long or block", default: EffectThreads.loop.rawValue),
                 .value("prefetch", "N", help: "jobs held waiting beyond those running, so a slot that frees starts the next at once (default: half of --concurrency, rounded up; 0: none)"),
                 .value("name", "NAME", help: "how the authority logs this worker (default HOST-PID)"),
                 .value("kinds", "K1,K2", help: "only these effect and subscription kinds (default: all)"),

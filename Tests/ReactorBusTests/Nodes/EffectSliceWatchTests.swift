@@ -1,42 +1,71 @@
 @testable import ReactorBus
 import Testing
 
-/// When effects leave a worker's loop thread: one slice too long, or too much of a second.
+/// When effects leave a worker's loop thread: one slice too long in CPU time, or too much of a
+/// second. The clocks are the test's: `cpu` is what the thread's CPU clock reads.
 @Suite struct EffectSliceWatchTests {
     let ms: UInt64 = 1_000_000
 
-    @Test func aSliceOfTenMillisecondsMovesEffectsAtOnce() {
+    /// One batch from `start` to `end` whose slices took `total` (the longest `longest`) and
+    /// moved the thread's CPU clock from `cpuBefore` to `cpuAfter`.
+    func batch(_ watch: inout EffectSliceWatch, start: UInt64, end: UInt64, longest: UInt64, total: UInt64,
+               cpuBefore: UInt64, cpuAfter: UInt64) -> String? {
+        watch.beforeBatch(now: start) { cpuBefore }
+        return watch.afterBatch(longest: longest, total: total, now: end) { cpuAfter }
+    }
+
+    @Test func aSliceOfTenMillisecondsOfCPUMovesEffectsAtOnce() {
         var watch = EffectSliceWatch()
-        #expect(watch.record(longest: 9 * ms, cpu: 9 * ms, now: 100 * ms) == nil)
-        #expect(watch.record(longest: 10 * ms, cpu: 12 * ms, now: 200 * ms) == "an effect ran 10 ms without suspending")
+        #expect(batch(&watch, start: 0, end: 9 * ms, longest: 9 * ms, total: 9 * ms, cpuBefore: 0, cpuAfter: 9 * ms) == nil)
+        #expect(batch(&watch, start: 100 * ms, end: 112 * ms, longest: 10 * ms, total: 12 * ms, cpuBefore: 20 * ms, cpuAfter: 32 * ms)
+                == "an effect ran 10 ms without suspending")
     }
 
     @Test func aSliceLongOnTheClockButNotInCPUTimeIsAPauseAndKeepsEffects() {
         var watch = EffectSliceWatch()
-        #expect(watch.record(longest: 40 * ms, cpu: 3 * ms, now: 100 * ms) == nil)
-        #expect(watch.record(longest: 25 * ms, cpu: 9 * ms, now: 200 * ms) == nil)
+        #expect(batch(&watch, start: 0, end: 40 * ms, longest: 40 * ms, total: 40 * ms, cpuBefore: 0, cpuAfter: 3 * ms) == nil)
+        #expect(batch(&watch, start: 50 * ms, end: 75 * ms, longest: 25 * ms, total: 25 * ms, cpuBefore: 5 * ms, cpuAfter: 14 * ms) == nil)
+    }
+
+    @Test func theCPUClockIsReadBeforeABatchAtMostOnceAMillisecondAndAfterOneOnlyForALongSlice() {
+        var watch = EffectSliceWatch()
+        var readings = 0
+        let read: () -> UInt64 = { readings += 1; return 0 }
+        watch.beforeBatch(now: 0, cpuTime: read)
+        _ = watch.afterBatch(longest: 1 * ms, total: 1 * ms, now: 1 * ms / 2, cpuTime: read)
+        watch.beforeBatch(now: 1 * ms / 2, cpuTime: read)   // half a millisecond later: the reading stands
+        _ = watch.afterBatch(longest: 1 * ms, total: 1 * ms, now: 1 * ms, cpuTime: read)
+        #expect(readings == 1)
+        watch.beforeBatch(now: 2 * ms, cpuTime: read)
+        _ = watch.afterBatch(longest: 12 * ms, total: 12 * ms, now: 14 * ms, cpuTime: read)
+        #expect(readings == 3)
     }
 
     @Test func moreThanHalfOfASecondInSlicesMovesEffectsAtTheWindowsEnd() {
         var watch = EffectSliceWatch()
-        // The first batch opens the window; 600 ms of 5 ms slices follow within it.
-        #expect(watch.record(longest: 5 * ms, cpu: 5 * ms, now: 0) == nil)
-        for step in 1 ... 119 { #expect(watch.record(longest: 5 * ms, cpu: 5 * ms, now: UInt64(step) * 8 * ms) == nil) }
-        #expect(watch.record(longest: 5 * ms, cpu: 5 * ms, now: 1_000 * ms) == "effects took 60% of the loop thread's time over 1000 ms")
+        // The first batch opens the window; 600 ms of 5 ms batches follow within it.
+        #expect(batch(&watch, start: 0, end: 0, longest: 5 * ms, total: 5 * ms, cpuBefore: 0, cpuAfter: 5 * ms) == nil)
+        for step in UInt64(1) ... 119 {
+            #expect(batch(&watch, start: step * 8 * ms, end: step * 8 * ms, longest: 5 * ms, total: 5 * ms, cpuBefore: 0, cpuAfter: 5 * ms) == nil)
+        }
+        #expect(batch(&watch, start: 1_000 * ms, end: 1_000 * ms, longest: 5 * ms, total: 5 * ms, cpuBefore: 0, cpuAfter: 5 * ms)
+                == "effects took 60% of the loop thread's time over 1000 ms")
     }
 
     @Test func halfOrLessOfASecondKeepsEffectsAndStartsANewWindow() {
         var watch = EffectSliceWatch()
-        #expect(watch.record(longest: 1 * ms, cpu: 100 * ms, now: 0) == nil)
-        #expect(watch.record(longest: 1 * ms, cpu: 400 * ms, now: 1_000 * ms) == nil)   // 500 ms of 1,000: not more than half
+        #expect(batch(&watch, start: 0, end: 0, longest: 1 * ms, total: 100 * ms, cpuBefore: 0, cpuAfter: 0) == nil)
+        // 500 ms of 1,000: not more than half.
+        #expect(batch(&watch, start: 1_000 * ms, end: 1_000 * ms, longest: 1 * ms, total: 400 * ms, cpuBefore: 0, cpuAfter: 0) == nil)
         // A new window from 1,000 ms: what came before no longer counts.
-        #expect(watch.record(longest: 1 * ms, cpu: 450 * ms, now: 1_900 * ms) == nil)
-        #expect(watch.record(longest: 1 * ms, cpu: 100 * ms, now: 2_000 * ms) == "effects took 55% of the loop thread's time over 1000 ms")
+        #expect(batch(&watch, start: 1_900 * ms, end: 1_900 * ms, longest: 1 * ms, total: 450 * ms, cpuBefore: 0, cpuAfter: 0) == nil)
+        #expect(batch(&watch, start: 2_000 * ms, end: 2_000 * ms, longest: 1 * ms, total: 100 * ms, cpuBefore: 0, cpuAfter: 0)
+                == "effects took 55% of the loop thread's time over 1000 ms")
     }
 
     @Test func aLongIdleGapDilutesTheWindow() {
         var watch = EffectSliceWatch()
-        #expect(watch.record(longest: 2 * ms, cpu: 300 * ms, now: 0) == nil)
-        #expect(watch.record(longest: 2 * ms, cpu: 300 * ms, now: 5_000 * ms) == nil)
+        #expect(batch(&watch, start: 0, end: 0, longest: 2 * ms, total: 300 * ms, cpuBefore: 0, cpuAfter: 0) == nil)
+        #expect(batch(&watch, start: 5_000 * ms, end: 5_000 * ms, longest: 2 * ms, total: 300 * ms, cpuBefore: 0, cpuAfter: 0) == nil)
     }
 }

@@ -1,40 +1,54 @@
 /// Decides when effects that run on a worker's loop thread (``LoopEffectExecutor``) must move
-/// to the shared pool: when one slice of an effect (its code between two suspensions) runs too
-/// long, or when effects together take most of the loop's time (CPU time, so that a machine
-/// busy with other work does not count against them).
+/// to the shared pool: when one slice of an effect (its code between two suspensions) takes too
+/// much CPU, or when effects together take most of the loop's time.
 ///
 /// Why both: a long slice delays everything the loop does, heartbeats and every other job's
 /// reports, by its whole length; effects that are busy computing want every core, and the
 /// loop is one thread. Effects that await (the network, a timer) and compute a little between
 /// their awaits stay on the loop. The move is for good: a worker whose effects once did this
 /// will do it again.
+///
+/// Slices are timed on the monotonic clock (a few nanoseconds a reading). A slice that is long
+/// on that clock may only have been paused by a busy machine, so it counts as long only when
+/// the thread's CPU time agrees; that clock costs a system call (about 0.7 µs here), so it is
+/// read before a batch of slices at most once a millisecond, and after one only when a slice
+/// was long.
 struct EffectSliceWatch {
-    /// The longest slice that keeps effects on the loop: 10 ms.
+    /// The longest slice that keeps effects on the loop: 10 ms of CPU.
     static var longestSlice: UInt64 { 10_000_000 }
     /// The period over which the loop's share spent in effects is measured: 1 s.
     static var window: UInt64 { 1_000_000_000 }
     /// The largest share of a window effects may take, in percent.
     static var busiestPercent: UInt64 { 50 }
+    /// The oldest a CPU time reading taken before a batch may be: 1 ms.
+    static var cpuReadingAge: UInt64 { 1_000_000 }
 
-    /// When the current window began (``MonotonicClock`` nanoseconds); `nil` before any slice ran.
+    /// When the current window began (``MonotonicClock`` nanoseconds); `nil` before any batch ran.
     private var windowStart: UInt64?
-    /// The loop thread's CPU time in slices since `windowStart`, in nanoseconds.
+    /// Nanoseconds spent in slices since `windowStart`.
     private var busy: UInt64 = 0
+    /// The thread's CPU time read before a recent batch, and when.
+    private var cpuReading: (at: UInt64, cpu: UInt64)?
 
-    /// Takes one ``LoopEffectExecutor/runPending()`` ending at `now`: its longest slice on the
-    /// clock and the CPU time of all its slices. Returns why effects must move to the pool, or
-    /// `nil` while they may stay. A slice counts as long only when the CPU time agrees: on a
-    /// loaded machine the system may pause the thread in the middle of a short one.
-    mutating func record(longest: UInt64, cpu: UInt64, now: UInt64) -> String? {
-        if longest >= Self.longestSlice && cpu >= Self.longestSlice {
+    /// Before a batch of slices that starts at `now`: reads the thread's CPU time (`cpuTime`)
+    /// unless the last reading is recent.
+    mutating func beforeBatch(now: UInt64, cpuTime: () -> UInt64) {
+        if let reading = cpuReading, now &- reading.at < Self.cpuReadingAge { return }
+        cpuReading = (now, cpuTime())
+    }
+
+    /// After the batch, which ended at `now`: its longest slice and all of its slices on the
+    /// clock. Returns why effects must move to the pool, or `nil` while they may stay.
+    mutating func afterBatch(longest: UInt64, total: UInt64, now: UInt64, cpuTime: () -> UInt64) -> String? {
+        if longest >= Self.longestSlice, let reading = cpuReading, cpuTime() &- reading.cpu >= Self.longestSlice {
             return "an effect ran \(longest / 1_000_000) ms without suspending"
         }
         guard let start = windowStart else {
             windowStart = now
-            busy = cpu
+            busy = total
             return nil
         }
-        busy += cpu
+        busy += total
         let elapsed = now &- start
         guard elapsed >= Self.window else { return nil }
         defer {

@@ -4,7 +4,7 @@ public enum EffectThreads: String, Sendable, Hashable, CaseIterable {
     /// for effects that await (the network, a timer) and compute little between their awaits.
     /// The worker moves its effects to the shared pool for good, with a warning in its log,
     /// when one slice of an effect (its code between two awaits) takes 10 ms of CPU, or when
-    /// effects take more than half of the loop's CPU over a second; until then a long slice
+    /// effects take more than half of the loop's time over a second; until then a long slice
     /// delays the loop's heartbeats and the other jobs' reports by its length. An effect that
     /// blocks its thread (a lock, a blocking call, waiting for another effect) must use ``pool``.
     case loop

@@ -11,7 +11,7 @@ import ZeroMQ
 /// spent about a sixth less CPU per job (see README, Performance).
 ///
 /// Slices wait in a ``Mailbox`` (any thread may resume a task: a timer, another task) until the
-/// loop calls ``runPending()``. ``moveToPool()`` closes the mailbox: what waits, and every
+/// loop takes them and calls ``run(_:)``. ``moveToPool()`` closes the mailbox: what waits, and every
 /// slice enqueued afterwards, goes to the global concurrent executor; the loop does that when
 /// effects keep its thread too busy (see ``EffectSliceWatch``) and when it ends, so no task is
 /// ever stranded.
@@ -30,30 +30,25 @@ final class LoopEffectExecutor: TaskExecutor {
         if !slices.post(slice) { globalConcurrentExecutor.enqueue(ExecutorJob(slice)) }
     }
 
-    /// Whether slices wait to run (a lock, no system call).
-    var hasPending: Bool { slices.hasPending }
-
-    /// Runs the slices enqueued so far, in order, on the calling thread (the loop's); slices
-    /// they enqueue wait for the next call. Returns the longest one's time on the clock and the
-    /// thread's CPU time for them all, in nanoseconds: a slice the system paused is long on the
-    /// clock, not in CPU.
-    func runPending() -> (longest: UInt64, cpu: UInt64) {
-        let pending = slices.drain()
+    /// Runs `pending` (slices taken from ``slices``), in order, on the calling thread (the
+    /// loop's). Returns how long the longest one ran and all of them together, in nanoseconds
+    /// on the monotonic clock.
+    func run(_ pending: [UnownedJob]) -> (longest: UInt64, total: UInt64) {
         guard !pending.isEmpty else { return (0, 0) }
         let executor = asUnownedTaskExecutor()
-        let cpuBefore = Self.threadCPUTime()
-        var sliceStart = MonotonicClock.nanoseconds(), longest: UInt64 = 0
+        let started = MonotonicClock.nanoseconds()
+        var sliceStart = started, longest: UInt64 = 0
         for slice in pending {
             slice.runSynchronously(on: executor)
             let now = MonotonicClock.nanoseconds()
             longest = max(longest, now &- sliceStart)
             sliceStart = now
         }
-        return (longest, Self.threadCPUTime() &- cpuBefore)
+        return (longest, sliceStart &- started)
     }
 
-    /// The calling thread's CPU time (user and system), in nanoseconds.
-    private static func threadCPUTime() -> UInt64 {
+    /// The calling thread's CPU time (user and system), in nanoseconds; a system call.
+    static func threadCPUTime() -> UInt64 {
         var time = timespec()
         clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
         return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)

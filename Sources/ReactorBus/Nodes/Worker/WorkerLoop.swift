@@ -50,6 +50,8 @@ where Handler.Effect == R.Effect, Handler.Mutation == R.Mutation {
     var terms = AuthorityTermWatch()
     var socketItem = 0
     var eventsItem = 0
+    /// The slices mailbox's item, while effects run on this loop.
+    var slicesItem: Int?
 
     /// The heartbeat interval in force: the configured one until `welcome` names another.
     var heartbeatMilliseconds: UInt64
@@ -172,28 +174,44 @@ where Handler.Effect == R.Effect, Handler.Mutation == R.Mutation {
         let nextSend = unsent.isEmpty ? lastSent &+ heartbeatMilliseconds : now &+ Self.retrySendMilliseconds
         try poller.wait(until: min(nextSend, lastHeard &+ silence, drainDeadline ?? .max), longest: .max)
 
-        try receiveAvailable(poller.receive(socket, at: socketItem, batch: Self.receiveBatch))
-        let ranSlices = runEffectSlices()
-        if ranSlices || poller.isReadable(eventsItem) {
-            for event in events.drain() { try handle(event) }
+        let received = poller.receive(socket, at: socketItem, batch: Self.receiveBatch)
+        var slices: [UnownedJob] = []
+        if effectsOnLoop, let executor {
+            // The tasks of the jobs read now enqueue their first slices without waking this
+            // loop (it runs them next), as do the slices other threads resume meanwhile.
+            slices = try executor.slices.drain(afterRunning: { () throws(ZMQError) in try receiveAvailable(received) },
+                                               clearing: slicesItem.map(poller.isReadable) ?? false)
+        } else {
+            try receiveAvailable(received)
+        }
+        let jobEvents: [WorkerJobEvent]
+        if !slices.isEmpty {
+            // What the slices post arrives without a wake-up of this loop either.
+            jobEvents = events.drain(afterRunning: { runEffectSlices(slices) }, clearing: poller.isReadable(eventsItem))
+        } else {
+            jobEvents = poller.isReadable(eventsItem) ? events.drain() : []
+        }
+        if !jobEvents.isEmpty {
+            for event in jobEvents { try handle(event) }
             try closeReportBatch()
         }
         publishTally()
         return nil
     }
 
-    /// Runs the effect slices waiting for this thread, if effects run here; returns whether any
-    /// ran. Moves effects to the shared pool when the watch says so.
-    private func runEffectSlices() -> Bool {
-        guard effectsOnLoop, let executor, executor.hasPending else { return false }
-        let (longest, cpu) = executor.runPending()
-        if let reason = sliceWatch.record(longest: longest, cpu: cpu, now: MonotonicClock.nanoseconds()) {
+    /// Runs effect slices taken from the executor on this thread; moves effects to the shared
+    /// pool when the watch says so.
+    private func runEffectSlices(_ slices: [UnownedJob]) {
+        guard let executor else { return }
+        sliceWatch.beforeBatch(now: MonotonicClock.nanoseconds(), cpuTime: LoopEffectExecutor.threadCPUTime)
+        let (longest, total) = executor.run(slices)
+        if let reason = sliceWatch.afterBatch(longest: longest, total: total, now: MonotonicClock.nanoseconds(),
+                                              cpuTime: LoopEffectExecutor.threadCPUTime) {
             effectsOnLoop = false
             executor.moveToPool()
             metrics.update { $0.effectsOnLoopThread = false }
             logger.warning("\(reason): effects run on the shared thread pool from now on (--effect-threads pool starts them there)")
         }
-        return true
     }
 
     /// Adds what was counted since the last call to the metrics, in one update.
@@ -257,7 +275,7 @@ where Handler.Effect == R.Effect, Handler.Mutation == R.Mutation {
     private func attach(_ socket: ZMQSocket, to poller: NodePoller) throws(ZMQError) {
         eventsItem = poller.register(events)
         // Wakes the loop for a slice enqueued from another thread (a timer, another task).
-        if effectsOnLoop, let executor { _ = poller.register(executor.slices) }
+        slicesItem = effectsOnLoop ? executor.map { poller.register($0.slices) } : nil
         socketItem = try poller.register(socket)
         self.poller = poller
         lastHeard = MonotonicClock.milliseconds()
