@@ -51,6 +51,21 @@ import Testing
         #expect(LongInput.calls - long0 == 3)
     }
 
+    @Test func aValueAlignedWiderThanAWordIsCodedEachTime() throws {
+        // 16 bytes, plain, but 16-byte aligned: the memo's bits could not be loaded as one in place.
+        typealias Aligned = Counted<AlignTag, SIMD2<Double>>
+        #expect(MemoryLayout<Aligned>.size == 16 && MemoryLayout<Aligned>.alignment == 16 && _isPOD(Aligned.self))
+        let input = try MessagePackEncoder().encode(Aligned(SIMD2(1.5, -2.25)))
+        #expect(input.count <= PlainValueMemo.maxInputBytes)
+        let (decodes, encodes) = (Aligned.calls, Aligned.encodes)
+        for _ in 0 ..< 3 {
+            #expect(try MessagePackDecoder().decode(Aligned.self, from: input).value == SIMD2(1.5, -2.25))
+            #expect(try MessagePackEncoder().encode(Aligned(SIMD2(1.5, -2.25))) == input)
+        }
+        #expect(Aligned.calls - decodes == 3)
+        #expect(Aligned.encodes - encodes == 3)
+    }
+
     @Test func aTypeCodedEachTimeRunsItsCodableOnEveryCall() throws {
         let input = try MessagePackEncoder().encode(Stamped(.high(1)))
         let (decodes, encodes) = (Stamped.calls, Stamped.encodes)
@@ -167,6 +182,7 @@ private enum Right: Codable, Equatable { case other, same }
 /// Tags that give each test its own `Counted` type, hence its own counts and memo entries.
 private enum DecodeTag {}
 private enum FailTag {}
+private enum AlignTag {}
 private enum EncodeTag {}
 private enum BoundTag {}
 private enum ThreadTag {}

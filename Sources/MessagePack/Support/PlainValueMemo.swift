@@ -59,7 +59,8 @@ final class PlainValueMemo {
     /// Whether a `T`'s bytes are the whole value and fit ``ValueBits``.
     @inline(__always)
     private static func isPlain<T>(_: T.Type) -> Bool {
-        _isPOD(T.self) && MemoryLayout<T>.size <= maxValueBytes
+        // At most 8-byte aligned, as `ValueBits` is: its bytes then load as a `T` in place.
+        _isPOD(T.self) && MemoryLayout<T>.size <= maxValueBytes && MemoryLayout<T>.alignment <= MemoryLayout<UInt64>.alignment
     }
 
     /// Each thread's memo, freed at the thread's exit.
@@ -98,8 +99,11 @@ final class PlainValueMemo {
             }
         }
 
+        /// The value, for a `T` of at most 8-byte alignment (see `isPlain`). An aligned load:
+        /// `loadUnaligned` copies through a temporary buffer of `T`, whose generic type the
+        /// runtime looked up on every call.
         func load<T>(as _: T.Type) -> T {
-            withUnsafeBytes(of: self) { $0.loadUnaligned(as: T.self) }
+            withUnsafeBytes(of: self) { $0.load(as: T.self) }
         }
     }
 }
