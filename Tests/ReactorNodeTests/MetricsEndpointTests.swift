@@ -119,7 +119,8 @@ import TestTraits
         let workerNode = ["app": "counter", "node": "w1"]
         for (name, value) in [("reactorbus_worker_jobs_received_total", 25.0), ("reactorbus_worker_jobs_done_total", 25), ("reactorbus_worker_jobs_failed_total", 0),
                               ("reactorbus_worker_mutations_emitted_total", 25), ("reactorbus_worker_registrations_total", 1), ("reactorbus_worker_registered", 1),
-                              ("reactorbus_worker_running_effects", 0), ("reactorbus_worker_effect_duration_seconds_count", 25)] {
+                              ("reactorbus_worker_running_effects", 0), ("reactorbus_worker_effect_duration_seconds_count", 25),
+                              ("reactorbus_worker_effects_on_loop_thread", 1)] {
             #expect(worked.value(name, workerNode) == value, "\(name)")
         }
         #expect(worked.types["reactorbus_worker_effect_duration_seconds"] == "histogram")
