@@ -100,12 +100,7 @@ package final class Mailbox<Element: Sendable>: Sendable {
             throw error
         }
         if wasSignalled || clearing { clearSignal() }
-        return state.withLock { state in
-            state.signalled = false
-            let items = state.items
-            state.items.removeAll(keepingCapacity: true)
-            return items
-        }
+        return takeAll()
     }
 
     /// Closes the mailbox: returns what was posted and not drained, in posting order, and every
@@ -113,13 +108,7 @@ package final class Mailbox<Element: Sendable>: Sendable {
     /// producers still send (they hand it elsewhere when `post` returns false). Safe from any thread.
     package func closeForPosting() -> [Element] {
         clearSignal()
-        return state.withLock { state in
-            state.isClosed = true
-            state.signalled = false
-            let items = state.items
-            state.items = []
-            return items
-        }
+        return takeAll(closing: true)
     }
 
     /// Removes and returns everything posted so far, in posting order; empty if nothing was posted.
@@ -131,10 +120,18 @@ package final class Mailbox<Element: Sendable>: Sendable {
         // Clear the descriptor before taking the items: a post racing with us either lands in
         // this batch or signals again afterwards, so the loop never sleeps on a pending item.
         clearSignal()
-        return state.withLock { state in
+        return takeAll()
+    }
+
+    /// Takes every element posted so far and resets the signal (the descriptor is cleared by
+    /// the caller, first); `closing` also refuses every later post.
+    @inlinable
+    func takeAll(closing: Bool = false) -> [Element] {
+        state.withLock { state in
+            if closing { state.isClosed = true }
             state.signalled = false
             let items = state.items
-            state.items.removeAll(keepingCapacity: true)
+            state.items.removeAll(keepingCapacity: !closing)
             return items
         }
     }

@@ -8,7 +8,7 @@ import Testing
 @Suite struct EffectRunStartTests {
     /// A run's outcomes (exactly one is expected), the attempts its handler began and what they emitted.
     final class Record: Sendable {
-        private let state = Mutex<(outcomes: [EffectOutcome], attempts: Int, emits: [Int])>(([], 0, []))
+        private let state = Mutex<(outcomes: [EffectOutcome], attempts: Int, emits: [Int], placements: [Bool])>(([], 0, [], []))
 
         func ended(_ outcome: EffectOutcome) { state.withLock { $0.outcomes.append(outcome) } }
         func attempted() -> Int {
@@ -18,17 +18,25 @@ import Testing
             }
         }
         func emitted(_ value: Int) { state.withLock { $0.emits.append(value) } }
+        func placed(onProbe: Bool) { state.withLock { $0.placements.append(onProbe) } }
         var outcomes: [EffectOutcome] { state.withLock { $0.outcomes } }
         var attempts: Int { state.withLock { $0.attempts } }
         var emits: [Int] { state.withLock { $0.emits } }
+        /// For each attempt, whether its task preferred the handler's `probe` executor.
+        var placements: [Bool] { state.withLock { $0.placements } }
     }
 
     /// In the attempts listed in `hangIn` it waits until its task is cancelled (then throws);
-    /// in the others it emits `effect * 10 + attempt` and returns.
+    /// in the others it emits `effect * 10 + attempt` and returns. With a `probe`, each attempt
+    /// first notes whether its task prefers that executor.
     struct Hanging: EffectHandler {
         let record: Record
         let hangIn: Set<Int>
+        var probe: ForwardingExecutor?
         func run(_ effect: Int, emit: Emitter<Int>) async throws {
+            if let probe {
+                record.placed(onProbe: withUnsafeCurrentTask { $0?.unownedTaskExecutor } == probe.asUnownedTaskExecutor())
+            }
             let attempt = record.attempted()
             if hangIn.contains(attempt) {
                 try await Task.sleep(for: .seconds(600))
@@ -40,8 +48,9 @@ import Testing
     private static let retrying = RetryPolicy(maxAttempts: 3, initialBackoff: .milliseconds(1), timeout: .seconds(30))
 
     private func start(_ record: Record, hangIn: Set<Int> = [], policy: RetryPolicy = Self.retrying, deadlines: ManualDeadlines,
+                       executor: ForwardingExecutor? = nil, probe: ForwardingExecutor? = nil,
                        prepare: @escaping @Sendable () -> Result<Int, EffectFailure> = { .success(7) }) -> EffectRun {
-        EffectRunner(handler: Hanging(record: record, hangIn: hangIn), policy: policy, deadlines: deadlines)
+        EffectRunner(handler: Hanging(record: record, hangIn: hangIn, probe: probe), policy: policy, deadlines: deadlines, executor: executor)
             .start(preparing: prepare, sink: { _, value in record.emitted(value) }, completion: record.ended)
     }
 
@@ -166,41 +175,17 @@ import Testing
         }
     }
 
-    /// Notes, for each attempt, whether its task prefers `executor`; attempts in `hangIn` then
-    /// wait until their task is cancelled.
-    final class Placements: Sendable {
-        let list = Mutex<[Bool]>([])
-        var all: [Bool] { list.withLock { $0 } }
-    }
-
-    struct Placed: EffectHandler {
-        let executor: ForwardingExecutor
-        let placements = Placements()
-        let hangIn: Set<Int>
-        func run(_ effect: Int, emit: Emitter<Int>) async throws {
-            let preferred = withUnsafeCurrentTask { $0?.unownedTaskExecutor } == executor.asUnownedTaskExecutor()
-            let attempt = placements.list.withLock { placements in
-                placements.append(preferred)
-                return placements.count
-            }
-            if hangIn.contains(attempt) { try await Task.sleep(for: .seconds(600)) }
-            await emit(effect)
-        }
-    }
-
     @Test func everyTaskOfARunPrefersTheRunnersExecutorAlsoAfterATimeout() async {
         let deadlines = ManualDeadlines()
         let record = Record()
         let executor = ForwardingExecutor()
-        let handler = Placed(executor: executor, hangIn: [1])
-        _ = EffectRunner(handler: handler, policy: Self.retrying, deadlines: deadlines, executor: executor)
-            .start(preparing: { .success(5) }, sink: { _, value in record.emitted(value) }, completion: record.ended)
-        #expect(await eventually { handler.placements.all.count == 1 && deadlines.pendingCount == 1 })
+        _ = start(record, hangIn: [1], deadlines: deadlines, executor: executor, probe: executor)
+        #expect(await eventually { record.placements.count == 1 && deadlines.pendingCount == 1 })
         deadlines.fireAll()
         #expect(await eventually { !record.outcomes.isEmpty })
         #expect(record.outcomes == [.done(emitCount: 1)])
         // The first attempt's task and the one that followed its timeout both ran there.
-        #expect(handler.placements.all == [true, true])
+        #expect(record.placements == [true, true])
         #expect(executor.enqueued.load(ordering: .relaxed) >= 2)
     }
 
@@ -208,11 +193,9 @@ import Testing
         let deadlines = ManualDeadlines()
         let record = Record()
         let executor = ForwardingExecutor()
-        let handler = Placed(executor: executor, hangIn: [])
-        _ = EffectRunner(handler: handler, policy: Self.retrying, deadlines: deadlines)
-            .start(preparing: { .success(5) }, sink: { _, value in record.emitted(value) }, completion: record.ended)
+        _ = start(record, deadlines: deadlines, probe: executor)
         #expect(await eventually { !record.outcomes.isEmpty })
-        #expect(handler.placements.all == [false])
+        #expect(record.placements == [false])
         #expect(executor.enqueued.load(ordering: .relaxed) == 0)
     }
 }

@@ -27,7 +27,7 @@ final class LoopEffectExecutor: TaskExecutor {
 
     func enqueue(_ job: consuming ExecutorJob) {
         let slice = UnownedJob(job)
-        if !slices.post(slice) { globalConcurrentExecutor.enqueue(ExecutorJob(slice)) }
+        if !slices.post(slice) { Self.toPool(slice) }
     }
 
     /// Runs `pending` (slices taken from ``slices``), in order, on the calling thread (the
@@ -56,6 +56,11 @@ final class LoopEffectExecutor: TaskExecutor {
 
     /// Hands what waits, and every later slice, to the global concurrent executor; idempotent.
     func moveToPool() {
-        for slice in slices.closeForPosting() { globalConcurrentExecutor.enqueue(ExecutorJob(slice)) }
+        for slice in slices.closeForPosting() { Self.toPool(slice) }
+    }
+
+    /// Runs `slice` on the global concurrent executor.
+    private static func toPool(_ slice: UnownedJob) {
+        globalConcurrentExecutor.enqueue(ExecutorJob(slice))
     }
 }
