@@ -124,7 +124,7 @@ final class ThreadProbe: Sendable {
     enum Plan: Sendable {
         /// Waits at the gate (an await), then emits.
         case gate(Gate)
-        /// Computes for this long without awaiting, then emits.
+        /// Computes for this much CPU time without awaiting, then emits.
         case spin(milliseconds: Int)
     }
 
@@ -179,8 +179,10 @@ struct ProbeEffects: EffectHandler {
             try await gate.pass()
             probe.note(run, .afterGate)
         case .spin(let milliseconds)?:
-            let until = ContinuousClock.now + .milliseconds(milliseconds)
-            while ContinuousClock.now < until {}
+            // CPU time, not the clock's: on a loaded machine the thread may be paused midway,
+            // and the worker counts only what it computed.
+            let until = LoopEffectExecutor.threadCPUTime() + UInt64(milliseconds) * 1_000_000
+            while LoopEffectExecutor.threadCPUTime() < until {}
         case nil:
             break
         }
