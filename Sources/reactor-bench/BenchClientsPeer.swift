@@ -23,7 +23,7 @@ struct BenchClientsPeer {
     static let stallSeconds: UInt64 = 30
 
     func run(context: ZMQContext) throws -> Int32 {
-        let poller = ZMQPoller()
+        let poller = try ZMQManySocketPoller()
         var sockets: [ZMQSocket] = []
         defer { for socket in sockets { socket.close() } }
         for _ in 0..<connections {
@@ -32,7 +32,7 @@ struct BenchClientsPeer {
             try socket.set(.sendHighWaterMark, 0)
             try socket.set(.receiveHighWaterMark, 0)
             try socket.connect(endpoint)
-            _ = try poller.register(socket)
+            try poller.register(socket)
             sockets.append(socket)
         }
         let run = "bench-clients-" + UUID().uuidString.prefix(8)
@@ -64,6 +64,7 @@ struct BenchClientsPeer {
                     sentAt[index].append(MonotonicClock.nanoseconds())
                     try writer.withUnsafeBytes { header in try sockets[index].send(header, more: true) }
                     try sockets[index].send(payload)
+                    poller.noteUsed(index)
                     nextSeq[index] += 1
                     unacked[index] += 1
                     sent += 1
@@ -71,15 +72,17 @@ struct BenchClientsPeer {
             }
             ready.removeAll(keepingCapacity: true)
             // Only the connections the poller finds readable are read: a thousand idle ones
-            // would otherwise cost a thousand reads per pass.
-            guard try poller.poll(timeout: 100) > 0 else {
+            // would otherwise cost a thousand reads per pass (and a `poll(2)` over a thousand
+            // descriptors more than the authority's work for an action).
+            let readable = try poller.readable(timeout: 100)
+            guard !readable.isEmpty else {
                 guard MonotonicClock.milliseconds() - lastAnswer <= Self.stallSeconds * 1_000 else {
                     return failed("no answer for \(Self.stallSeconds) s after \(acked) acks and \(errors) errors")
                 }
                 continue
             }
             lastAnswer = MonotonicClock.milliseconds()
-            for index in 0..<connections where poller.isReadable(index) {
+            for index in readable {
                 while let frames = try sockets[index].tryReceiveMultipart() {
                     switch try? AuthorityReply(frames: frames) {
                     case .ack(let clientSeq, _, _):
@@ -110,17 +113,19 @@ struct BenchClientsPeer {
     }
 
     /// Pings on every connection until each answered (the connections are up, the app is there).
-    private func handshake(_ sockets: [ZMQSocket], poller: ZMQPoller) throws -> Bool {
+    private func handshake(_ sockets: [ZMQSocket], poller: ZMQManySocketPoller) throws -> Bool {
         var waiting = Set(sockets.indices)
         let deadline = MonotonicClock.milliseconds() + 30_000
         var lastPing: UInt64 = 0
         while !waiting.isEmpty, MonotonicClock.milliseconds() < deadline {
             if MonotonicClock.milliseconds() - lastPing > 500 {
-                for index in waiting { try sockets[index].send(HeaderWriter().header("ping", { $0.packUInt(UInt64(index) + 1) }, count: 1)) }
+                for index in waiting {
+                    try sockets[index].send(HeaderWriter().header("ping", { $0.packUInt(UInt64(index) + 1) }, count: 1))
+                    poller.noteUsed(index)
+                }
                 lastPing = MonotonicClock.milliseconds()
             }
-            _ = try poller.poll(timeout: 50)
-            for index in waiting.sorted() {
+            for index in try poller.readable(timeout: 50) {
                 while let frames = try sockets[index].tryReceiveMultipart() {
                     if case .pong? = try? AuthorityReply(frames: frames) { waiting.remove(index) }
                 }
