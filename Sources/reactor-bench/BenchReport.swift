@@ -61,6 +61,12 @@ struct BenchReport {
             Ratio(key: "clients_most_over_one", title: "acked/s, most clients at once / one client",
                   value: over(results.clients.count > 1 ? results.clients.last?.ackedPerSecond : nil, results.clients.first?.ackedPerSecond),
                   comparison: ">=", target: 0.8),
+            Ratio(key: "clients_most_over_pipeline", title: "acked/s, most clients / libzmq + msgpack-c pipeline's",
+                  value: over(results.clientsPipeline.count > 1 ? results.clients.last?.ackedPerSecond : nil, results.clientsPipeline.last?.ackedPerSecond),
+                  comparison: ">=", target: 0.5),
+            Ratio(key: "limit_clients_pipeline_most_over_one", title: "limit: libzmq + msgpack-c pipeline, most clients / one",
+                  value: over(results.clientsPipeline.count > 1 ? results.clientsPipeline.last?.ackedPerSecond : nil, results.clientsPipeline.first?.ackedPerSecond),
+                  comparison: ">=", target: 0.8),
             Ratio(key: "async_over_echo", title: "async applied/s / raw echo msg/s", value: over(results.async?.appliedPerSecond, baseline?.echoPerSecond),
                   comparison: ">=", target: 0.25),
             Ratio(key: "async_over_pipeline", title: "async applied/s / libzmq + msgpack-c async pipeline",
@@ -120,14 +126,8 @@ struct BenchReport {
         }
         if let pipeline = results.pipelineBaseline { object.append(("pipeline", Self.json(pipeline))) }
         if let pipeline = results.pipelineAsyncBaseline { object.append(("pipeline_async", Self.json(pipeline))) }
-        if !results.clients.isEmpty {
-            object.append(("clients", .array(results.clients.map { run in
-                .object([("clients", .whole(run.clients)), ("window", .whole(run.window)), ("acked", .whole(run.acked)),
-                         ("acked_per_second", .number(run.ackedPerSecond, places: 0)), ("latency", run.latency.json),
-                         ("authority_cpu_us", run.authorityCPUMicroseconds.map { .number($0, places: 2) } ?? .nil),
-                         ("clients_cpu_us", run.clientsCPUMicroseconds.map { .number($0, places: 2) } ?? .nil)])
-            })))
-        }
+        if !results.clients.isEmpty { object.append(("clients", .array(results.clients.map(Self.json)))) }
+        if !results.clientsPipeline.isEmpty { object.append(("clients_pipeline", .array(results.clientsPipeline.map(Self.json)))) }
         if !results.effects.isEmpty {
             object.append(("effects", .array(results.effects.map { run in
                 .object([("workers", .whole(run.workers)), ("concurrency", .whole(run.concurrency)), ("in_flight", .whole(run.inFlight)),
@@ -233,6 +233,21 @@ struct BenchReport {
         ])
     }
 
+    /// One run of the clients phase.
+    private static func json(_ run: BenchResults.ClientsRun) -> MessagePackValue {
+        .object([("clients", .whole(run.clients)), ("window", .whole(run.window)), ("acked", .whole(run.acked)),
+                 ("acked_per_second", .number(run.ackedPerSecond, places: 0)), ("latency", run.latency.json),
+                 ("authority_cpu_us", run.authorityCPUMicroseconds.map { .number($0, places: 2) } ?? .nil),
+                 ("clients_cpu_us", run.clientsCPUMicroseconds.map { .number($0, places: 2) } ?? .nil)])
+    }
+
+    /// A clients run's rate, ack latency and CPU per action, for the table.
+    private static func describe(_ run: BenchResults.ClientsRun) -> String {
+        "\(rate(run.ackedPerSecond)) acked/s, ack p50 / p99 \(micro(run.latency.p50)) / \(micro(run.latency.p99)) µs; "
+            + "CPU per action \(run.authorityCPUMicroseconds.map { String(format: "%.1f", $0) } ?? "-") µs authority, "
+            + "\(run.clientsCPUMicroseconds.map { String(format: "%.1f", $0) } ?? "-") µs clients"
+    }
+
     /// The effects phase's applied/s against the ideal for one configuration, if it ran.
     private func effects(workers: Int, inFlight: Int) -> Double? {
         results.effects.first { $0.workers == workers && $0.inFlight == inFlight }?.ratio
@@ -290,9 +305,10 @@ struct BenchReport {
         }
         for (index, run) in results.clients.enumerated() {
             add(index == 0 ? "clients" : "", "\(run.clients.grouped) client\(run.clients == 1 ? "" : "s") at once, \(run.window.grouped) unacked each",
-                "\(Self.rate(run.ackedPerSecond)) acked/s, ack p50 / p99 \(Self.micro(run.latency.p50)) / \(Self.micro(run.latency.p99)) µs; "
-                    + "CPU per action \(run.authorityCPUMicroseconds.map { String(format: "%.1f", $0) } ?? "-") µs authority, "
-                    + "\(run.clientsCPUMicroseconds.map { String(format: "%.1f", $0) } ?? "-") µs clients")
+                Self.describe(run))
+        }
+        for run in results.clientsPipeline {
+            add("", "libzmq + msgpack-c authority, \(run.clients.grouped) client\(run.clients == 1 ? "" : "s")", Self.describe(run))
         }
         for (index, run) in results.effects.enumerated() {
             add(index == 0 ? "effects" : "", "10 ms each, \(run.workers) worker\(run.workers == 1 ? "" : "s") × \(run.concurrency.grouped) (\(run.inFlight.grouped) in flight)",

@@ -230,6 +230,8 @@ struct BenchResults: Sendable {
     var effects: [EffectsRun] = []
     /// The clients phase, fewest clients first.
     var clients: [ClientsRun] = []
+    /// The clients phase's fewest and most clients against the libzmq + msgpack-c authority.
+    var clientsPipeline: [ClientsRun] = []
     var durability: [Durability] = []
     /// The pause phase: without snapshots, then with.
     var pause: [Pause] = []

@@ -46,14 +46,15 @@ import TestTraits
         let line = try #require(bench.output.last(where: { $0.hasPrefix("{") }), "no JSON on stdout\(bench.diagnostics)")
         let report = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
 
-        for key in ["plan", "sizes", "baseline", "pipeline", "pipeline_async", "sync", "async", "latency", "snapshot", "state", "memory", "durability", "pause", "failover", "python", "ratios", "checks", "failures", "passed"] {
+        for key in ["plan", "sizes", "baseline", "pipeline", "pipeline_async", "sync", "async", "clients", "clients_pipeline", "latency", "snapshot", "state", "memory", "durability", "pause", "failover", "python", "ratios", "checks", "failures", "passed"] {
             #expect(report[key] != nil, "missing \(key)")
         }
         #expect(report["passed"] as? Bool == true, "\(line)")
         #expect((report["failures"] as? [Any])?.isEmpty == true, "\(line)")
         let checks = try #require(report["checks"] as? [String: Bool])
         for key in ["pipeline_count", "pipeline_async_count", "sync_count", "async_count", "latency_complete", "snapshot_count", "state_1024_exact", "state_262144_exact", "state_late_joiner_exact", "memory_count",
-                    "durability_always_count", "durability_batch_count", "durability_none_count", "pause_without_acked", "pause_with_acked"] {
+                    "durability_always_count", "durability_batch_count", "durability_none_count", "pause_without_acked", "pause_with_acked",
+                    "clients_1_count", "clients_10_count", "clients_100_count", "clients_pipeline_1_count", "clients_pipeline_100_count"] {
             #expect(checks[key] == true, "check \(key): \(checks[key].map(String.init) ?? "missing")")
         }
         #expect(checks.values.allSatisfy { $0 })
@@ -84,6 +85,11 @@ import TestTraits
         // CPU is read in clock ticks (10 ms): a tiny run may read 0, but both roles are measured.
         #expect(number(report, "pipeline_async", "authority_cpu_us_per_action") != nil)
         #expect(number(report, "pipeline_async", "workers_cpu_us_per_action") != nil)
+        // The libzmq + msgpack-c authority is measured with the fewest and the most clients.
+        let clientRuns = try #require(report["clients_pipeline"] as? [[String: Any]])
+        #expect(clientRuns.map { ($0["clients"] as? NSNumber)?.intValue } == [1, 100])
+        #expect(clientRuns.allSatisfy { (($0["acked_per_second"] as? NSNumber)?.doubleValue ?? 0) > 0 })
+        #expect(((report["clients"] as? [[String: Any]])?.map { ($0["clients"] as? NSNumber)?.intValue }) == [1, 10, 100])
         #expect(((report["memory"] as? [String: Any])?["samples"] as? [Any])?.isEmpty == false)
         let states = try #require((report["state"] as? [String: Any])?["sizes"] as? [[String: Any]])
         #expect(states.map { ($0["target_bytes"] as? NSNumber)?.intValue } == [1_024, 262_144])
@@ -114,7 +120,7 @@ import TestTraits
         for key in ["sync_over_echo", "sync_over_pipeline", "async_over_echo", "async_over_pipeline", "limit_pipeline_over_echo",
                     "limit_async_pipeline_over_echo", "limit_pipeline_over_python", "ack_p50_over_rtt_p50", "ack_p99_over_rtt_p99", "sync_over_python", "memory_growth", "pause_longest_over_p99", "pause_workers_lost",
                     "state_largest_over_smallest", "state_late_join_over_raw_copy", "state_late_join_over_floor", "failover_p50_over_lease", "replication_sync_over_none",
-                    "replication_async_over_none"] {
+                    "replication_async_over_none", "clients_most_over_one", "clients_most_over_pipeline", "limit_clients_pipeline_most_over_one"] {
             let ratio = try #require(ratios[key], "missing ratio \(key)")
             #expect(ratio["target"] is String)
             #expect(ratio["met"] != nil)
