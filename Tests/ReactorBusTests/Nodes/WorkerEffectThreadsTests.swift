@@ -18,7 +18,7 @@ import TestSupport
             #expect(worker.metrics.effectsOnLoopThread)
             try sendJobs(1 ... 3, to: peer, from: authority)
             #expect(await eventually { worker.metrics.jobsDone == 3 })
-            #expect(probe.threads(at: .start) == ["worker", "worker", "worker"])
+            #expect(probe.threads(at: .start) == ["worker", "worker", "worker"], "\(probe.details(at: .start))")
             #expect(worker.metrics.effectsOnLoopThread)
         }
     }
@@ -31,7 +31,7 @@ import TestSupport
             try sendJobs(1 ... 3, to: peer, from: authority)
             #expect(await eventually { worker.metrics.jobsDone == 3 })
             let threads = probe.threads(at: .start)
-            #expect(threads.count == 3 && !threads.contains("worker"), "ran on \(threads)")
+            #expect(threads.count == 3 && !threads.contains("worker"), "ran on \(probe.details(at: .start))")
         }
     }
 
@@ -133,7 +133,9 @@ final class ThreadProbe: Sendable {
     private let plans: [Int: Plan]
     private let everyRun: Plan?
     private let runs = Atomic<Int>(0)
-    private let seen = Mutex<[(run: Int, point: Point, thread: String)]>([])
+    /// Each note: the run, the point, the thread's kernel name and, for failure messages, its
+    /// thread ID and Foundation's name for it.
+    private let seen = Mutex<[(run: Int, point: Point, thread: String, detail: String)]>([])
 
     init(plans: [Int: Plan], everyRun: Plan? = nil) {
         self.plans = plans
@@ -149,12 +151,20 @@ final class ThreadProbe: Sendable {
 
     func note(_ run: Int, _ point: Point) {
         let thread = Self.currentThreadName()
-        seen.withLock { $0.append((run, point, thread)) }
+        let id = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/thread-self"))?.split(separator: "/").last ?? "?"
+        let detail = "\(thread) (thread \(id), Foundation's name \(Thread.current.name ?? "none"))"
+        seen.withLock { $0.append((run, point, thread, detail)) }
     }
 
     /// The threads of every run at `point`, in run order.
     func threads(at point: Point) -> [String] {
         seen.withLock { $0.filter { $0.point == point }.sorted { $0.run < $1.run }.map(\.thread) }
+    }
+
+    /// The same with each thread's ID and Foundation's name, for a failure's message: whether a
+    /// wrongly named thread was the loop's (Foundation calls it "worker") or a pool thread.
+    func details(at point: Point) -> [String] {
+        seen.withLock { $0.filter { $0.point == point }.sorted { $0.run < $1.run }.map(\.detail) }
     }
 
     /// Runs that reached their end (returned or threw).
