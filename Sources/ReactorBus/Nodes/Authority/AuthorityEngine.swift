@@ -538,8 +538,16 @@ package final class AuthorityEngine<R: Reactor> {
 
     /// Queues the mutations an accepted action applied for the feed; their payloads are encoded
     /// when the loop asks for them (see ``takeOutbox(_:)``).
+    ///
+    /// The check comes first and inline: the generic body asks the runtime for the reactor's
+    /// types on entry, which a standby's replay, queueing nothing, paid on every record.
+    @inline(__always)
     func queueForFeed(_ applied: [AppliedMutation<R.Mutation>]) {
-        guard queuesApplied else { return }
+        if queuesApplied { appendForFeed(applied) }
+    }
+
+    @inline(never)
+    private func appendForFeed(_ applied: [AppliedMutation<R.Mutation>]) {
         for index in 0 ..< applied.count { outbox.applied.append(Outbox.Applied(mutation: applied[index], payload: nil)) }
     }
 
@@ -623,7 +631,10 @@ package final class AuthorityEngine<R: Reactor> {
         }
         // Replies, worker messages and records of a replay go nowhere.
         guard collectingApplied else {
-            if !outbox.isEmpty || !outbox.jobEvents.isEmpty { outbox = Outbox() }
+            // Nothing was queued for the feed (`queuesApplied` is false), so only the outbox's
+            // messages are looked at: asking whether its generic `applied` is empty asked the
+            // runtime for three types, per record.
+            if outbox.hasMessages { outbox = Outbox() }
             return []
         }
         defer { outbox = Outbox() }

@@ -96,8 +96,12 @@ extension AuthorityEngine {
             package var envelopeCount: Int
         }
 
-        package var isEmpty: Bool {
-            replies.isEmpty && toWorkers.isEmpty && applied.isEmpty && records.isEmpty && promptReplies.isEmpty && promptToWorkers.isEmpty
+        package var isEmpty: Bool { !hasMessages && applied.isEmpty }
+
+        /// Whether it holds anything besides applied mutations: replies, worker messages, records
+        /// or job events. Unlike ``isEmpty`` it touches no type that depends on the reactor.
+        package var hasMessages: Bool {
+            !replies.isEmpty || !toWorkers.isEmpty || !records.isEmpty || !promptReplies.isEmpty || !promptToWorkers.isEmpty || !jobEvents.isEmpty
         }
     }
 }
