@@ -34,6 +34,25 @@ import Testing
         #expect(outbox.records.count == 2)
     }
 
+    @Test func whileNoOneFollowsMutationsTheOutboxGathersNoneAndTheRestIsUnchanged() throws {
+        let engine = makeEngine()
+        engine.followsMutations = false
+        try countUp(engine, seq: 1)
+        try countUp(engine, seq: 2)
+        let quiet = engine.takeOutbox()
+        #expect(quiet.applied.isEmpty)
+        #expect(quiet.version == 2)
+        #expect(quiet.records.count == 2)
+        #expect(quiet.replies.count == 2)
+        // A subscriber came: from the next action on, every mutation, with its version.
+        engine.followsMutations = true
+        try countUp(engine, seq: 3)
+        let increase = try MessagePackEncoder().encode(Counter.Mutation.increase)
+        let followed = engine.takeOutbox(.init(mutations: true))
+        #expect(followed.applied.map(\.mutation.version) == [3])
+        #expect(followed.applied.map(\.payload) == [increase])
+    }
+
     @Test func theDemandForTheFeedGetsEveryMutationEncodedAndTheStateOnlyWhenItsVersionMoved() throws {
         let engine = makeEngine()
         // Before any snapshot was published, even version 0 is one to publish.

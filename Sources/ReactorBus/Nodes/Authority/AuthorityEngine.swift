@@ -48,8 +48,24 @@ package final class AuthorityEngine<R: Reactor> {
         case collectingApplied, discardingApplied
     }
 
-    /// Whether applied mutations go to ``Outbox/applied``: always, but in a replay that discards them.
-    private var queuesApplied: Bool { replaying != .discardingApplied }
+    /// Whether the outbox gathers applied mutations for the feed's `mutation` topic: set by the
+    /// loop at the start of each turn, from the feed's subscriptions (so a turn gathers them
+    /// exactly when its ``Outbox/Demand`` will ask for them). On by default, for callers that
+    /// read ``Outbox/applied`` themselves.
+    ///
+    /// Why: with no mutation subscriber, gathering them (generic code, asking the runtime for the
+    /// reactor's types on each append) was 4% of a busy authority's samples, for nothing.
+    package var followsMutations = true
+
+    /// Whether applied mutations go to ``Outbox/applied``: in a replay, only when the caller
+    /// collects them; otherwise while ``followsMutations``.
+    private var queuesApplied: Bool {
+        switch replaying {
+        case .collectingApplied?: true
+        case .discardingApplied?: false
+        case nil: followsMutations
+        }
+    }
     /// Which worker runs which subscription run (see `AuthorityEngine+Subscriptions.swift`).
     var subscriptionPlacement = SubscriptionPlacement()
 

@@ -251,6 +251,9 @@ final class AuthorityLoop<R: Reactor>: NodeLoop {
         let started = MonotonicClock.nanoseconds()
         let now = MonotonicClock.milliseconds()
         if feedReady { try feed.readSubscriptions() }
+        // The subscriptions change only above: this turn's demand will ask for mutations
+        // exactly when the engine gathers them.
+        engine.followsMutations = feed.wantsMutations
         if var batch = actions {
             let flushEach = durability?.flushesEachAction == true
             while let frames = try batch.next() {

@@ -62,8 +62,9 @@ extension AuthorityEngine {
         package var promptReplies: [[[UInt8]]] = []
         /// Worker messages that depend on nothing in the journal (heartbeats), likewise.
         package var promptToWorkers: [[[UInt8]]] = []
-        /// Applied mutations, with their payload bytes when they arrived encoded (from a worker)
-        /// or when the ``Demand`` asked for mutations (`nil` only if the app's type cannot encode).
+        /// Applied mutations (while ``AuthorityEngine/followsMutations``), with their payload
+        /// bytes when they arrived encoded (from a worker) or when the ``Demand`` asked for
+        /// mutations (`nil` only if the app's type cannot encode).
         package var applied: [Applied] = []
         /// Records to append to the journal before replies go out.
         package var records: [AuthorityRecord] = []
