@@ -21,33 +21,34 @@ package enum ClientMessage: Sendable, Equatable {
     /// Decodes the frames after the routing id.
     package init(frames: [[UInt8]]) throws(ProtocolError) {
         guard let first = frames.first else { throw .malformed("empty message") }
-        let header = try WireHeader(first)
-        switch header.kind {
-        case "action":
-            guard frames.count == 2 else { throw .malformed("action needs a header and a payload frame, got \(frames.count) frames") }
-            try header.expect(fields: 2)
-            let client = try header.string(0, "client_id", maxBytes: Self.maxClientIDBytes)
-            guard !client.isEmpty else { throw .malformed("action.client_id must not be empty") }
-            let seq = try header.uint(1, "client_seq")
-            guard seq >= 1 else { throw .malformed("action.client_seq must be at least 1") }
-            self = .action(clientID: client, clientSeq: seq, payload: frames[1])
-        case "snapshot_chunk":
-            guard frames.count == 1 else { throw .malformed("snapshot_chunk is one frame, got \(frames.count)") }
-            try header.expect(fields: 4)
-            let id = try header.uint(0, "request_id")
-            let version = try header.optionalUInt(1, "version")
-            let offset = try header.uint(2, "offset")
-            let maxBytes = try header.uint(3, "max_bytes")
-            guard maxBytes >= 1 else { throw .malformed("snapshot_chunk.max_bytes must be at least 1") }
-            guard version != nil || offset == 0 else { throw .malformed("snapshot_chunk without a version starts at offset 0") }
-            self = .snapshotChunk(requestID: id, version: version, offset: offset, maxBytes: maxBytes)
-        case "snapshot", "ping", "stats":
-            guard frames.count == 1 else { throw .malformed("\(header.kind) is one frame, got \(frames.count)") }
-            try header.expect(fields: 1)
-            let id = try header.uint(0, "request_id")
-            self = header.kind == "snapshot" ? .snapshot(requestID: id) : header.kind == "ping" ? .ping(requestID: id) : .stats(requestID: id)
-        default:
-            throw ProtocolError(.unknownKind, "unknown kind '\(header.kind)' on the actions socket")
+        self = try WireHeader.read(first) { header throws(ProtocolError) -> Self in
+            switch header.kind {
+            case "action":
+                guard frames.count == 2 else { throw .malformed("action needs a header and a payload frame, got \(frames.count) frames") }
+                try header.expect(fields: 2)
+                let client = try header.string(0, "client_id", maxBytes: Self.maxClientIDBytes)
+                guard !client.isEmpty else { throw .malformed("action.client_id must not be empty") }
+                let seq = try header.uint(1, "client_seq")
+                guard seq >= 1 else { throw .malformed("action.client_seq must be at least 1") }
+                return .action(clientID: client, clientSeq: seq, payload: frames[1])
+            case "snapshot_chunk":
+                guard frames.count == 1 else { throw .malformed("snapshot_chunk is one frame, got \(frames.count)") }
+                try header.expect(fields: 4)
+                let id = try header.uint(0, "request_id")
+                let version = try header.optionalUInt(1, "version")
+                let offset = try header.uint(2, "offset")
+                let maxBytes = try header.uint(3, "max_bytes")
+                guard maxBytes >= 1 else { throw .malformed("snapshot_chunk.max_bytes must be at least 1") }
+                guard version != nil || offset == 0 else { throw .malformed("snapshot_chunk without a version starts at offset 0") }
+                return .snapshotChunk(requestID: id, version: version, offset: offset, maxBytes: maxBytes)
+            case "snapshot", "ping", "stats":
+                guard frames.count == 1 else { throw .malformed("\(header.kind) is one frame, got \(frames.count)") }
+                try header.expect(fields: 1)
+                let id = try header.uint(0, "request_id")
+                return header.kind == "snapshot" ? .snapshot(requestID: id) : header.kind == "ping" ? .ping(requestID: id) : .stats(requestID: id)
+            default:
+                throw ProtocolError(.unknownKind, "unknown kind '\(header.kind)' on the actions socket")
+            }
         }
     }
 
@@ -109,45 +110,46 @@ package enum AuthorityReply: Sendable, Equatable {
     /// Decodes the frames a DEALER receives.
     package init(frames: [[UInt8]]) throws(ProtocolError) {
         guard let first = frames.first else { throw .malformed("empty message") }
-        let header = try WireHeader(first)
-        switch header.kind {
-        case "ack":
-            try header.expect(fields: 3)
-            self = .ack(clientSeq: try header.uint(0, "client_seq"), actionSeq: try header.uint(1, "action_seq"), version: try header.uint(2, "version"))
-        case "snapshot":
-            guard frames.count == 2 else { throw .malformed("snapshot needs a header and a payload frame") }
-            try header.expect(fields: 4)
-            self = .snapshot(requestID: try header.uint(0, "request_id"), version: try header.uint(1, "version"),
-                             actionSeq: try header.uint(2, "action_seq"), app: try header.string(3, "app"), payload: frames[1])
-        case "pong":
-            // Two fields from authorities before `start_id`; later fields are extensions to ignore.
-            try header.expect(atLeast: 2)
-            let startID = header.fieldCount >= 3 ? try header.uint(2, "start_id") : 0
-            let app = header.fieldCount >= 4 ? try header.string(3, "app") : ""
-            let schema = header.fieldCount >= 5 ? try header.uint32(4, "schema") : 1
-            let compatible = header.fieldCount >= 6 ? try header.uint32s(5, "compatible") : []
-            let term = header.fieldCount >= 7 ? try header.optionalUInt(6, "term") : nil
-            self = .pong(requestID: try header.uint(0, "request_id"), version: try header.uint(1, "version"), startID: startID, app: app,
-                         schema: schema, compatible: compatible, term: term)
-        case "stats":
-            try header.expect(fields: 2)
-            guard case .map(let entries) = try header.value(1, "counters") else { throw .malformed("stats.counters must be a map") }
-            var counters: [String: UInt64] = [:]
-            for (key, value) in entries {
-                guard case .string(let name) = key, case .uint(let count) = value else { throw .malformed("stats.counters must map strings to unsigned integers") }
-                counters[name] = count
+        self = try WireHeader.read(first) { header throws(ProtocolError) -> Self in
+            switch header.kind {
+            case "ack":
+                try header.expect(fields: 3)
+                return .ack(clientSeq: try header.uint(0, "client_seq"), actionSeq: try header.uint(1, "action_seq"), version: try header.uint(2, "version"))
+            case "snapshot":
+                guard frames.count == 2 else { throw .malformed("snapshot needs a header and a payload frame") }
+                try header.expect(fields: 4)
+                return .snapshot(requestID: try header.uint(0, "request_id"), version: try header.uint(1, "version"),
+                                 actionSeq: try header.uint(2, "action_seq"), app: try header.string(3, "app"), payload: frames[1])
+            case "pong":
+                // Two fields from authorities before `start_id`; later fields are extensions to ignore.
+                try header.expect(atLeast: 2)
+                let startID = header.fieldCount >= 3 ? try header.uint(2, "start_id") : 0
+                let app = header.fieldCount >= 4 ? try header.string(3, "app") : ""
+                let schema = header.fieldCount >= 5 ? try header.uint32(4, "schema") : 1
+                let compatible = header.fieldCount >= 6 ? try header.uint32s(5, "compatible") : []
+                let term = header.fieldCount >= 7 ? try header.optionalUInt(6, "term") : nil
+                return .pong(requestID: try header.uint(0, "request_id"), version: try header.uint(1, "version"), startID: startID, app: app,
+                             schema: schema, compatible: compatible, term: term)
+            case "stats":
+                try header.expect(fields: 2)
+                guard case .map(let entries) = try header.value(1, "counters") else { throw .malformed("stats.counters must be a map") }
+                var counters: [String: UInt64] = [:]
+                for (key, value) in entries {
+                    guard case .string(let name) = key, case .uint(let count) = value else { throw .malformed("stats.counters must map strings to unsigned integers") }
+                    counters[name] = count
+                }
+                return .stats(requestID: try header.uint(0, "request_id"), counters: counters)
+            case "snapshot_chunk":
+                guard frames.count == 2 else { throw .malformed("snapshot_chunk needs a header and a payload frame") }
+                try header.expect(fields: 6)
+                return .snapshotChunk(requestID: try header.uint(0, "request_id"), version: try header.uint(1, "version"),
+                                      actionSeq: try header.uint(2, "action_seq"), app: try header.string(3, "app"),
+                                      totalBytes: try header.uint(4, "total_bytes"), offset: try header.uint(5, "offset"), payload: frames[1])
+            case "error":
+                return try Self.decodeError(header)
+            default:
+                throw ProtocolError(.unknownKind, "unknown kind '\(header.kind)' from the authority")
             }
-            self = .stats(requestID: try header.uint(0, "request_id"), counters: counters)
-        case "snapshot_chunk":
-            guard frames.count == 2 else { throw .malformed("snapshot_chunk needs a header and a payload frame") }
-            try header.expect(fields: 6)
-            self = .snapshotChunk(requestID: try header.uint(0, "request_id"), version: try header.uint(1, "version"),
-                                  actionSeq: try header.uint(2, "action_seq"), app: try header.string(3, "app"),
-                                  totalBytes: try header.uint(4, "total_bytes"), offset: try header.uint(5, "offset"), payload: frames[1])
-        case "error":
-            self = try Self.decodeError(header)
-        default:
-            throw ProtocolError(.unknownKind, "unknown kind '\(header.kind)' from the authority")
         }
     }
 

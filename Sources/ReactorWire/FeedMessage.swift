@@ -33,43 +33,44 @@ package enum FeedMessage: Sendable, Equatable {
     package init(frames: [[UInt8]]) throws(ProtocolError) {
         guard frames.count >= 2 else { throw .malformed("feed messages have a topic and a header frame") }
         let topic = String(decoding: frames[0], as: UTF8.self)
-        let header = try WireHeader(frames[1], topic: topic)
-        switch topic {
-        case Topic.snapshot:
-            guard frames.count == 3 else { throw .malformed("snapshot needs a payload frame") }
-            try header.expect(fields: 2)
-            self = .snapshot(version: try header.uint(0, "version"), actionSeq: try header.uint(1, "action_seq"), payload: frames[2])
-        case Topic.mutation:
-            guard frames.count == 3 else { throw .malformed("mutation needs a payload frame") }
-            try header.expect(fields: 5)
-            let index = UInt32(clamping: try header.uint(4, "index"))
-            let origin: MutationOrigin
-            switch try header.string(2, "origin") {
-            case "sync": origin = .sync(index: index)
-            case "async": origin = .async(job: JobID(actionSeq: try header.uint(1, "action_seq"), effectIndex: try header.uint32(3, "effect_index")), emitIndex: index)
-            case "failure": origin = .failure(job: JobID(actionSeq: try header.uint(1, "action_seq"), effectIndex: try header.uint32(3, "effect_index")), index: index)
-            case "cancelled": origin = .cancelled(job: JobID(actionSeq: try header.uint(1, "action_seq"), effectIndex: try header.uint32(3, "effect_index")), index: index)
-            case let other: throw .malformed("unknown mutation origin '\(other)'")
+        self = try WireHeader.read(frames[1], topic: topic) { header throws(ProtocolError) -> Self in
+            switch topic {
+            case Topic.snapshot:
+                guard frames.count == 3 else { throw .malformed("snapshot needs a payload frame") }
+                try header.expect(fields: 2)
+                return .snapshot(version: try header.uint(0, "version"), actionSeq: try header.uint(1, "action_seq"), payload: frames[2])
+            case Topic.mutation:
+                guard frames.count == 3 else { throw .malformed("mutation needs a payload frame") }
+                try header.expect(fields: 5)
+                let index = UInt32(clamping: try header.uint(4, "index"))
+                let origin: MutationOrigin
+                switch try header.string(2, "origin") {
+                case "sync": origin = .sync(index: index)
+                case "async": origin = .async(job: JobID(actionSeq: try header.uint(1, "action_seq"), effectIndex: try header.uint32(3, "effect_index")), emitIndex: index)
+                case "failure": origin = .failure(job: JobID(actionSeq: try header.uint(1, "action_seq"), effectIndex: try header.uint32(3, "effect_index")), index: index)
+                case "cancelled": origin = .cancelled(job: JobID(actionSeq: try header.uint(1, "action_seq"), effectIndex: try header.uint32(3, "effect_index")), index: index)
+                case let other: throw .malformed("unknown mutation origin '\(other)'")
+                }
+                return .mutation(version: try header.uint(0, "version"), actionSeq: try header.uint(1, "action_seq"), origin: origin, payload: frames[2])
+            case Topic.heartbeat:
+                try header.expect(fields: 2)
+                return .heartbeat(version: try header.uint(0, "version"), actionSeq: try header.uint(1, "action_seq"))
+            case Topic.job:
+                try header.expect(fields: 7)
+                guard let event = JobEvent.Event(rawValue: try header.string(2, "event")) else {
+                    throw .malformed("unknown job event '\((try? header.string(2, "event")) ?? "")'")
+                }
+                return .job(JobEvent(event, job: JobID(actionSeq: try header.uint(0, "action_seq"), effectIndex: try header.uint32(1, "effect_index")),
+                                     worker: try header.optionalString(3, "worker"), dispatch: try header.uint32(4, "dispatch"),
+                                     attempts: try header.optionalUInt32(5, "attempts"), microseconds: try header.optionalUInt(6, "microseconds")))
+            case _ where topic.hasPrefix(Topic.projectionPrefix):
+                guard frames.count == 3 else { throw .malformed("projection needs a payload frame") }
+                try header.expect(fields: 2)
+                return .projection(name: String(topic.dropFirst(Topic.projectionPrefix.count)), version: try header.uint(0, "version"),
+                                   actionSeq: try header.uint(1, "action_seq"), payload: frames[2])
+            default:
+                throw ProtocolError(.unknownKind, "unknown feed topic '\(topic)'")
             }
-            self = .mutation(version: try header.uint(0, "version"), actionSeq: try header.uint(1, "action_seq"), origin: origin, payload: frames[2])
-        case Topic.heartbeat:
-            try header.expect(fields: 2)
-            self = .heartbeat(version: try header.uint(0, "version"), actionSeq: try header.uint(1, "action_seq"))
-        case Topic.job:
-            try header.expect(fields: 7)
-            guard let event = JobEvent.Event(rawValue: try header.string(2, "event")) else {
-                throw .malformed("unknown job event '\((try? header.string(2, "event")) ?? "")'")
-            }
-            self = .job(JobEvent(event, job: JobID(actionSeq: try header.uint(0, "action_seq"), effectIndex: try header.uint32(1, "effect_index")),
-                                 worker: try header.optionalString(3, "worker"), dispatch: try header.uint32(4, "dispatch"),
-                                 attempts: try header.optionalUInt32(5, "attempts"), microseconds: try header.optionalUInt(6, "microseconds")))
-        case _ where topic.hasPrefix(Topic.projectionPrefix):
-            guard frames.count == 3 else { throw .malformed("projection needs a payload frame") }
-            try header.expect(fields: 2)
-            self = .projection(name: String(topic.dropFirst(Topic.projectionPrefix.count)), version: try header.uint(0, "version"),
-                               actionSeq: try header.uint(1, "action_seq"), payload: frames[2])
-        default:
-            throw ProtocolError(.unknownKind, "unknown feed topic '\(topic)'")
         }
     }
 

@@ -28,54 +28,55 @@ package enum WorkerMessage: Sendable, Equatable {
     /// Decodes the frames after the routing id.
     package init(frames: [[UInt8]]) throws(ProtocolError) {
         guard let first = frames.first else { throw .malformed("empty message") }
-        let header = try WireHeader(first)
-        if header.kind == "done" {
-            guard frames.count <= 2 else { throw .malformed("done is 1 or 2 frames, got \(frames.count)") }
-        } else {
-            let expectedFrames = header.kind == "emit" || header.kind == "event" ? 2 : 1
-            guard frames.count == expectedFrames else {
-                throw .malformed("\(header.kind) is \(expectedFrames) frame\(expectedFrames == 1 ? "" : "s"), got \(frames.count)")
-            }
-        }
-        switch header.kind {
-        case "ready":
-            // Four fields from workers before `schema`.
-            if header.fieldCount != 4 { try header.expect(fields: 5) }
-            let capacity = try header.uint(2, "capacity")
-            guard capacity >= 1 else { throw .malformed("ready.capacity must be at least 1") }
-            self = .ready(name: try header.string(0, "name", maxBytes: 256), app: try header.string(1, "app", maxBytes: 256),
-                          capacity: capacity, kinds: try header.strings(3, "kinds"),
-                          schema: header.fieldCount == 5 ? try header.uint32(4, "schema") : 1)
-        case "heartbeat":
-            try header.expect(fields: 0)
-            self = .heartbeat
-        case "bye":
-            try header.expect(fields: 0)
-            self = .bye
-        case "emit":
-            try header.expect(fields: 3)
-            self = .emit(job: try Self.job(header), emitIndex: try header.uint32(2, "emit_index"), payload: frames[1])
-        case "done":
-            try header.expect(fields: 3)
-            let job = try Self.job(header), count = try header.uint32(2, "emit_count")
-            if frames.count == 2 {
-                guard count >= 1 else { throw .malformed("done with a mutation must count at least that one") }
-                self = .doneWithEmit(job: job, emitCount: count, payload: frames[1])
+        self = try WireHeader.read(first) { header throws(ProtocolError) -> Self in
+            if header.kind == "done" {
+                guard frames.count <= 2 else { throw .malformed("done is 1 or 2 frames, got \(frames.count)") }
             } else {
-                self = .done(job: job, emitCount: count)
+                let expectedFrames = header.kind == "emit" || header.kind == "event" ? 2 : 1
+                guard frames.count == expectedFrames else {
+                    throw .malformed("\(header.kind) is \(expectedFrames) frame\(expectedFrames == 1 ? "" : "s"), got \(frames.count)")
+                }
             }
-        case "failed":
-            try header.expect(fields: 4)
-            let attempts = try header.uint(2, "attempts")
-            self = .failed(job: try Self.job(header), failure: EffectFailure(message: try header.string(3, "message", maxBytes: 4_096), attempts: Int(clamping: attempts)))
-        case "subscriber":
-            try header.expect(fields: 1)
-            self = .subscriber(kinds: try header.strings(0, "kinds"))
-        case "event":
-            try header.expect(fields: 2)
-            self = .event(run: try header.uint(0, "run"), index: try header.uint(1, "index"), payload: frames[1])
-        default:
-            throw ProtocolError(.unknownKind, "unknown kind '\(header.kind)' on the workers socket")
+            switch header.kind {
+            case "ready":
+                // Four fields from workers before `schema`.
+                if header.fieldCount != 4 { try header.expect(fields: 5) }
+                let capacity = try header.uint(2, "capacity")
+                guard capacity >= 1 else { throw .malformed("ready.capacity must be at least 1") }
+                return .ready(name: try header.string(0, "name", maxBytes: 256), app: try header.string(1, "app", maxBytes: 256),
+                              capacity: capacity, kinds: try header.strings(3, "kinds"),
+                              schema: header.fieldCount == 5 ? try header.uint32(4, "schema") : 1)
+            case "heartbeat":
+                try header.expect(fields: 0)
+                return .heartbeat
+            case "bye":
+                try header.expect(fields: 0)
+                return .bye
+            case "emit":
+                try header.expect(fields: 3)
+                return .emit(job: try Self.job(header), emitIndex: try header.uint32(2, "emit_index"), payload: frames[1])
+            case "done":
+                try header.expect(fields: 3)
+                let job = try Self.job(header), count = try header.uint32(2, "emit_count")
+                if frames.count == 2 {
+                    guard count >= 1 else { throw .malformed("done with a mutation must count at least that one") }
+                    return .doneWithEmit(job: job, emitCount: count, payload: frames[1])
+                } else {
+                    return .done(job: job, emitCount: count)
+                }
+            case "failed":
+                try header.expect(fields: 4)
+                let attempts = try header.uint(2, "attempts")
+                return .failed(job: try Self.job(header), failure: EffectFailure(message: try header.string(3, "message", maxBytes: 4_096), attempts: Int(clamping: attempts)))
+            case "subscriber":
+                try header.expect(fields: 1)
+                return .subscriber(kinds: try header.strings(0, "kinds"))
+            case "event":
+                try header.expect(fields: 2)
+                return .event(run: try header.uint(0, "run"), index: try header.uint(1, "index"), payload: frames[1])
+            default:
+                throw ProtocolError(.unknownKind, "unknown kind '\(header.kind)' on the workers socket")
+            }
         }
     }
 
@@ -143,39 +144,40 @@ package enum AuthorityToWorker: Sendable, Equatable {
     /// Decodes the frames a worker's DEALER receives.
     package init(frames: [[UInt8]]) throws(ProtocolError) {
         guard let first = frames.first else { throw .malformed("empty message") }
-        let header = try WireHeader(first)
-        switch header.kind {
-        case "welcome":
-            try header.expect(atLeast: 1)
-            self = .welcome(heartbeatMilliseconds: try header.uint(0, "heartbeat_ms"),
-                            term: header.fieldCount >= 2 ? try header.optionalUInt(1, "term") : nil)
-        case "job":
-            guard frames.count == 2 else { throw .malformed("job needs a header and a payload frame") }
-            try header.expect(fields: 3)
-            self = .job(try WorkerMessage.job(header), kind: try header.string(2, "kind"), payload: frames[1])
-        case "heartbeat":
-            // Read leniently, as every release did: a list this worker cannot read names nothing.
-            let features = header.fieldCount >= 1 ? (try? header.strings(0, "features")) ?? [] : []
-            self = .heartbeat(features: features)
-        case "subscribe":
-            guard frames.count == 2 else { throw .malformed("subscribe needs a header and a payload frame") }
-            try header.expect(fields: 4)
-            self = .subscribe(run: try header.uint(0, "run"), id: try header.string(1, "id", maxBytes: 4_096), kind: try header.string(2, "kind"),
-                              after: try header.optionalUInt(3, "after"), payload: frames[1])
-        case "unsubscribe":
-            try header.expect(fields: 1)
-            self = .unsubscribe(run: try header.uint(0, "run"))
-        case "error":
-            guard case .error(let ref, let code, let message) = try AuthorityReply.decodeError(header) else {
-                throw .malformed("error header")
+        self = try WireHeader.read(first) { header throws(ProtocolError) -> Self in
+            switch header.kind {
+            case "welcome":
+                try header.expect(atLeast: 1)
+                return .welcome(heartbeatMilliseconds: try header.uint(0, "heartbeat_ms"),
+                                term: header.fieldCount >= 2 ? try header.optionalUInt(1, "term") : nil)
+            case "job":
+                guard frames.count == 2 else { throw .malformed("job needs a header and a payload frame") }
+                try header.expect(fields: 3)
+                return .job(try WorkerMessage.job(header), kind: try header.string(2, "kind"), payload: frames[1])
+            case "heartbeat":
+                // Read leniently, as every release did: a list this worker cannot read names nothing.
+                let features = header.fieldCount >= 1 ? (try? header.strings(0, "features")) ?? [] : []
+                return .heartbeat(features: features)
+            case "subscribe":
+                guard frames.count == 2 else { throw .malformed("subscribe needs a header and a payload frame") }
+                try header.expect(fields: 4)
+                return .subscribe(run: try header.uint(0, "run"), id: try header.string(1, "id", maxBytes: 4_096), kind: try header.string(2, "kind"),
+                                  after: try header.optionalUInt(3, "after"), payload: frames[1])
+            case "unsubscribe":
+                try header.expect(fields: 1)
+                return .unsubscribe(run: try header.uint(0, "run"))
+            case "error":
+                guard case .error(let ref, let code, let message) = try AuthorityReply.decodeError(header) else {
+                    throw .malformed("error header")
+                }
+                return .error(ref: ref, code: code, message: message)
+            case "cancel":
+                guard frames.count == 1 else { throw .malformed("cancel is 1 frame, got \(frames.count)") }
+                try header.expect(fields: 2)
+                return .cancel(try WorkerMessage.job(header))
+            default:
+                throw ProtocolError(.unknownKind, "unknown kind '\(header.kind)' from the authority")
             }
-            self = .error(ref: ref, code: code, message: message)
-        case "cancel":
-            guard frames.count == 1 else { throw .malformed("cancel is 1 frame, got \(frames.count)") }
-            try header.expect(fields: 2)
-            self = .cancel(try WorkerMessage.job(header))
-        default:
-            throw ProtocolError(.unknownKind, "unknown kind '\(header.kind)' from the authority")
         }
     }
 

@@ -11,9 +11,9 @@ import Testing
         let frames = AuthorityToWorker.cancel(job).frames(writer)
         #expect(frames.count == 1)
         #expect(try AuthorityToWorker(frames: frames) == .cancel(job))
-        let header = try WireHeader(frames[0])
-        #expect(header.kind == "cancel")
-        #expect(header.fieldCount == 2)
+        let (kind, fields) = try WireHeader.read(frames[0]) { ($0.kind, $0.fieldCount) }
+        #expect(kind == "cancel")
+        #expect(fields == 2)
     }
 
     @Test func aCancelOfTheWrongShapeIsMalformed() {

@@ -46,6 +46,26 @@ package struct MessagePackView {
         object.type == MSGPACK_OBJECT_BIN ? [UInt8](object.binaryBytes) : nil
     }
 
+    /// Whether this is `nil`.
+    package var isNil: Bool { object.isNil }
+
+    /// The number of elements of an array; `nil` for any other type.
+    package var arrayCount: Int? {
+        object.isArray ? object.arrayCount : nil
+    }
+
+    /// The element of an array at `index` (`0 ..< arrayCount`).
+    package func element(at index: Int) -> MessagePackView {
+        precondition(object.isArray && index >= 0 && index < object.arrayCount, "array element \(index) out of range")
+        return MessagePackView(object.element(index))
+    }
+
+    /// The whole value as a tree, for the rare field whose shape varies; `nil` when a string in
+    /// it is not valid UTF-8.
+    package var tree: MessagePackValue? {
+        try? MessagePackValue(object: object) { [] }
+    }
+
     /// The number of entries of a map; `nil` for any other type.
     package var mapCount: Int? {
         object.isMap ? object.mapCount : nil
