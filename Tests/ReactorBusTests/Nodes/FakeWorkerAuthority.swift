@@ -37,6 +37,8 @@ final class FakeWorkerAuthority: Sendable {
     private final class Shared: Sendable {
         let inbox = Mutex(Inbox())
         let answersHeartbeats = Atomic<Bool>(true)
+        /// When not 0: the heartbeat interval of the welcome the next `ready` gets at once.
+        let welcomeNextReady = Atomic<UInt64>(0)
         let finished = DispatchSemaphore(value: 0)
     }
 
@@ -108,6 +110,13 @@ final class FakeWorkerAuthority: Sendable {
                         }
                     } else {
                         shared.inbox.withLock { $0.messages.append(received) }
+                        if case .ready? = message {
+                            let interval = shared.welcomeNextReady.exchange(0, ordering: .acquiringAndReleasing)
+                            if interval > 0 {
+                                shared.answersHeartbeats.store(true, ordering: .releasing)
+                                _ = try socket.trySend([peer.bytes] + AuthorityToWorker.welcome(heartbeatMilliseconds: interval).frames(writer))
+                            }
+                        }
                     }
                 }
             }
@@ -129,6 +138,13 @@ final class FakeWorkerAuthority: Sendable {
     /// Stops (or resumes) answering heartbeats, so the worker hears nothing at all.
     func setAnswersHeartbeats(_ answers: Bool) {
         shared.answersHeartbeats.store(answers, ordering: .releasing)
+    }
+
+    /// Answers the next `ready` at once, from the fake's own thread, with a welcome of this
+    /// heartbeat interval, and answers heartbeats again from then on: a silence that ends when
+    /// the worker registers again, however late the test task runs.
+    func welcomeNextReady(heartbeatMilliseconds: UInt64) {
+        shared.welcomeNextReady.store(max(heartbeatMilliseconds, 1), ordering: .releasing)
     }
 
     /// Removes and returns the oldest message other than a heartbeat, waiting up to `timeout`.
