@@ -25,6 +25,18 @@ func withPushPull<R>(_ context: ZMQContext, at endpoint: String, _ body: (_ push
     return try body(push, pull)
 }
 
+/// Sends `message` once from a thread of its own, through a PUSH socket it connects to
+/// `endpoint`: a message that arrives while the test's thread waits in a poller.
+func sendFromAnotherThread(_ context: ZMQContext, to endpoint: String, _ message: [UInt8]) {
+    let sender = Thread {
+        guard let push = try? ZMQSocket(context: context, type: .push) else { return }
+        defer { push.close() }
+        guard (try? push.connect(endpoint)) != nil else { return }
+        try? push.send(message)
+    }
+    sender.start()
+}
+
 /// Binds to an ephemeral TCP port on the loopback interface and returns the resolved endpoint.
 func bindEphemeral(_ socket: ZMQSocket) throws -> String {
     try socket.bind("tcp://127.0.0.1:*")

@@ -6,9 +6,12 @@ import ZeroMQ
 import TestSupport
 
 @Suite struct ZMQManySocketPollerTests {
-    /// `count` PULL sockets, each with a PUSH connected to it over inproc.
-    private func pairs(_ context: ZMQContext, _ count: Int, name: String) throws -> (pushes: [ZMQSocket], pulls: [ZMQSocket]) {
+    /// Runs `body` with `count` PULL sockets, each with a PUSH connected to it over inproc, and a
+    /// poller with the PULLs registered in order (index `i` is `pulls[i]`); closes them after.
+    private func withPairs(_ context: ZMQContext, _ count: Int, name: String,
+                           _ body: (_ pushes: [ZMQSocket], _ pulls: [ZMQSocket], _ poller: ZMQManySocketPoller) throws -> Void) throws {
         var pushes: [ZMQSocket] = [], pulls: [ZMQSocket] = []
+        defer { (pushes + pulls).forEach { $0.close() } }
         for index in 0..<count {
             let pull = try ZMQSocket(context: context, type: .pull)
             let push = try ZMQSocket(context: context, type: .push)
@@ -17,15 +20,14 @@ import TestSupport
             try pull.bind("inproc://\(name)-\(index)")
             try push.connect("inproc://\(name)-\(index)")
         }
-        return (pushes, pulls)
+        let poller = try ZMQManySocketPoller()
+        let indices = try pulls.map { try poller.register($0) }
+        #expect(indices == Array(0..<count))
+        try body(pushes, pulls, poller)
     }
 
     @Test func timeoutReportsNothingWithinBoundedTime() throws {
-        try withContext { context in
-            let (pushes, pulls) = try pairs(context, 3, name: "many-timeout")
-            defer { (pushes + pulls).forEach { $0.close() } }
-            let poller = try ZMQManySocketPoller()
-            for pull in pulls { try poller.register(pull) }
+        try withContext { context in try withPairs(context, 3, name: "many-timeout") { _, _, poller throws in
             #expect(poller.count == 3)
             #expect(try poller.readable(timeout: 0) == [])
             let clock = ContinuousClock()
@@ -34,16 +36,11 @@ import TestSupport
             let elapsed = clock.now - start
             #expect(elapsed >= .milliseconds(40))
             #expect(elapsed < promptly)
-        }
+        } }
     }
 
     @Test func onlyTheReadySocketsOfManyAreReportedEachOnce() throws {
-        try withContext { context in
-            let (pushes, pulls) = try pairs(context, 200, name: "many-ready")
-            defer { (pushes + pulls).forEach { $0.close() } }
-            let poller = try ZMQManySocketPoller()
-            let indices = try pulls.map { try poller.register($0) }
-            #expect(indices == Array(0..<200))
+        try withContext { context in try withPairs(context, 200, name: "many-ready") { pushes, pulls, poller throws in
             #expect(try poller.readable(timeout: 0) == [])
             for index in [7, 42, 199] {
                 try pushes[index].send(bytes("a\(index)"))
@@ -55,7 +52,7 @@ import TestSupport
                 #expect(try pulls[index].tryReceiveMultipart() == [bytes("b\(index)")])
             }
             #expect(try poller.readable(timeout: 0) == [])
-        }
+        } }
     }
 
     /// Reading one of two messages processes the commands that had made the descriptor
@@ -102,17 +99,13 @@ import TestSupport
     /// A reported socket its owner never drains is reported again, without a wait, and the
     /// others are still taken from the kernel meanwhile.
     @Test func anUndrainedSocketDoesNotHideTheOthers() throws {
-        try withContext { context in
-            let (pushes, pulls) = try pairs(context, 2, name: "many-undrained")
-            defer { (pushes + pulls).forEach { $0.close() } }
-            let poller = try ZMQManySocketPoller()
-            for pull in pulls { try poller.register(pull) }
+        try withContext { context in try withPairs(context, 2, name: "many-undrained") { pushes, _, poller throws in
             try pushes[0].send(bytes("kept"))
             #expect(try poller.readable(timeout: 5_000) == [0])
             #expect(try poller.readable(timeout: 5_000) == [0])
             try pushes[1].send(bytes("other"))
             #expect(try poller.readable(timeout: 5_000).sorted() == [0, 1])
-        }
+        } }
     }
 
     @Test func aMessageFromAnotherThreadWakesAWaitingPoller() throws {
@@ -123,13 +116,7 @@ import TestSupport
             let poller = try ZMQManySocketPoller()
             let index = try poller.register(pull)
             #expect(try poller.readable(timeout: 0) == [])
-            let sender = Thread {
-                guard let push = try? ZMQSocket(context: context, type: .push) else { return }
-                defer { push.close() }
-                guard (try? push.connect("inproc://many-wake")) != nil else { return }
-                try? push.send(bytes("late"))
-            }
-            sender.start()
+            sendFromAnotherThread(context, to: "inproc://many-wake", bytes("late"))
             let clock = ContinuousClock()
             let start = clock.now
             #expect(try poller.readable(timeout: 10_000) == [index])

@@ -137,13 +137,7 @@ import TestSupport
             let poller = ZMQPoller()
             let index = try poller.register(pull)
             #expect(try poller.poll(timeout: 0) == 0)
-            let sender = Thread {
-                guard let push = try? ZMQSocket(context: context, type: .push) else { return }
-                defer { push.close() }
-                guard (try? push.connect("inproc://poller-wake")) != nil else { return }
-                try? push.send(bytes("late"))
-            }
-            sender.start()
+            sendFromAnotherThread(context, to: "inproc://poller-wake", bytes("late"))
             let clock = ContinuousClock()
             let start = clock.now
             #expect(try poller.poll(timeout: 10_000) == 1)
