@@ -80,6 +80,9 @@ struct CancelReactor: Reactor {
         #expect(cancelling.applied.map(\.version) == [1, 2])
         #expect(cancelling.applied.map(\.actionSeq) == [2, 1])
         #expect(cancelling.applied.map(\.origin) == [.sync(index: 0), .cancelled(job: job(1), index: 0)])
+        // The plain counts a runtime reads follow the arrays the cancellation changed.
+        #expect((started.appliedCount, started.jobCount) == (0, 1))
+        #expect((cancelling.appliedCount, cancelling.jobCount) == (2, 0))
         #expect(cancelling.version == 2)
         #expect(sequencer.openJobCount == 0)
         #expect(!sequencer.hasOpenJobs(actionSeq: 1))
@@ -124,6 +127,7 @@ struct CancelReactor: Reactor {
         let cancelling = sequencer.accept(.act(effects: [.init("d", id: "s")], cancel: ["s"]))
         #expect(cancelling.cancelled == [job(1, 0)])
         #expect(cancelling.jobs.map(\.id) == [job(2)])
+        #expect((cancelling.appliedCount, cancelling.jobCount) == (1, 1))
         #expect(sequencer.openJobCount == 3)
         #expect(sequencer.unreportedJobs.map(\.id) == [job(1, 1), job(1, 2), job(2)])
         // An id nothing carries cancels nothing.
@@ -168,6 +172,8 @@ struct CancelReactor: Reactor {
         #expect(acceptance.cancelled == [job(1, 0), job(1, 1)])
         #expect(acceptance.jobs.map(\.id) == [job(1, 2)])
         #expect(acceptance.applied.map(\.mutation) == [.log("cancelled a"), .log("cancelled b")])
+        // Issued three jobs, kept one: the count follows the jobs removed after the init.
+        #expect((acceptance.appliedCount, acceptance.jobCount) == (2, 1))
         #expect(sequencer.openJobCount == 1)
         #expect(sequencer.hasOpenJobs(actionSeq: 1))
     }

@@ -7,10 +7,15 @@ public struct Acceptance<Mutation, Effect> {
     /// Every mutation applied by accepting the action, in order: its sync mutations, then, for
     /// each job it cancelled, the reactor's `cancelled(effect:)` mutations (origin
     /// `.cancelled`) and the waiting results of lane jobs the cancellation let through.
-    public var applied: [AppliedMutation<Mutation>]
+    public var applied: [AppliedMutation<Mutation>] { didSet { appliedCount = applied.count } }
     /// One job per effect, to run elsewhere (without those of its effects that a later effect
     /// of the same action cancelled in flight).
-    public var jobs: [Job<Effect>]
+    public var jobs: [Job<Effect>] { didSet { jobCount = jobs.count } }
+    /// `applied.count` and `jobs.count` as plain integers: code that is generic over the reactor
+    /// and not specialised for it (a runtime's engine) reads them without asking the Swift
+    /// runtime for the arrays' element types, which it did on every action.
+    @usableFromInline package internal(set) var appliedCount: Int
+    @usableFromInline package internal(set) var jobCount: Int
     /// Jobs of earlier actions (or of this one) that the action cancelled, in the order they
     /// were cancelled: each has ended, and whatever it still emits is dropped. A runtime stops
     /// them.
@@ -19,12 +24,14 @@ public struct Acceptance<Mutation, Effect> {
     /// results applied, in `applied`), in the order they ended.
     public var finished: [JobID] = []
 
-    @usableFromInline
+    @inlinable
     init(actionSeq: UInt64, version: UInt64, applied: [AppliedMutation<Mutation>], jobs: [Job<Effect>]) {
         self.actionSeq = actionSeq
         self.version = version
         self.applied = applied
         self.jobs = jobs
+        self.appliedCount = applied.count
+        self.jobCount = jobs.count
     }
 }
 

@@ -63,10 +63,10 @@ extension AuthorityEngine {
         for acceptance in accepted {
             metrics[.subscriptionEventsApplied] += 1
             metrics[.actionsAccepted] += 1
-            metrics[.mutationsApplied] += UInt64(acceptance.applied.count)
-            metrics[.mutationsSync] += UInt64(acceptance.applied.count)
+            metrics[.mutationsApplied] += UInt64(acceptance.appliedCount)
+            metrics[.mutationsSync] += UInt64(acceptance.appliedCount)
             queueForFeed(acceptance.applied)
-            if acceptance.jobs.isEmpty { metrics[.actionsApplied] += 1 }
+            if acceptance.jobCount == 0 { metrics[.actionsApplied] += 1 }
             guard let now else { continue }
             for job in acceptance.jobs {
                 if let assignment = dispatcher.enqueue(job.id, kind: job.kind, now: now) { send(assignment) }
