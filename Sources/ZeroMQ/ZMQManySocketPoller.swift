@@ -23,13 +23,12 @@ package final class ZMQManySocketPoller {
     private let epoll: Int32
     /// Registered sockets and the handle each had when registered, by index.
     private var sockets: [(socket: ZMQSocket, handle: UnsafeMutableRawPointer)] = []
-    /// Sockets to ask before the next wait, each once.
-    private var suspects: [Int] = []
-    private var isSuspect: [Bool] = []
+    /// Sockets to ask before the next wait.
+    private var suspects = NotedIndices()
+    /// The sockets the current wait found readable.
+    private var ready = NotedIndices()
     /// Reused by every wait.
     private var events: [epoll_event]
-    private var ready: [Int] = []
-    private var isReady: [Bool] = []
 
     /// Creates an empty poller.
     ///
@@ -53,17 +52,15 @@ package final class ZMQManySocketPoller {
     @discardableResult
     package func register(_ socket: ZMQSocket) throws(ZMQError) -> Int {
         let handle = try socket.openHandle("zmq_getsockopt")
-        var descriptor: Int32 = -1
-        var size = MemoryLayout<Int32>.size
-        try zmqCall("zmq_getsockopt") { zmq_getsockopt(handle, ZMQ_FD, &descriptor, &size) }
+        let descriptor = try signalDescriptor(of: handle)
         let index = sockets.count
         var event = epoll_event()
         event.events = EPOLLIN.rawValue
         event.data.u64 = UInt64(index)
         guard epoll_ctl(epoll, EPOLL_CTL_ADD, descriptor, &event) == 0 else { throw ZMQError(code: errno, function: "epoll_ctl") }
         sockets.append((socket, handle))
-        isSuspect.append(false)
-        isReady.append(false)
+        suspects.grow()
+        ready.grow()
         noteUsed(index)
         return index
     }
@@ -71,9 +68,7 @@ package final class ZMQManySocketPoller {
     /// Has socket `index` asked before the next wait: call it after using a socket that the last
     /// wait did not report readable (a send, a receive).
     package func noteUsed(_ index: Int) {
-        guard !isSuspect[index] else { return }
-        isSuspect[index] = true
-        suspects.append(index)
+        suspects.note(index)
     }
 
     /// Waits until at least one socket is readable or `timeout` milliseconds pass, and returns
@@ -85,27 +80,21 @@ package final class ZMQManySocketPoller {
     /// - Throws: ``ZMQError``: `ENOTSOCK` if a registered socket was closed, `ETERM` if its
     ///   context was terminated, or the `epoll_wait` errno.
     package func readable(timeout: Int) throws(ZMQError) -> [Int] {
-        for index in ready { isReady[index] = false }
-        ready.removeAll(keepingCapacity: true)
-        let asked = suspects
-        suspects.removeAll(keepingCapacity: true)
-        for index in asked {
-            isSuspect[index] = false
-            try check(index)
-        }
+        _ = ready.takeAll()
+        for index in suspects.takeAll() { try check(index) }
         // Ready suspects are not waited for, but the signalled descriptors are still taken, so
         // a socket that is never drained cannot starve the others.
-        let wait = ready.isEmpty ? Int32(clamping: timeout) : 0
+        let wait = ready.order.isEmpty ? Int32(clamping: timeout) : 0
         let signalled = events.withUnsafeMutableBufferPointer { buffer in
             epoll_wait(epoll, buffer.baseAddress, Int32(buffer.count), wait)
         }
         if signalled < 0 && errno != EINTR { throw ZMQError(code: errno, function: "epoll_wait") }
         for slot in 0..<Int(max(signalled, 0)) {
             let index = Int(events[slot].data.u64)
-            if !isReady[index] { try check(index) }
+            if !ready.contains(index) { try check(index) }
         }
-        for index in ready { noteUsed(index) }
-        return ready
+        for index in ready.order { noteUsed(index) }
+        return ready.order
     }
 
     /// Asks socket `index`'s `ZMQ_EVENTS` (which processes its commands and clears its
@@ -113,12 +102,31 @@ package final class ZMQManySocketPoller {
     private func check(_ index: Int) throws(ZMQError) {
         let entry = sockets[index]
         guard entry.socket.handle == entry.handle else { throw ZMQError(code: ENOTSOCK, function: "zmq_getsockopt") }
-        var flags: Int32 = 0
-        var size = MemoryLayout<Int32>.size
-        try zmqCall("zmq_getsockopt") { zmq_getsockopt(entry.handle, ZMQ_EVENTS, &flags, &size) }
-        if flags & Int32(ZMQ_POLLIN) != 0 && !isReady[index] {
-            isReady[index] = true
-            ready.append(index)
+        if try pendingEvents(of: entry.handle, function: "zmq_getsockopt") & Int32(ZMQ_POLLIN) != 0 { ready.note(index) }
+    }
+
+    /// Socket indices in the order they were noted, each once.
+    private struct NotedIndices {
+        private(set) var order: [Int] = []
+        private var isNoted: [Bool] = []
+
+        /// Makes room for one more registered socket.
+        mutating func grow() { isNoted.append(false) }
+
+        mutating func note(_ index: Int) {
+            guard !isNoted[index] else { return }
+            isNoted[index] = true
+            order.append(index)
+        }
+
+        func contains(_ index: Int) -> Bool { isNoted[index] }
+
+        /// Returns the noted indices and forgets them.
+        mutating func takeAll() -> [Int] {
+            let taken = order
+            for index in taken { isNoted[index] = false }
+            order.removeAll(keepingCapacity: true)
+            return taken
         }
     }
 }

@@ -56,9 +56,7 @@ package final class ZMQPoller {
     @discardableResult
     package func register(_ socket: ZMQSocket, for events: ZMQPollEvents = .readable) throws(ZMQError) -> Int {
         let handle = try socket.openHandle("zmq_poll")
-        var descriptor: Int32 = -1
-        var size = MemoryLayout<Int32>.size
-        try zmqCall("zmq_getsockopt") { zmq_getsockopt(handle, ZMQ_FD, &descriptor, &size) }
+        let descriptor = try signalDescriptor(of: handle)
         items.append(Item(wanted: events.rawValue))
         descriptors.append(pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0))
         // Never read yet: asked before the first wait.
@@ -142,9 +140,7 @@ package final class ZMQPoller {
     /// Reads socket item `index`'s `ZMQ_EVENTS` into its `revents`; whether it has any asked for.
     private func check(_ index: Int) throws(ZMQError) -> Bool {
         guard let entry = sockets[index] else { return false }
-        var events: Int32 = 0
-        var size = MemoryLayout<Int32>.size
-        try zmqCall("zmq_poll") { zmq_getsockopt(entry.handle, ZMQ_EVENTS, &events, &size) }
+        let events = try pendingEvents(of: entry.handle, function: "zmq_poll")
         items[index].seen = Int16(truncatingIfNeeded: events) & items[index].wanted
         let isReady = items[index].seen != 0
         // A ready socket stays ready until it is used, with its descriptor clear meanwhile:
@@ -171,6 +167,23 @@ package final class ZMQPoller {
     package func isReadable(_ index: Int) -> Bool {
         events(at: index).contains(.readable)
     }
+}
+
+/// A socket's `ZMQ_FD`: readable when the socket has commands to process (see ``ZMQPoller``).
+func signalDescriptor(of handle: UnsafeMutableRawPointer) throws(ZMQError) -> Int32 {
+    var descriptor: Int32 = -1
+    var size = MemoryLayout<Int32>.size
+    try zmqCall("zmq_getsockopt") { zmq_getsockopt(handle, ZMQ_FD, &descriptor, &size) }
+    return descriptor
+}
+
+/// A socket's `ZMQ_EVENTS` (`ZMQ_POLLIN`, `ZMQ_POLLOUT`); reading them processes the socket's
+/// commands and clears its ``signalDescriptor(of:)``. A failure names `function`.
+func pendingEvents(of handle: UnsafeMutableRawPointer, function: StaticString) throws(ZMQError) -> Int32 {
+    var events: Int32 = 0
+    var size = MemoryLayout<Int32>.size
+    try zmqCall(function) { zmq_getsockopt(handle, ZMQ_EVENTS, &events, &size) }
+    return events
 }
 
 /// `poll(2)`, under a name the poller's own `poll(timeout:)` does not hide.

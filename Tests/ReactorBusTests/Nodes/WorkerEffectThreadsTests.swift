@@ -164,14 +164,15 @@ final class ThreadProbe: Sendable {
     }
 
     /// The threads of every run at `point`, in run order.
-    func threads(at point: Point) -> [String] {
-        seen.withLock { $0.filter { $0.point == point }.sorted { $0.run < $1.run }.map(\.thread) }
-    }
+    func threads(at point: Point) -> [String] { notes(at: point).map(\.thread) }
 
     /// The same with each thread's ID and Foundation's name, for a failure's message: whether a
     /// wrongly named thread was the loop's (Foundation calls it "worker") or a pool thread.
-    func details(at point: Point) -> [String] {
-        seen.withLock { $0.filter { $0.point == point }.sorted { $0.run < $1.run }.map(\.detail) }
+    func details(at point: Point) -> [String] { notes(at: point).map(\.detail) }
+
+    /// The notes at `point`, in run order.
+    private func notes(at point: Point) -> [(run: Int, point: Point, thread: String, detail: String)] {
+        seen.withLock { $0.filter { $0.point == point }.sorted { $0.run < $1.run } }
     }
 
     /// Runs that reached their end (returned or threw).

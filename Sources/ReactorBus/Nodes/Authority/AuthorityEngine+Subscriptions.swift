@@ -62,15 +62,8 @@ extension AuthorityEngine {
     private func absorb(_ accepted: [Acceptance<R.Mutation, R.Effect>], dispatchAt now: UInt64?) {
         for acceptance in accepted {
             metrics[.subscriptionEventsApplied] += 1
-            metrics[.actionsAccepted] += 1
-            metrics[.mutationsApplied] += UInt64(acceptance.appliedCount)
-            metrics[.mutationsSync] += UInt64(acceptance.appliedCount)
-            queueForFeed(acceptance.applied)
-            if acceptance.jobCount == 0 { metrics[.actionsApplied] += 1 }
-            guard let now else { continue }
-            for job in acceptance.jobs {
-                if let assignment = dispatcher.enqueue(job.id, kind: job.kind, now: now) { send(assignment) }
-            }
+            countSyncAcceptance(acceptance)
+            if let now { enqueue(acceptance.jobs, now: now) }
         }
     }
 

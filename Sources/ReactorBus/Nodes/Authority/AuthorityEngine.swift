@@ -324,7 +324,7 @@ package final class AuthorityEngine<R: Reactor> {
     /// from ``accept(_:client:seq:payload:now:dispatch:)`` so that the generic work on the jobs
     /// (their types' metadata, looked up on entry) is paid only by actions that have jobs.
     @inline(never)
-    private func enqueue(_ jobs: [Job<R.Effect>], now: UInt64) {
+    func enqueue(_ jobs: [Job<R.Effect>], now: UInt64) {
         for index in 0 ..< jobs.count {
             let job = jobs[index]
             if let assignment = dispatcher.enqueue(job.id, kind: job.kind, now: now) { send(assignment) }
@@ -711,12 +711,18 @@ package final class AuthorityEngine<R: Reactor> {
     @discardableResult
     private func absorbStart() -> Bool {
         guard let acceptance = sequencer.start() else { return false }
+        countSyncAcceptance(acceptance)
+        return true
+    }
+
+    /// Counts an acceptance that cancels nothing (the start, a subscription event) as an
+    /// accepted action, applied now when it has no jobs, and queues its mutations for the feed.
+    func countSyncAcceptance(_ acceptance: Acceptance<R.Mutation, R.Effect>) {
         metrics[.actionsAccepted] += 1
         metrics[.mutationsApplied] += UInt64(acceptance.appliedCount)
         metrics[.mutationsSync] += UInt64(acceptance.appliedCount)
         queueForFeed(acceptance.applied)
         if acceptance.jobCount == 0 { metrics[.actionsApplied] += 1 }
-        return true
     }
 
     /// Whether the outbox carries job events (the feed has subscribers to topic `job`): set by
