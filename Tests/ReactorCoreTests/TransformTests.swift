@@ -31,7 +31,12 @@ struct TransformCountingReactor: Reactor {
 }
 
 struct TransformCountingEffects: EffectHandler {
+    /// Awaited before the effect emits: a test that reads the state the store's init left holds
+    /// it until then, as the initial action's effect runs in a task of its own.
+    var hold: @Sendable () async -> Void = {}
+
     func run(_ effect: TransformCountingReactor.Effect, emit: Emitter<TransformCountingReactor.Mutation>) async throws {
+        await hold()
         await emit(.countUp)
     }
 }
@@ -93,10 +98,12 @@ struct ExpandingReactor: Reactor {
     // MARK: Initial actions and mutations
 
     @Test func transformCountingReactorCountsFiveAfterPrependAndMerge() async {
-        let store = Store(reactor: TransformCountingReactor(), effects: TransformCountingEffects())
+        let (released, release) = AsyncStream<Void>.makeStream()
+        let store = Store(reactor: TransformCountingReactor(), effects: TransformCountingEffects(hold: { for await _ in released {} }))
         // At init: the prepended mutation (1) and the prepended action's (2), as one action.
         #expect(await store.state.currentCount == 3)
         #expect(await store.version == 2)
+        release.finish()
         let receipt = await store.send(.countUp)
         #expect(receipt.actionSeq == 2)
         await store.waitUntilIdle()
