@@ -5,7 +5,8 @@ import Testing
 /// Random interleavings of actions that start and cancel jobs, and of their results in any
 /// order with duplicates, checked against the rules: versions consecutive, a job's emits applied
 /// in order and once, nothing of a job applied after its cancellation, every job ending exactly
-/// once (finished or cancelled), and a checkpoint round trip in the middle changing nothing.
+/// once (finished or cancelled), each action with jobs reported complete exactly once, by the
+/// event that ended its last job, and a checkpoint round trip in the middle changing nothing.
 @Suite struct CancellationModelTests {
     struct Generator: RandomNumberGenerator {
         var state: UInt64
@@ -25,7 +26,14 @@ import Testing
         var nextEmit: [JobID: UInt32] = [:]
         var cancelled: Set<JobID> = []
         var finished: Set<JobID> = []
+        /// Per action with jobs, the effect indices not ended yet.
+        var openJobs: [UInt64: Set<UInt32>] = [:]
+        var completed: Set<UInt64> = []
         var failures: [String] = []
+
+        mutating func issued(_ seq: UInt64, count: Int) {
+            if count > 0 { openJobs[seq] = Set(0 ..< UInt32(count)) }
+        }
 
         mutating func saw(_ applied: [AppliedMutation<CancelReactor.Mutation>]) {
             for mutation in applied {
@@ -47,13 +55,24 @@ import Testing
             }
         }
 
-        mutating func ended(finished jobs: [JobID], cancelled cancels: [JobID]) {
+        mutating func ended(finished jobs: [JobID], cancelled cancels: [JobID], completing actions: [UInt64]) {
             for job in cancels {
                 if !cancelled.insert(job).inserted || finished.contains(job) { failures.append("\(job) cancelled after it ended") }
             }
             for job in jobs {
                 if !finished.insert(job).inserted || cancelled.contains(job) { failures.append("\(job) finished twice, or after its cancellation") }
             }
+            // The actions whose last job ended now, and only those, are reported, each once.
+            var expected: Set<UInt64> = []
+            for job in cancels + jobs {
+                openJobs[job.actionSeq]?.remove(job.effectIndex)
+                if openJobs[job.actionSeq]?.isEmpty == true {
+                    openJobs[job.actionSeq] = nil
+                    expected.insert(job.actionSeq)
+                }
+            }
+            if Set(actions) != expected || actions.count != expected.count { failures.append("completed \(actions), expected \(expected.sorted())") }
+            for action in actions where !completed.insert(action).inserted { failures.append("action \(action) completed twice") }
         }
     }
 
@@ -81,8 +100,9 @@ import Testing
                 }
                 let cancel = Int.random(in: 0..<4, using: &random) == 0 ? [ids.randomElement(using: &random)!] : []
                 let acceptance = sequencer.accept(.act(sync: ["sync \(seq)"], effects: effects, cancel: cancel))
+                observed.issued(seq, count: count)
                 observed.saw(acceptance.applied)
-                observed.ended(finished: acceptance.finished, cancelled: acceptance.cancelled)
+                observed.ended(finished: acceptance.finished, cancelled: acceptance.cancelled, completing: acceptance.completedActions)
                 issued += (0..<count).map { JobID(actionSeq: seq, effectIndex: UInt32($0)) }
             } else {
                 let job = issued.randomElement(using: &random)!
@@ -94,7 +114,10 @@ import Testing
                     progress = try sequencer.complete(job: job, emitCount: Self.emitsPerJob)
                 }
                 observed.saw(progress.applied)
-                observed.ended(finished: progress.finished, cancelled: [])
+                observed.ended(finished: progress.finished, cancelled: [], completing: progress.completedActions)
+            }
+            for seq in Set(issued.map(\.actionSeq)) {
+                if sequencer.hasOpenJobs(actionSeq: seq) != (observed.openJobs[seq] != nil) { observed.failures.append("hasOpenJobs(\(seq)) wrong") }
             }
         }
         // Deliver everything: every job ends, finished or cancelled, exactly once.
@@ -102,16 +125,18 @@ import Testing
             for index in 0..<Self.emitsPerJob {
                 let progress = try sequencer.apply(job: job, emitIndex: index, mutation: .log("\(job):\(index)"))
                 observed.saw(progress.applied)
-                observed.ended(finished: progress.finished, cancelled: [])
+                observed.ended(finished: progress.finished, cancelled: [], completing: progress.completedActions)
             }
             let progress = try sequencer.complete(job: job, emitCount: Self.emitsPerJob)
             observed.saw(progress.applied)
-            observed.ended(finished: progress.finished, cancelled: [])
+            observed.ended(finished: progress.finished, cancelled: [], completing: progress.completedActions)
         }
         #expect(observed.failures == [], "seed \(seed)")
         #expect(sequencer.openJobCount == 0, "seed \(seed)")
         #expect(observed.finished.union(observed.cancelled) == Set(issued), "seed \(seed)")
         #expect(observed.finished.isDisjoint(with: observed.cancelled))
+        #expect(observed.openJobs.isEmpty, "seed \(seed)")
+        #expect(observed.completed == Set(issued.map(\.actionSeq)), "seed \(seed)")
         #expect(sequencer.state.log == observed.log)
         #expect(sequencer.version == observed.version)
         // Finished jobs applied every emit; cancelled ones never more than before their cancel.

@@ -52,10 +52,11 @@ extension Sequencer {
             acceptance.applied.append(reduce(mutation, actionSeq: id.actionSeq, origin: .cancelled(job: id, index: UInt32(index))))
         }
         acceptance.cancelled.append(id)
-        guard let next = ledger.close(id) else { return }
+        guard let next = ledger.close(id, completing: &acceptance.completedActions) else { return }
         var progress = Progress<R.Mutation>(.applied)
         settle(next, into: &progress)
         acceptance.applied += progress.applied
         acceptance.finished += progress.finished
+        acceptance.completedActions += progress.completedActions
     }
 }

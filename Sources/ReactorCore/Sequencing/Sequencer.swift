@@ -108,7 +108,12 @@ public struct Sequencer<R: Reactor> {
     /// ``apply(job:emitIndex:mutation:)``'s work, compiled for each reactor.
     @inlinable
     mutating func applySpecialized(job id: JobID, emitIndex: UInt32, mutation: R.Mutation) throws(SequencerError) -> Progress<R.Mutation> {
-        guard let job = ledger.open[id] else { return try spent(id) }
+        // One lookup of the job for the whole event: with a backlog of open jobs each lookup
+        // is a cache miss. Written through the index, not `ledger.open[id]?.nextEmit += 1`:
+        // that accessor moves the job out and back in a frame too large for the caller's
+        // buffer, a `malloc` per mutation.
+        guard let index = ledger.open.index(forKey: id) else { return try spent(id) }
+        var job = ledger.open.values[index]
         if emitIndex < job.nextEmit || ledger.isBuffered(job: id, emitIndex: emitIndex, progress: job) {
             return Progress(.duplicate)
         }
@@ -122,10 +127,9 @@ public struct Sequencer<R: Reactor> {
         // Its turn: applied at once (never through the buffer), then whatever it lets through.
         var progress = Progress<R.Mutation>(.applied)
         progress.applied.append(reduce(mutation, actionSeq: id.actionSeq, origin: .async(job: id, emitIndex: emitIndex)))
-        // Through the index, not `ledger.open[id]?.nextEmit += 1`: that accessor moves the job
-        // out and back in a frame too large for the caller's buffer, a `malloc` per mutation.
-        if let index = ledger.open.index(forKey: id) { ledger.open.values[index].nextEmit += 1 }
-        settle(id, into: &progress)
+        job.nextEmit += 1
+        ledger.open.values[index].nextEmit = job.nextEmit
+        settle(id, job, into: &progress)
         return progress
     }
 
@@ -140,11 +144,12 @@ public struct Sequencer<R: Reactor> {
     /// ``complete(job:emitCount:)``'s work, compiled for each reactor.
     @inlinable
     mutating func completeSpecialized(job id: JobID, emitCount: UInt32) throws(SequencerError) -> Progress<R.Mutation> {
-        guard var job = ledger.open[id] else { return try spent(id) }
+        guard let index = ledger.open.index(forKey: id) else { return try spent(id) }
+        var job = ledger.open.values[index]
         guard !job.isReported else { return Progress(.duplicate) }
         job.declaredCount = emitCount
-        ledger.open[id] = job
-        return settleIfReady(id, lane: job.lane)
+        ledger.open.values[index].declaredCount = emitCount
+        return settleIfReady(id, job)
     }
 
     /// Ends a job whose effect failed for good: applies its contiguous emitted mutations, then
@@ -154,7 +159,7 @@ public struct Sequencer<R: Reactor> {
         guard !job.isReported else { return Progress(.duplicate) }
         job.failure = error
         ledger.open[id] = job
-        return settleIfReady(id, lane: job.lane)
+        return settleIfReady(id, job)
     }
 
     // MARK: Queries
@@ -182,7 +187,7 @@ public struct Sequencer<R: Reactor> {
     }
 
     /// Whether any job of action `actionSeq` is still open.
-    public func hasOpenJobs(actionSeq: UInt64) -> Bool { ledger.actions[actionSeq] != nil }
+    public func hasOpenJobs(actionSeq: UInt64) -> Bool { ledger.hasOpenJobs(actionSeq: actionSeq) }
 
     /// Open jobs whose worker has not reported an end yet, in job order: what must (still, or
     /// again) run somewhere.
@@ -198,23 +203,27 @@ public struct Sequencer<R: Reactor> {
         return Progress(.duplicate)
     }
 
+    /// Settles open job `id`, whose progress is `job`, if it is its turn.
     @inlinable
-    mutating func settleIfReady(_ id: JobID, lane: String?) -> Progress<R.Mutation> {
-        guard ledger.isReady(id, lane: lane) else { return Progress(.buffered) }
+    mutating func settleIfReady(_ id: JobID, _ job: JobProgress) -> Progress<R.Mutation> {
+        guard ledger.isReady(id, lane: job.lane) else { return Progress(.buffered) }
         var progress = Progress<R.Mutation>(.applied)
-        settle(id, into: &progress)
+        settle(id, job, into: &progress)
         if progress.finished.isEmpty { progress.disposition = .buffered }
         return progress
     }
 
     /// Applies what a ready job can apply; ends it when it is complete, then gives the next job
-    /// of its lane its turn, and so on down the lane.
+    /// of its lane its turn, and so on down the lane. `known` is `first`'s progress as stored,
+    /// when the caller has it (one lookup fewer).
     @inlinable
-    mutating func settle(_ first: JobID, into progress: inout Progress<R.Mutation>) {
+    mutating func settle(_ first: JobID, _ known: JobProgress? = nil, into progress: inout Progress<R.Mutation>) {
         defer { updateSubscriptions() }
         var next: JobID? = first
-        while let id = next, var job = ledger.open[id] {
+        var knownJob = known
+        while let id = next, var job = knownJob ?? ledger.open[id] {
             next = nil
+            knownJob = nil
             var drained = false
             while job.bufferedCount > 0, let mutation = ledger.takeBuffered(job: id, emitIndex: job.nextEmit) {
                 job.bufferedCount -= 1
@@ -234,7 +243,7 @@ public struct Sequencer<R: Reactor> {
                 return
             }
             progress.finished.append(id)
-            next = ledger.close(id)
+            next = ledger.close(id, completing: &progress.completedActions)
         }
     }
 

@@ -23,6 +23,10 @@ public struct Acceptance<Mutation, Effect> {
     /// Other jobs that ended because a cancellation gave them their turn in a lane (all their
     /// results applied, in `applied`), in the order they ended.
     public var finished: [JobID] = []
+    /// Actions whose last open job ended here (cancelled, or finished with its turn), in the
+    /// order they ended: every mutation of theirs is applied. A runtime counts them as done
+    /// without asking ``Sequencer/hasOpenJobs(actionSeq:)`` for each job.
+    public var completedActions: [UInt64] = []
 
     @inlinable
     init(actionSeq: UInt64, version: UInt64, applied: [AppliedMutation<Mutation>], jobs: [Job<Effect>]) {
@@ -56,6 +60,10 @@ public struct Progress<Mutation> {
     public var applied: [AppliedMutation<Mutation>]
     /// Jobs that ended during this call (all their results applied), in the order they ended.
     public var finished: [JobID]
+    /// Actions whose last open job ended during this call, in the order they ended: every
+    /// mutation of theirs is applied. A runtime counts them as done without asking
+    /// ``Sequencer/hasOpenJobs(actionSeq:)`` for each finished job.
+    public var completedActions: [UInt64] = []
 
     @usableFromInline
     init(_ disposition: Disposition, applied: [AppliedMutation<Mutation>] = [], finished: [JobID] = []) {

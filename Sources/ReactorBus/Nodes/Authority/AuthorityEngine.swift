@@ -493,9 +493,8 @@ package final class AuthorityEngine<R: Reactor> {
                 cancelledJobs.insert(job)
             }
             for assignment in assignments { send(assignment) }
-            finishAction(of: job)
         }
-        for job in acceptance.finished { finishAction(of: job) }
+        for actionSeq in acceptance.completedActions { completeAction(actionSeq) }
         if !acceptance.cancelled.isEmpty {
             logger.debug("action \(acceptance.actionSeq) cancelled job(s) \(acceptance.cancelled.map(\.description).joined(separator: ", "))")
         }
@@ -557,7 +556,7 @@ package final class AuthorityEngine<R: Reactor> {
             let isOwn = offset == 0 && progress.applied.count == 1
             if queuesApplied { outbox.applied.append(Outbox.Applied(mutation: applied, payload: isOwn ? firstPayload : nil)) }
         }
-        for job in progress.finished { finishAction(of: job) }
+        for actionSeq in progress.completedActions { completeAction(actionSeq) }
     }
 
     /// Queues the mutations an accepted action applied for the feed; their payloads are encoded
@@ -581,9 +580,10 @@ package final class AuthorityEngine<R: Reactor> {
     @inline(__always)
     private func inSequencer<T>(_ body: (inout Sequencer<R>) -> T) -> T { body(&sequencer) }
 
-    private func finishAction(of job: JobID) {
-        guard !inSequencer({ $0.hasOpenJobs(actionSeq: job.actionSeq) }),
-              let client = actionClients.removeValue(forKey: job.actionSeq) else { return }
+    /// Counts an action whose last job ended (the sequencer says which) as applied, and frees
+    /// its client's in-flight slot.
+    private func completeAction(_ actionSeq: UInt64) {
+        guard let client = actionClients.removeValue(forKey: actionSeq) else { return }
         metrics[.actionsApplied] += 1
         // One lookup of the client's name (hashing it was a visible part of each action).
         if let index = inFlight.index(forKey: client) {
