@@ -25,8 +25,9 @@ package final class AuthorityEngine<R: Reactor> {
     package internal(set) var sequencer: Sequencer<R>
     var dispatcher: Dispatcher
     private(set) var clients: ClientLedger
-    /// Client of each action that still has open jobs.
-    private(set) var actionClients: [UInt64: String] = [:]
+    /// Client of each action that still has open jobs, by action sequence number: a ring, not
+    /// a hash table (see ``SequenceWindow``), as it holds every action of a backlog.
+    private(set) var actionClients = SequenceWindow<String>()
     private var inFlight: [String: Int] = [:]
     /// Jobs cancelled while a worker held them (the most recent ones): what their workers still
     /// send is counted as `cancelled_results_dropped`.
@@ -313,7 +314,7 @@ package final class AuthorityEngine<R: Reactor> {
         if acceptance.jobCount == 0 {
             metrics[.actionsApplied] += 1
         } else {
-            actionClients[acceptance.actionSeq] = client
+            actionClients.insert(client, for: acceptance.actionSeq)
             inFlight[client, default: 0] += 1
             if dispatch { enqueue(acceptance.jobs, now: now) }
         }
@@ -583,7 +584,7 @@ package final class AuthorityEngine<R: Reactor> {
     /// Counts an action whose last job ended (the sequencer says which) as applied, and frees
     /// its client's in-flight slot.
     private func completeAction(_ actionSeq: UInt64) {
-        guard let client = actionClients.removeValue(forKey: actionSeq) else { return }
+        guard let client = actionClients.removeValue(for: actionSeq) else { return }
         metrics[.actionsApplied] += 1
         // One lookup of the client's name (hashing it was a visible part of each action).
         if let index = inFlight.index(forKey: client) {
@@ -669,7 +670,7 @@ package final class AuthorityEngine<R: Reactor> {
 
     /// The durable snapshot of everything this engine knows.
     package func checkpoint() -> AuthorityCheckpoint<R> {
-        AuthorityCheckpoint(app: configuration.appName, sequencer: sequencer.checkpoint(), clients: clients, actionClients: actionClients,
+        AuthorityCheckpoint(app: configuration.appName, sequencer: sequencer.checkpoint(), clients: clients, actionClients: actionClients.entries,
                             schema: configuration.schema.version)
     }
 
@@ -681,7 +682,7 @@ package final class AuthorityEngine<R: Reactor> {
         sequencer = Sequencer(reactor: sequencer.reactor, restoring: checkpoint.sequencer)
         clients = checkpoint.clients
         clients.apply(configuration.clientLedger)
-        actionClients = checkpoint.actionClients
+        actionClients = SequenceWindow(checkpoint.actionClients)
         inFlight = [:]
         for client in actionClients.values { inFlight[client, default: 0] += 1 }
     }

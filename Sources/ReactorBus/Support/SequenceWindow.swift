@@ -1,0 +1,161 @@
+/// A map from sequence numbers to values, for keys that arrive in increasing order and mostly
+/// leave in about that order, as the authority's actions with running effects do.
+///
+/// Why not a dictionary: with a backlog of 150,000 actions waiting for workers, every insert and
+/// removal in a hash table lands on a random bucket, a cache miss or three (its bitmap, its key
+/// and its value). Here the keys from the oldest one held on sit in one ring, at
+/// `key - first`: an insert writes next to the previous one, and a removal of the oldest
+/// moves the start along.
+///
+/// A key inserted below the ring's start, or left behind by a long run of removed keys after
+/// it (an action whose effect runs for an hour while a million others finish), moves to a
+/// dictionary: the ring is at most eight times as long as the entries it holds (or 4,096
+/// slots), so memory follows the entries held, never the keys passed. Every operation is O(1),
+/// amortised.
+struct SequenceWindow<Value> {
+    /// The ring: slot `(head + i) & mask` is key `first + i`, for `i` in `0 ..< span`.
+    private var slots: [Value?] = []
+    private var head = 0
+    /// Slots in use, from the first key held in the ring to the last (nil where removed).
+    private var span = 0
+    private var first: UInt64 = 0
+    /// Values held in the ring.
+    private var inRing = 0
+    /// Entries that left the ring.
+    private var stragglers: [UInt64: Value] = [:]
+
+    /// The ring's length below which it is never emptied into the dictionary.
+    static var minimumSpan: Int { 4_096 }
+
+    init() {}
+
+    /// Entries held.
+    var count: Int { inRing + stragglers.count }
+
+    var isEmpty: Bool { count == 0 }
+
+    /// Slots of the ring in use, from its first key to its last (for tests and diagnostics).
+    var ringSpan: Int { span }
+
+    /// The value for `key`, if held.
+    subscript(key: UInt64) -> Value? {
+        if let offset = ringOffset(of: key) { return slots[(head + offset) & (slots.count - 1)] }
+        return stragglers[key]
+    }
+
+    /// Holds `value` for `key` (replacing what was held for it).
+    mutating func insert(_ value: Value, for key: UInt64) {
+        if let offset = ringOffset(of: key) {
+            let slot = (head + offset) & (slots.count - 1)
+            if slots[slot] == nil { inRing += 1 }
+            slots[slot] = value
+            return
+        }
+        if span == 0 {
+            stragglers[key] = nil
+            first = key
+            head = 0
+            append(value)
+            return
+        }
+        guard key >= first + UInt64(span) else {
+            stragglers[key] = value
+            return
+        }
+        // After the ring's end; a gap of keys that were never held is padded, unless the ring
+        // would get too sparse: then what it holds moves out and it starts again at `key`.
+        let gap = key - (first + UInt64(span))
+        let room = Self.limit(for: inRing + 1) - span - 1
+        guard room >= 0, gap <= UInt64(room) else {
+            emptyRing()
+            insert(value, for: key)
+            return
+        }
+        stragglers[key] = nil
+        for _ in 0 ..< gap { append(nil) }
+        append(value)
+    }
+
+    /// Removes and returns the value for `key`, if held.
+    @discardableResult
+    mutating func removeValue(for key: UInt64) -> Value? {
+        guard let offset = ringOffset(of: key) else { return stragglers.removeValue(forKey: key) }
+        let slot = (head + offset) & (slots.count - 1)
+        guard let value = slots[slot] else { return nil }
+        slots[slot] = nil
+        inRing -= 1
+        // The start moves past removed keys: the oldest one held leads again.
+        while span > 0, slots[head] == nil {
+            head = (head + 1) & (slots.count - 1)
+            first += 1
+            span -= 1
+        }
+        if span > Self.limit(for: inRing) { emptyRing() }
+        return value
+    }
+
+    /// Every entry, as a dictionary (for checkpoints).
+    var entries: [UInt64: Value] {
+        var all = stragglers
+        for offset in 0 ..< span {
+            if let value = slots[(head + offset) & (slots.count - 1)] { all[first + UInt64(offset)] = value }
+        }
+        return all
+    }
+
+    /// Every value, in no particular order.
+    var values: [Value] {
+        var all = Array(stragglers.values)
+        for offset in 0 ..< span {
+            if let value = slots[(head + offset) & (slots.count - 1)] { all.append(value) }
+        }
+        return all
+    }
+
+    // MARK: Internals
+
+    /// The longest ring allowed for `held` values in it.
+    private static func limit(for held: Int) -> Int { max(minimumSpan, 8 * held) }
+
+    private func ringOffset(of key: UInt64) -> Int? {
+        guard key >= first, key - first < UInt64(span) else { return nil }
+        return Int(key - first)
+    }
+
+    private mutating func append(_ value: Value?) {
+        if span == slots.count { grow() }
+        slots[(head + span) & (slots.count - 1)] = value
+        span += 1
+        if value != nil { inRing += 1 }
+    }
+
+    /// Doubles the ring (a power of two, so that a slot is an AND away).
+    private mutating func grow() {
+        var grown = [Value?](repeating: nil, count: max(64, slots.count * 2))
+        for offset in 0 ..< span { grown[offset] = slots[(head + offset) & (slots.count - 1)] }
+        slots = grown
+        head = 0
+    }
+
+    /// Moves what the ring holds to the dictionary and empties it, keeping its storage.
+    private mutating func emptyRing() {
+        for offset in 0 ..< span {
+            let slot = (head + offset) & (slots.count - 1)
+            if let value = slots[slot] { stragglers[first + UInt64(offset)] = value }
+            slots[slot] = nil
+        }
+        span = 0
+        head = 0
+        inRing = 0
+    }
+}
+
+extension SequenceWindow: Sendable where Value: Sendable {}
+
+extension SequenceWindow {
+    /// A window holding `entries`.
+    init(_ entries: [UInt64: Value]) {
+        self.init()
+        for (key, value) in entries.sorted(by: { $0.key < $1.key }) { insert(value, for: key) }
+    }
+}

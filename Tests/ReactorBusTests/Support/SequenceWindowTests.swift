@@ -1,0 +1,107 @@
+import Testing
+@testable import ReactorBus
+
+/// The authority's map of actions with running effects: exact against a dictionary whatever the
+/// order, and its ring bounded by the entries it holds, not by the keys that passed.
+@Suite struct SequenceWindowTests {
+    @Test func keysInsertedAndRemovedInOrderKeepTheRingShort() {
+        var window = SequenceWindow<String>()
+        for key in UInt64(1)...10_000 {
+            window.insert("c\(key % 7)", for: key)
+            if key > 100 { #expect(window.removeValue(for: key - 100) == "c\((key - 100) % 7)") }
+        }
+        #expect(window.count == 100)
+        #expect(window.ringSpan == 100)
+        #expect(window[9_901] == "c3")
+        #expect(window[9_900] == nil)
+        #expect(window.entries == Dictionary(uniqueKeysWithValues: (UInt64(9_901)...10_000).map { ($0, "c\($0 % 7)") }))
+        for key in UInt64(9_901)...10_000 { window.removeValue(for: key) }
+        #expect(window.isEmpty)
+        #expect(window.ringSpan == 0)
+    }
+
+    @Test func anOldKeyLeftBehindMovesOutOfTheRing() {
+        var window = SequenceWindow<Int>()
+        window.insert(-1, for: 1)
+        for key in UInt64(2)...100_000 {
+            window.insert(Int(key), for: key)
+            window.removeValue(for: key)
+        }
+        #expect(window.count == 1)
+        #expect(window[1] == -1)
+        #expect(window.ringSpan <= SequenceWindow<Int>.minimumSpan)
+        #expect(window.removeValue(for: 1) == -1)
+        #expect(window.isEmpty)
+    }
+
+    @Test func aLongGapOfKeysIsNotPadded() {
+        var window = SequenceWindow<Int>()
+        window.insert(1, for: 1)
+        window.insert(2, for: 10_000_000)
+        window.insert(3, for: 10_000_001)
+        #expect(window.ringSpan == 2)
+        #expect(window.entries == [1: 1, 10_000_000: 2, 10_000_001: 3])
+        // A key below the ring's start is held too, and a second insert replaces.
+        window.insert(4, for: 5)
+        window.insert(5, for: 10_000_000)
+        #expect(window.count == 4)
+        #expect(window[5] == 4)
+        #expect(window[10_000_000] == 5)
+        #expect(window.removeValue(for: 5) == 4)
+        #expect(window.removeValue(for: 5) == nil)
+        #expect(window.removeValue(for: 6) == nil)
+        #expect(window.values.sorted() == [1, 3, 5])
+    }
+
+    @Test func aWindowBuiltFromEntriesHoldsExactlyThem() {
+        let entries: [UInt64: String] = [3: "a", 9: "b", 10: "c", 70_000: "d", 2: "e"]
+        let window = SequenceWindow(entries)
+        #expect(window.entries == entries)
+        #expect(window.count == 5)
+        #expect(SequenceWindow<String>([:]).isEmpty)
+    }
+
+    /// Random increasing keys with gaps, removals mostly of the oldest, some of any key, some
+    /// of keys not held: the same answers as a dictionary after every step.
+    @Test(arguments: [UInt64(1), 2, 3, 4, 5])
+    func itAnswersAsADictionaryDoes(seed: UInt64) {
+        var random = SplitMix(state: seed)
+        var window = SequenceWindow<UInt64>()
+        var model: [UInt64: UInt64] = [:]
+        var next: UInt64 = 1
+        var mismatches = 0
+        for step in 0 ..< 60_000 {
+            let roll = random.next() % 100
+            if roll < 45 {
+                next += random.next() % 100 < 90 ? 1 : random.next() % 20_000
+                window.insert(next &* 3, for: next)
+                model[next] = next &* 3
+            } else if roll < 80 {
+                guard let oldest = model.keys.min() else { continue }
+                if window.removeValue(for: oldest) != model.removeValue(forKey: oldest) { mismatches += 1 }
+            } else if roll < 95 {
+                guard let any = model.keys.randomElement(using: &random) else { continue }
+                if window.removeValue(for: any) != model.removeValue(forKey: any) { mismatches += 1 }
+            } else {
+                let key = random.next() % (next + 10)
+                if window[key] != model[key] { mismatches += 1 }
+                if step % 50 == 0 { window.insert(7, for: key); model[key] = 7 }
+            }
+            if window.count != model.count { mismatches += 1 }
+            if window.ringSpan > max(SequenceWindow<UInt64>.minimumSpan, 8 * window.count) { mismatches += 1 }
+        }
+        #expect(mismatches == 0, "seed \(seed)")
+        #expect(window.entries == model)
+    }
+}
+
+private struct SplitMix: RandomNumberGenerator {
+    var state: UInt64
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
