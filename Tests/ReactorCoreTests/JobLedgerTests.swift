@@ -92,3 +92,42 @@ import Testing
         #expect(restored.ledger.actions.isEmpty)
     }
 }
+
+/// A backlog of open jobs far past the ledger's window, ended in a random order with a
+/// checkpoint in the middle: every job and every action ends exactly once, nothing is lost.
+@Suite struct JobLedgerBacklogTests {
+    @Test(arguments: [UInt64(7), 8])
+    func aBacklogEndingInAnyOrderEndsEveryJobAndActionOnce(seed: UInt64) throws {
+        var random = CancellationModelTests.Generator(state: seed)
+        var sequencer = Sequencer(reactor: CancelReactor())
+        var jobs: [JobID] = []
+        for seq in UInt64(1)...20_000 {
+            // Every tenth action has two jobs, every seventh none.
+            let count = seq % 7 == 0 ? 0 : seq % 10 == 0 ? 2 : 1
+            let acceptance = sequencer.accept(.act(effects: (0 ..< count).map { CancelReactor.Effect("e\(seq).\($0)") }))
+            jobs += acceptance.jobs.map(\.id)
+        }
+        jobs.shuffle(using: &random)
+        var completed: [UInt64: Int] = [:]
+        var finished = 0
+        for (position, id) in jobs.enumerated() {
+            if position == jobs.count / 2 {
+                let bytes = try JSONEncoder().encode(sequencer.checkpoint())
+                sequencer = Sequencer(reactor: CancelReactor(), restoring: try JSONDecoder().decode(SequencerCheckpoint<CancelReactor>.self, from: bytes))
+            }
+            #expect(try sequencer.apply(job: id, emitIndex: 0, mutation: .log("\(id)")).disposition == .applied)
+            let progress = try sequencer.complete(job: id, emitCount: 1)
+            finished += progress.finished.count
+            for action in progress.completedActions { completed[action, default: 0] += 1 }
+        }
+        let withJobs = Set(jobs.map(\.actionSeq))
+        #expect(finished == jobs.count)
+        #expect(Set(completed.keys) == withJobs)
+        #expect(completed.values.allSatisfy { $0 == 1 })
+        #expect(sequencer.openJobCount == 0)
+        #expect(sequencer.state.log.count == jobs.count)
+        #expect(Set(sequencer.state.log) == Set(jobs.map(\.description)))
+        // A job that ended is spent: a late report is a duplicate.
+        #expect(try sequencer.complete(job: jobs[0], emitCount: 1).disposition == .duplicate)
+    }
+}

@@ -20,9 +20,9 @@
 @usableFromInline
 struct JobLedger<Effect: Codable, Mutation: Codable> {
     /// Every open job's progress.
-    @usableFromInline var open: [JobID: JobProgress] = [:]
+    @usableFromInline var open = JobTable<JobProgress>()
     /// Every open job's effect.
-    @usableFromInline var effects: [JobID: Effect] = [:]
+    @usableFromInline var effects = JobTable<Effect>()
     /// Emits that arrived early (gap before them) or while the lane was blocked, per job; a job
     /// with none has no entry (its progress counts them in `bufferedCount`).
     @usableFromInline var buffered: [JobID: [UInt32: Mutation]] = [:]
@@ -57,7 +57,7 @@ struct JobLedger<Effect: Codable, Mutation: Codable> {
     @usableFromInline
     mutating func buffer(_ mutation: Mutation, job id: JobID, emitIndex: UInt32) {
         buffered[id, default: [:]][emitIndex] = mutation
-        open[id]?.bufferedCount += 1
+        open.update(id) { $0.bufferedCount += 1 }
     }
 
     /// Takes the `emitIndex`-th mutation of job `id` out of the buffer, if it is there. The
@@ -186,7 +186,8 @@ extension JobLedger: Codable {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         // Checkpoints list every action with open jobs; the ledger keeps those of several jobs.
         actions = try container.decode([UInt64: ActionJobs].self, forKey: .actions).filter { $0.value.effectCount > 1 }
-        for (id, job) in try container.decode([JobID: StoredJob].self, forKey: .open) {
+        // In job order: the ledger's tables keep jobs opened in order next to each other.
+        for (id, job) in try container.decode([JobID: StoredJob].self, forKey: .open).sorted(by: { $0.key < $1.key }) {
             open[id] = JobProgress(lane: job.lane, sharesAction: actions[id.actionSeq] != nil, nextEmit: job.nextEmit,
                                    bufferedCount: job.buffered.count, declaredCount: job.declaredCount, failure: job.failure)
             effects[id] = job.effect
@@ -207,8 +208,8 @@ extension JobLedger: Codable {
     /// included, so that a checkpoint reads the same in every release.
     var storedActions: [UInt64: ActionJobs] {
         var stored = actions
-        for (id, progress) in open where !progress.sharesAction {
-            stored[id.actionSeq] = ActionJobs(effectCount: 1, remaining: 1)
+        open.forEach { id, progress in
+            if !progress.sharesAction { stored[id.actionSeq] = ActionJobs(effectCount: 1, remaining: 1) }
         }
         return stored
     }
@@ -216,8 +217,8 @@ extension JobLedger: Codable {
     /// The open jobs in their stored shape.
     var storedJobs: [JobID: StoredJob] {
         var stored: [JobID: StoredJob] = [:]
-        for (id, progress) in open {
-            guard let effect = effects[id] else { continue }
+        open.forEach { id, progress in
+            guard let effect = effects[id] else { return }
             stored[id] = StoredJob(effect: effect, lane: progress.lane, nextEmit: progress.nextEmit, buffered: buffered[id] ?? [:],
                                    declaredCount: progress.declaredCount, failure: progress.failure)
         }
@@ -283,7 +284,7 @@ extension JobLedger {
     ) rethrows -> JobLedger<E, M> {
         var result = JobLedger<E, M>()
         result.open = open
-        for (id, value) in effects { result.effects[id] = try effect(value) }
+        try effects.forEach { id, value in result.effects[id] = try effect(value) }
         for (id, waiting) in buffered {
             var converted: [UInt32: M] = [:]
             for (index, value) in waiting { converted[index] = try mutation(value) }

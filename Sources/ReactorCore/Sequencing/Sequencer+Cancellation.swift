@@ -40,8 +40,8 @@ extension Sequencer {
     /// Open jobs older than `limit` whose cancel id satisfies `matches`, in job order.
     private func openJobs(before limit: JobID, where matches: (CancelID) -> Bool) -> [JobID] {
         var found: [JobID] = []
-        for (id, effect) in ledger.effects where id < limit {
-            if let cancelID = reactor.cancelID(for: effect), matches(cancelID) { found.append(id) }
+        ledger.effects.forEach { id, effect in
+            if id < limit, let cancelID = reactor.cancelID(for: effect), matches(cancelID) { found.append(id) }
         }
         return found.sorted()
     }

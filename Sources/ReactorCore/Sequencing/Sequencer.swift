@@ -108,12 +108,7 @@ public struct Sequencer<R: Reactor> {
     /// ``apply(job:emitIndex:mutation:)``'s work, compiled for each reactor.
     @inlinable
     mutating func applySpecialized(job id: JobID, emitIndex: UInt32, mutation: R.Mutation) throws(SequencerError) -> Progress<R.Mutation> {
-        // One lookup of the job for the whole event: with a backlog of open jobs each lookup
-        // is a cache miss. Written through the index, not `ledger.open[id]?.nextEmit += 1`:
-        // that accessor moves the job out and back in a frame too large for the caller's
-        // buffer, a `malloc` per mutation.
-        guard let index = ledger.open.index(forKey: id) else { return try spent(id) }
-        var job = ledger.open.values[index]
+        guard var job = ledger.open[id] else { return try spent(id) }
         if emitIndex < job.nextEmit || ledger.isBuffered(job: id, emitIndex: emitIndex, progress: job) {
             return Progress(.duplicate)
         }
@@ -127,8 +122,11 @@ public struct Sequencer<R: Reactor> {
         // Its turn: applied at once (never through the buffer), then whatever it lets through.
         var progress = Progress<R.Mutation>(.applied)
         progress.applied.append(reduce(mutation, actionSeq: id.actionSeq, origin: .async(job: id, emitIndex: emitIndex)))
+        // In place, not `ledger.open[id]?.nextEmit += 1`: that accessor moves the job out and
+        // back in a frame too large for the caller's buffer, a `malloc` per mutation.
         job.nextEmit += 1
-        ledger.open.values[index].nextEmit = job.nextEmit
+        ledger.open.update(id) { $0.nextEmit = job.nextEmit }
+        // The job's progress goes along: settle does not look it up again.
         settle(id, job, into: &progress)
         return progress
     }
@@ -144,11 +142,10 @@ public struct Sequencer<R: Reactor> {
     /// ``complete(job:emitCount:)``'s work, compiled for each reactor.
     @inlinable
     mutating func completeSpecialized(job id: JobID, emitCount: UInt32) throws(SequencerError) -> Progress<R.Mutation> {
-        guard let index = ledger.open.index(forKey: id) else { return try spent(id) }
-        var job = ledger.open.values[index]
+        guard var job = ledger.open[id] else { return try spent(id) }
         guard !job.isReported else { return Progress(.duplicate) }
         job.declaredCount = emitCount
-        ledger.open.values[index].declaredCount = emitCount
+        ledger.open.update(id) { $0.declaredCount = emitCount }
         return settleIfReady(id, job)
     }
 
@@ -192,7 +189,9 @@ public struct Sequencer<R: Reactor> {
     /// Open jobs whose worker has not reported an end yet, in job order: what must (still, or
     /// again) run somewhere.
     public var unreportedJobs: [Job<R.Effect>] {
-        ledger.open.filter { !$0.value.isReported }.keys.sorted().compactMap { job($0) }
+        var unreported: [JobID] = []
+        ledger.open.forEach { id, progress in if !progress.isReported { unreported.append(id) } }
+        return unreported.sorted().compactMap { job($0) }
     }
 
     // MARK: Internals

@@ -1,5 +1,5 @@
 import Testing
-@testable import ReactorBus
+@testable import ReactorCore
 
 /// The authority's map of actions with running effects: exact against a dictionary whatever the
 /// order, and its ring bounded by the entries it holds, not by the keys that passed.
@@ -65,7 +65,7 @@ import Testing
     /// of keys not held: the same answers as a dictionary after every step.
     @Test(arguments: [UInt64(1), 2, 3, 4, 5])
     func itAnswersAsADictionaryDoes(seed: UInt64) {
-        var random = SplitMix(state: seed)
+        var random = CancellationModelTests.Generator(state: seed)
         var window = SequenceWindow<UInt64>()
         var model: [UInt64: UInt64] = [:]
         var next: UInt64 = 1
@@ -92,16 +92,5 @@ import Testing
         }
         #expect(mismatches == 0, "seed \(seed)")
         #expect(window.entries == model)
-    }
-}
-
-private struct SplitMix: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

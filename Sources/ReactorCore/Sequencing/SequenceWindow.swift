@@ -1,5 +1,6 @@
 /// A map from sequence numbers to values, for keys that arrive in increasing order and mostly
-/// leave in about that order, as the authority's actions with running effects do.
+/// leave in about that order, as actions with running effects do: the job ledger's open jobs
+/// and the authority's clients of running actions.
 ///
 /// Why not a dictionary: with a backlog of 150,000 actions waiting for workers, every insert and
 /// removal in a hash table lands on a random bucket, a cache miss or three (its bitmap, its key
@@ -12,39 +13,40 @@
 /// dictionary: the ring is at most eight times as long as the entries it holds (or 4,096
 /// slots), so memory follows the entries held, never the keys passed. Every operation is O(1),
 /// amortised.
-struct SequenceWindow<Value> {
+@usableFromInline
+package struct SequenceWindow<Value> {
     /// The ring: slot `(head + i) & mask` is key `first + i`, for `i` in `0 ..< span`.
-    private var slots: [Value?] = []
-    private var head = 0
+    @usableFromInline var slots: [Value?] = []
+    @usableFromInline var head = 0
     /// Slots in use, from the first key held in the ring to the last (nil where removed).
-    private var span = 0
-    private var first: UInt64 = 0
+    @usableFromInline var span = 0
+    @usableFromInline var first: UInt64 = 0
     /// Values held in the ring.
-    private var inRing = 0
+    @usableFromInline var inRing = 0
     /// Entries that left the ring.
-    private var stragglers: [UInt64: Value] = [:]
+    @usableFromInline var stragglers: [UInt64: Value] = [:]
 
     /// The ring's length below which it is never emptied into the dictionary.
-    static var minimumSpan: Int { 4_096 }
+    @inlinable package static var minimumSpan: Int { 4_096 }
 
-    init() {}
+    @inlinable package init() {}
 
     /// Entries held.
-    var count: Int { inRing + stragglers.count }
+    @inlinable package var count: Int { inRing + stragglers.count }
 
-    var isEmpty: Bool { count == 0 }
+    @inlinable package var isEmpty: Bool { count == 0 }
 
     /// Slots of the ring in use, from its first key to its last (for tests and diagnostics).
-    var ringSpan: Int { span }
+    package var ringSpan: Int { span }
 
     /// The value for `key`, if held.
-    subscript(key: UInt64) -> Value? {
+    @inlinable package subscript(key: UInt64) -> Value? {
         if let offset = ringOffset(of: key) { return slots[(head + offset) & (slots.count - 1)] }
         return stragglers[key]
     }
 
     /// Holds `value` for `key` (replacing what was held for it).
-    mutating func insert(_ value: Value, for key: UInt64) {
+    @inlinable package mutating func insert(_ value: Value, for key: UInt64) {
         if let offset = ringOffset(of: key) {
             let slot = (head + offset) & (slots.count - 1)
             if slots[slot] == nil { inRing += 1 }
@@ -77,8 +79,8 @@ struct SequenceWindow<Value> {
     }
 
     /// Removes and returns the value for `key`, if held.
-    @discardableResult
-    mutating func removeValue(for key: UInt64) -> Value? {
+    @inlinable @discardableResult
+    package mutating func removeValue(for key: UInt64) -> Value? {
         guard let offset = ringOffset(of: key) else { return stragglers.removeValue(forKey: key) }
         let slot = (head + offset) & (slots.count - 1)
         guard let value = slots[slot] else { return nil }
@@ -94,35 +96,51 @@ struct SequenceWindow<Value> {
         return value
     }
 
-    /// Every entry, as a dictionary (for checkpoints).
-    var entries: [UInt64: Value] {
-        var all = stragglers
-        for offset in 0 ..< span {
-            if let value = slots[(head + offset) & (slots.count - 1)] { all[first + UInt64(offset)] = value }
+    /// Runs `body` on the value for `key` in place; `nil` when none is held.
+    @inlinable
+    package mutating func update<T>(_ key: UInt64, _ body: (inout Value) throws -> T) rethrows -> T? {
+        if let offset = ringOffset(of: key) {
+            let slot = (head + offset) & (slots.count - 1)
+            guard slots[slot] != nil else { return nil }
+            return try body(&slots[slot]!)
         }
+        guard let index = stragglers.index(forKey: key) else { return nil }
+        return try body(&stragglers.values[index])
+    }
+
+    /// Calls `body` with every entry, in no particular order.
+    package func forEach(_ body: (UInt64, Value) throws -> Void) rethrows {
+        for (key, value) in stragglers { try body(key, value) }
+        for offset in 0 ..< span {
+            if let value = slots[(head + offset) & (slots.count - 1)] { try body(first + UInt64(offset), value) }
+        }
+    }
+
+    /// Every entry, as a dictionary (for checkpoints).
+    package var entries: [UInt64: Value] {
+        var all: [UInt64: Value] = [:]
+        forEach { all[$0] = $1 }
         return all
     }
 
     /// Every value, in no particular order.
-    var values: [Value] {
-        var all = Array(stragglers.values)
-        for offset in 0 ..< span {
-            if let value = slots[(head + offset) & (slots.count - 1)] { all.append(value) }
-        }
+    package var values: [Value] {
+        var all: [Value] = []
+        forEach { all.append($1) }
         return all
     }
 
     // MARK: Internals
 
     /// The longest ring allowed for `held` values in it.
-    private static func limit(for held: Int) -> Int { max(minimumSpan, 8 * held) }
+    @inlinable static func limit(for held: Int) -> Int { max(minimumSpan, 8 * held) }
 
-    private func ringOffset(of key: UInt64) -> Int? {
+    @inlinable func ringOffset(of key: UInt64) -> Int? {
         guard key >= first, key - first < UInt64(span) else { return nil }
         return Int(key - first)
     }
 
-    private mutating func append(_ value: Value?) {
+    @inlinable mutating func append(_ value: Value?) {
         if span == slots.count { grow() }
         slots[(head + span) & (slots.count - 1)] = value
         span += 1
@@ -130,7 +148,7 @@ struct SequenceWindow<Value> {
     }
 
     /// Doubles the ring (a power of two, so that a slot is an AND away).
-    private mutating func grow() {
+    @usableFromInline mutating func grow() {
         var grown = [Value?](repeating: nil, count: max(64, slots.count * 2))
         for offset in 0 ..< span { grown[offset] = slots[(head + offset) & (slots.count - 1)] }
         slots = grown
@@ -138,7 +156,7 @@ struct SequenceWindow<Value> {
     }
 
     /// Moves what the ring holds to the dictionary and empties it, keeping its storage.
-    private mutating func emptyRing() {
+    @usableFromInline mutating func emptyRing() {
         for offset in 0 ..< span {
             let slot = (head + offset) & (slots.count - 1)
             if let value = slots[slot] { stragglers[first + UInt64(offset)] = value }
@@ -154,7 +172,7 @@ extension SequenceWindow: Sendable where Value: Sendable {}
 
 extension SequenceWindow {
     /// A window holding `entries`.
-    init(_ entries: [UInt64: Value]) {
+    package init(_ entries: [UInt64: Value]) {
         self.init()
         for (key, value) in entries.sorted(by: { $0.key < $1.key }) { insert(value, for: key) }
     }
