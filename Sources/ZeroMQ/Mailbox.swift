@@ -17,9 +17,13 @@ import Darwin
 /// "nothing signalled" to "something to drain", so a burst of posts costs one `write` (and the
 /// pipe can never fill up); the read end stays readable until ``drain()`` empties it. A spurious wake-up (a drain
 /// that returns nothing) is possible and harmless; a lost wake-up is not.
+@usableFromInline
 package final class Mailbox<Element: Sendable>: Sendable {
     // `post` and `drain` are inlinable so that a node's loop specialises them for its element
     // type: unspecialised, every post looked up the metadata of `Mutex<State>` at run time.
+    // The class itself is `@usableFromInline` for that: the compiler keeps the bodies of a
+    // `package` type's inlinable members out of the module's interface otherwise, and every
+    // caller ran the generic code (seen in profiles and in the optimiser's remarks).
     @usableFromInline
     struct State {
         @usableFromInline var items: [Element] = []
