@@ -53,6 +53,24 @@ import Testing
         #expect(window.values.sorted() == [1, 3, 5])
     }
 
+    @Test func aKeyThatLeftTheRingIsFoundWhenTheRingGrowsOverItAgain() {
+        var window = SequenceWindow<String>()
+        window.insert("a", for: 100)
+        window.insert("b", for: 50)  // below the ring's start: in the dictionary
+        window.removeValue(for: 100)  // the ring is empty
+        window.insert("c", for: 40)  // the ring starts again, below 50
+        window.insert("d", for: 60)  // and now covers 50's empty slot
+        #expect(window.count == 3)
+        #expect(window[50] == "b")
+        #expect(window.entries == [40: "c", 50: "b", 60: "d"])
+        window.insert("e", for: 50)  // replaces, into the ring
+        #expect(window.count == 3)
+        #expect(window[50] == "e")
+        #expect(window.removeValue(for: 50) == "e")
+        #expect(window.removeValue(for: 50) == nil)
+        #expect(window.entries == [40: "c", 60: "d"])
+    }
+
     @Test func aWindowBuiltFromEntriesHoldsExactlyThem() {
         let entries: [UInt64: String] = [3: "a", 9: "b", 10: "c", 70_000: "d", 2: "e"]
         let window = SequenceWindow(entries)
@@ -62,9 +80,10 @@ import Testing
     }
 
     /// Random increasing keys with gaps, removals mostly of the oldest, some of any key, some
-    /// of keys not held: the same answers as a dictionary after every step.
-    @Test(arguments: [UInt64(1), 2, 3, 4, 5])
-    func itAnswersAsADictionaryDoes(seed: UInt64) {
+    /// of keys not held, inserts of any key (rarely, or at every chance): the same answers as
+    /// a dictionary after every step.
+    @Test(arguments: [UInt64(1), 2, 3, 4, 5], [1, 50])
+    func itAnswersAsADictionaryDoes(seed: UInt64, anyKeyEvery: Int) {
         var random = CancellationModelTests.Generator(state: seed)
         var window = SequenceWindow<UInt64>()
         var model: [UInt64: UInt64] = [:]
@@ -85,10 +104,36 @@ import Testing
             } else {
                 let key = random.next() % (next + 10)
                 if window[key] != model[key] { mismatches += 1 }
-                if step % 50 == 0 { window.insert(7, for: key); model[key] = 7 }
+                if step % anyKeyEvery == 0 { window.insert(7, for: key); model[key] = 7 }
             }
             if window.count != model.count { mismatches += 1 }
             if window.ringSpan > max(SequenceWindow<UInt64>.minimumSpan, 8 * window.count) { mismatches += 1 }
+        }
+        #expect(mismatches == 0, "seed \(seed)")
+        #expect(window.entries == model)
+    }
+
+    /// Any order at all over a few keys: the ring empties and starts again below and above the
+    /// keys the dictionary holds, over and over.
+    @Test(arguments: [UInt64(11), 12, 13])
+    func anyOrderOverFewKeysAnswersAsADictionaryDoes(seed: UInt64) {
+        var random = CancellationModelTests.Generator(state: seed)
+        var window = SequenceWindow<UInt64>()
+        var model: [UInt64: UInt64] = [:]
+        var mismatches = 0
+        for step in UInt64(0) ..< 20_000 {
+            let key = random.next() % 64
+            switch random.next() % 3 {
+            case 0:
+                window.insert(step, for: key)
+                model[key] = step
+            case 1:
+                if window.removeValue(for: key) != model.removeValue(forKey: key) { mismatches += 1 }
+            default:
+                if window[key] != model[key] { mismatches += 1 }
+                if window.update(key, { $0 += 1 }) != nil { model[key]? += 1 }
+            }
+            if window.count != model.count { mismatches += 1 }
         }
         #expect(mismatches == 0, "seed \(seed)")
         #expect(window.entries == model)

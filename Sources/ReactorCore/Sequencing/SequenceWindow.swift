@@ -13,6 +13,11 @@
 /// dictionary: the ring is at most eight times as long as the entries it holds (or 4,096
 /// slots), so memory follows the entries held, never the keys passed. Every operation is O(1),
 /// amortised.
+///
+/// Each key is held in one place: its ring slot, or the dictionary. A key may sit in the
+/// dictionary while the ring's range covers its (empty) slot: it left the ring, and the ring
+/// later started again below it. So an empty slot is looked up in the dictionary too, which
+/// costs nothing while the dictionary is empty, as it is in the usual, in-order case.
 @usableFromInline
 package struct SequenceWindow<Value> {
     /// The ring: slot `(head + i) & mask` is key `first + i`, for `i` in `0 ..< span`.
@@ -41,20 +46,23 @@ package struct SequenceWindow<Value> {
 
     /// The value for `key`, if held.
     @inlinable package subscript(key: UInt64) -> Value? {
-        if let offset = ringOffset(of: key) { return slots[(head + offset) & (slots.count - 1)] }
-        return stragglers[key]
+        if let offset = ringOffset(of: key), let value = slots[(head + offset) & (slots.count - 1)] { return value }
+        return stragglers.isEmpty ? nil : stragglers[key]
     }
 
     /// Holds `value` for `key` (replacing what was held for it).
     @inlinable package mutating func insert(_ value: Value, for key: UInt64) {
         if let offset = ringOffset(of: key) {
             let slot = (head + offset) & (slots.count - 1)
-            if slots[slot] == nil { inRing += 1 }
+            if slots[slot] == nil {
+                inRing += 1
+                forgetStraggler(key)
+            }
             slots[slot] = value
             return
         }
         if span == 0 {
-            stragglers[key] = nil
+            forgetStraggler(key)
             first = key
             head = 0
             append(value)
@@ -73,7 +81,7 @@ package struct SequenceWindow<Value> {
             insert(value, for: key)
             return
         }
-        stragglers[key] = nil
+        forgetStraggler(key)
         for _ in 0 ..< gap { append(nil) }
         append(value)
     }
@@ -83,7 +91,7 @@ package struct SequenceWindow<Value> {
     package mutating func removeValue(for key: UInt64) -> Value? {
         guard let offset = ringOffset(of: key) else { return stragglers.removeValue(forKey: key) }
         let slot = (head + offset) & (slots.count - 1)
-        guard let value = slots[slot] else { return nil }
+        guard let value = slots[slot] else { return stragglers.isEmpty ? nil : stragglers.removeValue(forKey: key) }
         slots[slot] = nil
         inRing -= 1
         // The start moves past removed keys: the oldest one held leads again.
@@ -101,10 +109,9 @@ package struct SequenceWindow<Value> {
     package mutating func update<T>(_ key: UInt64, _ body: (inout Value) throws -> T) rethrows -> T? {
         if let offset = ringOffset(of: key) {
             let slot = (head + offset) & (slots.count - 1)
-            guard slots[slot] != nil else { return nil }
-            return try body(&slots[slot]!)
+            if slots[slot] != nil { return try body(&slots[slot]!) }
         }
-        guard let index = stragglers.index(forKey: key) else { return nil }
+        guard !stragglers.isEmpty, let index = stragglers.index(forKey: key) else { return nil }
         return try body(&stragglers.values[index])
     }
 
@@ -134,6 +141,11 @@ package struct SequenceWindow<Value> {
 
     /// The longest ring allowed for `held` values in it.
     @inlinable static func limit(for held: Int) -> Int { max(minimumSpan, 8 * held) }
+
+    /// Drops `key` from the dictionary: it is about to be held in the ring.
+    @inlinable mutating func forgetStraggler(_ key: UInt64) {
+        if !stragglers.isEmpty { stragglers[key] = nil }
+    }
 
     @inlinable func ringOffset(of key: UInt64) -> Int? {
         guard key >= first, key - first < UInt64(span) else { return nil }
