@@ -31,8 +31,13 @@ import Testing
         var completed: Set<UInt64> = []
         var failures: [String] = []
 
+        /// Actions that had jobs.
+        var withJobs: [UInt64] = []
+
         mutating func issued(_ seq: UInt64, count: Int) {
-            if count > 0 { openJobs[seq] = Set(0 ..< UInt32(count)) }
+            guard count > 0 else { return }
+            openJobs[seq] = Set(0 ..< UInt32(count))
+            withJobs.append(seq)
         }
 
         mutating func saw(_ applied: [AppliedMutation<CancelReactor.Mutation>]) {
@@ -116,8 +121,8 @@ import Testing
                 observed.saw(progress.applied)
                 observed.ended(finished: progress.finished, cancelled: [], completing: progress.completedActions)
             }
-            for seq in Set(issued.map(\.actionSeq)) {
-                if sequencer.hasOpenJobs(actionSeq: seq) != (observed.openJobs[seq] != nil) { observed.failures.append("hasOpenJobs(\(seq)) wrong") }
+            for seq in observed.withJobs where sequencer.hasOpenJobs(actionSeq: seq) != (observed.openJobs[seq] != nil) {
+                observed.failures.append("hasOpenJobs(\(seq)) wrong")
             }
         }
         // Deliver everything: every job ends, finished or cancelled, exactly once.

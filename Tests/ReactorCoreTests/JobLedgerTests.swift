@@ -93,15 +93,16 @@ import Testing
     }
 }
 
-/// A backlog of open jobs far past the ledger's window, ended in a random order with a
+/// A backlog of open jobs past the ledger's window, ended in a random order with a
 /// checkpoint in the middle: every job and every action ends exactly once, nothing is lost.
 @Suite struct JobLedgerBacklogTests {
-    @Test(arguments: [UInt64(7), 8])
-    func aBacklogEndingInAnyOrderEndsEveryJobAndActionOnce(seed: UInt64) throws {
+    @Test func aBacklogEndingInAnyOrderEndsEveryJobAndActionOnce() throws {
+        let seed: UInt64 = 7
         var random = CancellationModelTests.Generator(state: seed)
         var sequencer = Sequencer(reactor: CancelReactor())
         var jobs: [JobID] = []
-        for seq in UInt64(1)...20_000 {
+        // Past the window's 4,096 slots, small enough for a debug build beside other tests.
+        for seq in UInt64(1)...6_000 {
             // Every tenth action has two jobs, every seventh none.
             let count = seq % 7 == 0 ? 0 : seq % 10 == 0 ? 2 : 1
             let acceptance = sequencer.accept(.act(effects: (0 ..< count).map { CancelReactor.Effect("e\(seq).\($0)") }))
