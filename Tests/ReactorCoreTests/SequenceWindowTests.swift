@@ -50,7 +50,7 @@ import Testing
         #expect(window.removeValue(for: 5) == 4)
         #expect(window.removeValue(for: 5) == nil)
         #expect(window.removeValue(for: 6) == nil)
-        #expect(window.values.sorted() == [1, 3, 5])
+        #expect(window.entries.values.sorted() == [1, 3, 5])
     }
 
     @Test func aKeyThatLeftTheRingIsFoundWhenTheRingGrowsOverItAgain() {

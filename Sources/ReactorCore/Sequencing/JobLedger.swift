@@ -110,8 +110,7 @@ struct JobLedger<Effect: Codable, Mutation: Codable> {
         guard id.actionSeq >= 1, id.actionSeq <= lastActionSeq else { return false }
         if let action = actions[id.actionSeq] { return id.effectIndex < action.effectCount }
         // An action with one job open: its job is index 0, and it is not `id`.
-        if open[JobID(actionSeq: id.actionSeq, effectIndex: 0)] != nil { return false }
-        return true
+        return !hasOpenJobs(actionSeq: id.actionSeq)
     }
 
     /// Whether any job of action `actionSeq` is open.

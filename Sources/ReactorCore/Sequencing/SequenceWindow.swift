@@ -46,14 +46,13 @@ package struct SequenceWindow<Value> {
 
     /// The value for `key`, if held.
     @inlinable package subscript(key: UInt64) -> Value? {
-        if let offset = ringOffset(of: key), let value = slots[(head + offset) & (slots.count - 1)] { return value }
+        if let slot = ringSlot(of: key), let value = slots[slot] { return value }
         return stragglers.isEmpty ? nil : stragglers[key]
     }
 
     /// Holds `value` for `key` (replacing what was held for it).
     @inlinable package mutating func insert(_ value: Value, for key: UInt64) {
-        if let offset = ringOffset(of: key) {
-            let slot = (head + offset) & (slots.count - 1)
+        if let slot = ringSlot(of: key) {
             if slots[slot] == nil {
                 inRing += 1
                 forgetStraggler(key)
@@ -89,14 +88,13 @@ package struct SequenceWindow<Value> {
     /// Removes and returns the value for `key`, if held.
     @inlinable @discardableResult
     package mutating func removeValue(for key: UInt64) -> Value? {
-        guard let offset = ringOffset(of: key) else { return stragglers.removeValue(forKey: key) }
-        let slot = (head + offset) & (slots.count - 1)
-        guard let value = slots[slot] else { return stragglers.isEmpty ? nil : stragglers.removeValue(forKey: key) }
-        slots[slot] = nil
+        guard let index = ringSlot(of: key) else { return stragglers.removeValue(forKey: key) }
+        guard let value = slots[index] else { return stragglers.isEmpty ? nil : stragglers.removeValue(forKey: key) }
+        slots[index] = nil
         inRing -= 1
         // The start moves past removed keys: the oldest one held leads again.
         while span > 0, slots[head] == nil {
-            head = (head + 1) & (slots.count - 1)
+            head = slot(at: 1)
             first += 1
             span -= 1
         }
@@ -107,10 +105,7 @@ package struct SequenceWindow<Value> {
     /// Runs `body` on the value for `key` in place; `nil` when none is held.
     @inlinable
     package mutating func update<T>(_ key: UInt64, _ body: (inout Value) throws -> T) rethrows -> T? {
-        if let offset = ringOffset(of: key) {
-            let slot = (head + offset) & (slots.count - 1)
-            if slots[slot] != nil { return try body(&slots[slot]!) }
-        }
+        if let slot = ringSlot(of: key), slots[slot] != nil { return try body(&slots[slot]!) }
         guard !stragglers.isEmpty, let index = stragglers.index(forKey: key) else { return nil }
         return try body(&stragglers.values[index])
     }
@@ -119,7 +114,7 @@ package struct SequenceWindow<Value> {
     package func forEach(_ body: (UInt64, Value) throws -> Void) rethrows {
         for (key, value) in stragglers { try body(key, value) }
         for offset in 0 ..< span {
-            if let value = slots[(head + offset) & (slots.count - 1)] { try body(first + UInt64(offset), value) }
+            if let value = slots[slot(at: offset)] { try body(first + UInt64(offset), value) }
         }
     }
 
@@ -127,13 +122,6 @@ package struct SequenceWindow<Value> {
     package var entries: [UInt64: Value] {
         var all: [UInt64: Value] = [:]
         forEach { all[$0] = $1 }
-        return all
-    }
-
-    /// Every value, in no particular order.
-    package var values: [Value] {
-        var all: [Value] = []
-        forEach { all.append($1) }
         return all
     }
 
@@ -147,14 +135,18 @@ package struct SequenceWindow<Value> {
         if !stragglers.isEmpty { stragglers[key] = nil }
     }
 
-    @inlinable func ringOffset(of key: UInt64) -> Int? {
+    /// The storage index of the ring's `offset`-th key (the storage is a power of two long).
+    @inlinable func slot(at offset: Int) -> Int { (head + offset) & (slots.count - 1) }
+
+    /// The storage index of `key` when it is within the ring's range (its slot may be empty).
+    @inlinable func ringSlot(of key: UInt64) -> Int? {
         guard key >= first, key - first < UInt64(span) else { return nil }
-        return Int(key - first)
+        return slot(at: Int(key - first))
     }
 
     @inlinable mutating func append(_ value: Value?) {
         if span == slots.count { grow() }
-        slots[(head + span) & (slots.count - 1)] = value
+        slots[slot(at: span)] = value
         span += 1
         if value != nil { inRing += 1 }
     }
@@ -162,7 +154,7 @@ package struct SequenceWindow<Value> {
     /// Doubles the ring (a power of two, so that a slot is an AND away).
     @usableFromInline mutating func grow() {
         var grown = [Value?](repeating: nil, count: max(64, slots.count * 2))
-        for offset in 0 ..< span { grown[offset] = slots[(head + offset) & (slots.count - 1)] }
+        for offset in 0 ..< span { grown[offset] = slots[slot(at: offset)] }
         slots = grown
         head = 0
     }
@@ -170,9 +162,9 @@ package struct SequenceWindow<Value> {
     /// Moves what the ring holds to the dictionary and empties it, keeping its storage.
     @usableFromInline mutating func emptyRing() {
         for offset in 0 ..< span {
-            let slot = (head + offset) & (slots.count - 1)
-            if let value = slots[slot] { stragglers[first + UInt64(offset)] = value }
-            slots[slot] = nil
+            let index = slot(at: offset)
+            if let value = slots[index] { stragglers[first + UInt64(offset)] = value }
+            slots[index] = nil
         }
         span = 0
         head = 0

@@ -684,7 +684,7 @@ package final class AuthorityEngine<R: Reactor> {
         clients.apply(configuration.clientLedger)
         actionClients = SequenceWindow(checkpoint.actionClients)
         inFlight = [:]
-        for client in actionClients.values { inFlight[client, default: 0] += 1 }
+        for client in checkpoint.actionClients.values { inFlight[client, default: 0] += 1 }
     }
 
     /// Queues every job that has not been reported (after recovery).
