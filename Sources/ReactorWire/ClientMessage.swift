@@ -20,17 +20,25 @@ package enum ClientMessage: Sendable, Equatable {
 
     /// Decodes the frames after the routing id.
     package init(frames: [[UInt8]]) throws(ProtocolError) {
+        try self.init(frames: frames[...])
+    }
+
+    /// Decodes the frames after the routing id, as a slice of the message received.
+    ///
+    /// - Parameter clientID: an action's `client_id` seen before (the previous action's): when
+    ///   the header carries the same bytes, the message holds this `String` rather than a new one.
+    package init(frames: ArraySlice<[UInt8]>, reusingClientID clientID: String? = nil) throws(ProtocolError) {
         guard let first = frames.first else { throw .malformed("empty message") }
         self = try WireHeader.read(first) { header throws(ProtocolError) -> Self in
             switch header.kind {
             case "action":
                 guard frames.count == 2 else { throw .malformed("action needs a header and a payload frame, got \(frames.count) frames") }
                 try header.expect(fields: 2)
-                let client = try header.string(0, "client_id", maxBytes: Self.maxClientIDBytes)
+                let client = try header.string(0, "client_id", maxBytes: Self.maxClientIDBytes, reusing: clientID)
                 guard !client.isEmpty else { throw .malformed("action.client_id must not be empty") }
                 let seq = try header.uint(1, "client_seq")
                 guard seq >= 1 else { throw .malformed("action.client_seq must be at least 1") }
-                return .action(clientID: client, clientSeq: seq, payload: frames[1])
+                return .action(clientID: client, clientSeq: seq, payload: frames[frames.startIndex + 1])
             case "snapshot_chunk":
                 guard frames.count == 1 else { throw .malformed("snapshot_chunk is one frame, got \(frames.count)") }
                 try header.expect(fields: 4)
@@ -56,7 +64,7 @@ package enum ClientMessage: Sendable, Equatable {
     /// it: the first unsigned integer after the kind in the header, whatever the version or kind
     /// (for `action` that is `client_seq`, for requests `request_id`). 0 when there is none, or
     /// the header is not a MessagePack array.
-    package static func reference(in frames: [[UInt8]]) -> UInt64 {
+    package static func reference(in frames: some Collection<[UInt8]>) -> UInt64 {
         guard let first = frames.first, case .array(let items)? = try? MessagePackValue(unpacking: first), items.count > 2 else { return 0 }
         for item in items.dropFirst(2) {
             if case .uint(let value) = item { return value }
@@ -162,33 +170,50 @@ package enum AuthorityReply: Sendable, Equatable {
 
     /// The frames to send (without a routing id).
     package func frames(_ writer: HeaderWriter) -> [[UInt8]] {
+        frames(writer, after: [])
+    }
+
+    /// The frames to send after `envelope` (a routing id, and the empty delimiter a REQ peer
+    /// sends), in one array: a reply to each action is built as no more than its own frames.
+    package func frames(_ writer: HeaderWriter, after envelope: ArraySlice<[UInt8]>) -> [[UInt8]] {
+        let (header, payload) = parts(writer)
+        var frames: [[UInt8]] = []
+        frames.reserveCapacity(envelope.count + 2)
+        frames.append(contentsOf: envelope)
+        frames.append(header)
+        if let payload { frames.append(payload) }
+        return frames
+    }
+
+    /// The header frame, and the payload frame of the replies that have one.
+    private func parts(_ writer: HeaderWriter) -> (header: [UInt8], payload: [UInt8]?) {
         switch self {
         case .ack(let clientSeq, let actionSeq, let version):
-            [writer.header("ack", { $0.packUInt(clientSeq); $0.packUInt(actionSeq); $0.packUInt(version) }, count: 3)]
+            (writer.header("ack", { $0.packUInt(clientSeq); $0.packUInt(actionSeq); $0.packUInt(version) }, count: 3), nil)
         case .snapshot(let id, let version, let actionSeq, let app, let payload):
-            [writer.header("snapshot", { $0.packUInt(id); $0.packUInt(version); $0.packUInt(actionSeq); $0.packString(app) }, count: 4), payload]
+            (writer.header("snapshot", { $0.packUInt(id); $0.packUInt(version); $0.packUInt(actionSeq); $0.packString(app) }, count: 4), payload)
         case .pong(let id, let version, let startID, let app, let schema, let compatible, let term):
-            [writer.header("pong", { w in
+            (writer.header("pong", { w in
                 w.packUInt(id); w.packUInt(version); w.packUInt(startID); w.packString(app); w.packUInt(UInt64(schema))
                 w.packArrayHeader(compatible.count)
                 for other in compatible { w.packUInt(UInt64(other)) }
                 if let term { w.packUInt(term) } else { w.packNil() }
-            }, count: 7)]
+            }, count: 7), nil)
         case .stats(let id, let counters):
-            [writer.header("stats", { writer in
+            (writer.header("stats", { writer in
                 writer.packUInt(id)
                 writer.packMapHeader(counters.count)
                 for (name, count) in counters.sorted(by: { $0.key < $1.key }) {
                     writer.packString(name)
                     writer.packUInt(count)
                 }
-            }, count: 2)]
+            }, count: 2), nil)
         case .snapshotChunk(let id, let version, let actionSeq, let app, let total, let offset, let payload):
-            [writer.header("snapshot_chunk", { w in
+            (writer.header("snapshot_chunk", { w in
                 w.packUInt(id); w.packUInt(version); w.packUInt(actionSeq); w.packString(app); w.packUInt(total); w.packUInt(offset)
-            }, count: 6), payload]
+            }, count: 6), payload)
         case .error(let ref, let code, let message):
-            [writer.header("error", { $0.packUInt(ref); $0.packString(code.rawValue); $0.packString(message) }, count: 3)]
+            (writer.header("error", { $0.packUInt(ref); $0.packString(code.rawValue); $0.packString(message) }, count: 3), nil)
         }
     }
 }

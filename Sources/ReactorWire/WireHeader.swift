@@ -96,8 +96,10 @@ struct WireHeader {
         return narrow
     }
 
-    func string(_ index: Int, _ name: String, maxBytes: Int = 1_024) throws(ProtocolError) -> String {
-        guard let value = field(index)?.string else {
+    /// The string field at `index`; `reusing` is returned instead of a new `String` when its
+    /// bytes are the field's (see ``MessagePackView/string(reusing:)``).
+    func string(_ index: Int, _ name: String, maxBytes: Int = 1_024, reusing known: String? = nil) throws(ProtocolError) -> String {
+        guard let value = field(index)?.string(reusing: known) else {
             throw .malformed("\(kind).\(name) must be a string")
         }
         guard value.utf8.count <= maxBytes else { throw .malformed("\(kind).\(name) is longer than \(maxBytes) bytes") }

@@ -16,6 +16,28 @@ import Testing
         }
     }
 
+    @Test func anActionReadAfterAnotherKeepsItsOwnClientID() throws {
+        // The previous action's id is reused only for the very same bytes: a prefix, an
+        // extension, one byte changed, a long (heap) and a short (inline) id all read as sent.
+        let long = "bench-0F2D6C1E-5B7A-4C39-9E21-7A0D3B8C4F56"
+        let ids = [long, "c", "c-1", "c-2", "c-10", String(long.dropLast()), long + "x", "é-client", long]
+        for sent in ids {
+            for previous in [nil] + ids {
+                let frames = ClientMessage.action(clientID: sent, clientSeq: 3, payload: [0xc0]).frames(writer)
+                #expect(try ClientMessage(frames: frames[...], reusingClientID: previous) == .action(clientID: sent, clientSeq: 3, payload: [0xc0]))
+            }
+        }
+    }
+
+    @Test func aReplyAfterAnEnvelopeKeepsTheEnvelopeFirst() throws {
+        let envelope: [[UInt8]] = [[0x00, 0x6b, 0x8b, 0x45, 0x67], []]
+        let ack = AuthorityReply.ack(clientSeq: 1, actionSeq: 2, version: 3)
+        #expect(ack.frames(writer, after: envelope[...]) == envelope + ack.frames(writer))
+        let snapshot = AuthorityReply.snapshot(requestID: 4, version: 5, actionSeq: 6, app: "counter", payload: [0x80])
+        #expect(snapshot.frames(writer, after: envelope[..<1]) == [envelope[0]] + snapshot.frames(writer))
+        #expect(snapshot.frames(writer).count == 2)
+    }
+
     @Test func anActionHeaderHasTheDocumentedBytes() {
         let frames = ClientMessage.action(clientID: "c", clientSeq: 1, payload: [0xc0]).frames(writer)
         // [1, "action", "c", 1]

@@ -36,6 +36,17 @@ package struct MessagePackView {
         object.isString ? object.validatedString : nil
     }
 
+    /// This `str` as a `String`: `known` itself when its UTF-8 is exactly these bytes (no new
+    /// `String` is made or checked; a name that arrives again and again, such as a client's id
+    /// in each of its actions, is made once), else a new one as ``string`` makes it.
+    package func string(reusing known: String?) -> String? {
+        guard object.isString else { return nil }
+        if let known, known.utf8.withContiguousStorageIfAvailable({ object.stringEquals(UnsafeRawBufferPointer($0)) }) == true {
+            return known
+        }
+        return object.validatedString
+    }
+
     /// Whether this is a `str` whose bytes are exactly `text`'s: no `String` is made.
     package func isString(_ text: StaticString) -> Bool {
         object.stringEquals(UnsafeRawBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))

@@ -90,12 +90,18 @@ package struct ClientLedger: Sendable, Equatable {
 
     /// Classifies an incoming action; `payload` is its MessagePack payload as received.
     func verdict(client: String, seq: UInt64, payload: [UInt8]) -> Verdict {
-        guard let known = clients[client] else {
+        // The client read where it is stored: `clients[client]` would copy it (and retain its
+        // tables), for every action.
+        guard let index = clients.index(forKey: client) else {
             if let tombstone = forgotten[PayloadFingerprint.of(client.utf8)], seq <= tombstone.highest {
                 return .unknownClient(highestSeq: tombstone.highest)
             }
             return .new
         }
+        return Self.verdict(of: clients.values[index], seq: seq, payload: payload)
+    }
+
+    private static func verdict(of known: borrowing Client, seq: UInt64, payload: [UInt8]) -> Verdict {
         if let entry = known.recent.entry(for: seq) {
             let ack = Ack(actionSeq: entry.actionSeq, version: entry.version)
             if entry.fingerprint != 0 && entry.fingerprint != PayloadFingerprint.of(payload) { return .conflict(ack) }

@@ -46,12 +46,11 @@ struct RecentAcks: Codable, Sendable, Equatable {
 
     /// The entry for `seq`, if still kept.
     func entry(for seq: UInt64) -> Entry? {
-        // Newest first: a resend is usually of something recent. At most `capacity` steps.
-        var index = (next - 1 + entries.count) % max(1, entries.count)
-        for _ in 0..<entries.count {
-            if entries[index].seq == seq { return entries[index] }
-            index = (index - 1 + entries.count) % entries.count
-        }
+        // Newest first (a resend is usually of something recent): down from the slot before
+        // `next`, then down from the end. Asked for every action: no division per step.
+        let split = min(next, entries.count)
+        for index in stride(from: split - 1, through: 0, by: -1) where entries[index].seq == seq { return entries[index] }
+        for index in stride(from: entries.count - 1, through: split, by: -1) where entries[index].seq == seq { return entries[index] }
         return nil
     }
 

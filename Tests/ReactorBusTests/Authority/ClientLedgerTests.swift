@@ -48,6 +48,25 @@ import Testing
         #expect(ledger.clients["c"]?.recent.entries.count == 4)
     }
 
+    @Test func theRecentAcksRingFindsExactlyItsNewestEntriesAtEveryFill() {
+        // Every fill level and every position of the ring's next slot, out of order too: the
+        // newest `capacity` entries are found with their own ack, older ones are not.
+        for capacity in 1...5 {
+            var ring = RecentAcks()
+            var appended: [UInt64] = []
+            for step in 0..<(capacity * 3) {
+                let seq = UInt64(step % 2 == 0 ? 100 + step : 200 - step)
+                ring.append(.init(seq: seq, actionSeq: seq * 2, version: seq * 3, fingerprint: seq), capacity: capacity)
+                appended.append(seq)
+                let kept = Set(appended.suffix(capacity))
+                for seq in appended {
+                    #expect(ring.entry(for: seq)?.actionSeq == (kept.contains(seq) ? seq * 2 : nil), "capacity \(capacity), step \(step), seq \(seq)")
+                }
+                #expect(ring.entry(for: 1) == nil)
+            }
+        }
+    }
+
     @Test func tooManyGapsForgetTheOldestRangeAndItsResendsAreStale() {
         var ledger = ClientLedger(limits: ClientLedgerLimits(rememberedAcks: 1, maxGapsPerClient: 2))
         for seq in [1, 3, 5, 7] as [UInt64] { ledger.record(client: "c", seq: seq, payload: a, ack: ack(seq)) }

@@ -94,9 +94,13 @@ package final class AuthorityEngine<R: Reactor> {
     /// time: a request while one is under way waits for it, and is answered at its version.
     private var fetchEncoding: (version: UInt64, waiting: [PendingChunk])?
 
+    /// The client id of the last action read: a client's next action in a burst carries the
+    /// same bytes, and then reuses this `String` instead of making and checking a new one.
+    private var lastClientID: String?
+
     /// A `snapshot_chunk` request waiting for its version's bytes.
     private struct PendingChunk {
-        var envelope: [[UInt8]]
+        var envelope: Envelope
         var id: UInt64
         var offset: UInt64
         var maxBytes: UInt64
@@ -137,7 +141,7 @@ package final class AuthorityEngine<R: Reactor> {
         }
         let message: ClientMessage
         do {
-            message = try ClientMessage(frames: body)
+            message = try ClientMessage(frames: body, reusingClientID: lastClientID)
         } catch {
             count(error)
             logger.debug("refused client message: \(error)")
@@ -146,6 +150,7 @@ package final class AuthorityEngine<R: Reactor> {
         }
         switch message {
         case .action(let client, let seq, let payload):
+            lastClientID = client
             handleAction(envelope, client: client, seq: seq, payload: payload, now: now)
         case .snapshot(let id):
             metrics[.snapshotRequests] += 1
@@ -155,7 +160,7 @@ package final class AuthorityEngine<R: Reactor> {
         case .ping(let id):
             let pong = AuthorityReply.pong(requestID: id, version: sequencer.version, startID: startID, app: configuration.appName,
                                            schema: configuration.schema.version, compatible: configuration.schema.compatibleVersions.sorted(), term: term)
-            outbox.promptReplies.append(envelope + pong.frames(writer))
+            outbox.promptReplies.append(pong.frames(writer, after: envelope))
         case .stats(let id):
             reply(envelope, .stats(requestID: id, counters: currentMetrics().dictionary), request: id)
         case .snapshotChunk(let id, let version, let offset, let maxBytes):
@@ -165,7 +170,7 @@ package final class AuthorityEngine<R: Reactor> {
 
     /// Answers one `snapshot_chunk` request: the current state's first chunk (`version` nil),
     /// or the next one of a version being fetched; `expired` when that version is gone.
-    private func handleSnapshotChunk(_ envelope: [[UInt8]], id: UInt64, version: UInt64?, offset: UInt64, maxBytes: UInt64, now: UInt64) {
+    private func handleSnapshotChunk(_ envelope: Envelope, id: UInt64, version: UInt64?, offset: UInt64, maxBytes: UInt64, now: UInt64) {
         let held: SnapshotTransfers.Held
         let heldVersion: UInt64
         if let version {
@@ -219,7 +224,7 @@ package final class AuthorityEngine<R: Reactor> {
     }
 
     /// The chunk of `held` (the bytes of `heldVersion`) that a request asked for.
-    private func replyChunk(_ envelope: [[UInt8]], id: UInt64, held: SnapshotTransfers.Held, version heldVersion: UInt64, offset: UInt64, maxBytes: UInt64) {
+    private func replyChunk(_ envelope: Envelope, id: UInt64, held: SnapshotTransfers.Held, version heldVersion: UInt64, offset: UInt64, maxBytes: UInt64) {
         let total = UInt64(held.bytes.count)
         guard offset <= total else {
             metrics[.malformed] += 1
@@ -235,7 +240,7 @@ package final class AuthorityEngine<R: Reactor> {
     /// Why a message (the frames after the routing envelope) is refused for its size, or `nil`:
     /// `--max-message-bytes` bounds what the authority accepts. Counts it, and logs a warning
     /// (one every 10 s at most, with how many were refused since the previous one).
-    private func refusalIfTooLarge(_ body: [[UInt8]], from peer: @autoclosure () -> String, now: UInt64) -> String? {
+    private func refusalIfTooLarge(_ body: ArraySlice<[UInt8]>, from peer: @autoclosure () -> String, now: UInt64) -> String? {
         var size = 0
         for frame in body { size += frame.count }
         guard size > configuration.maxMessageBytes else { return nil }
@@ -250,8 +255,10 @@ package final class AuthorityEngine<R: Reactor> {
         return words + ": nothing was applied; send less at once, or raise the authority's --max-message-bytes"
     }
 
-    private func handleAction(_ envelope: [[UInt8]], client: String, seq: UInt64, payload: [UInt8], now: UInt64) {
-        switch clients.verdict(client: client, seq: seq, payload: payload) {
+    private func handleAction(_ envelope: Envelope, client: String, seq: UInt64, payload: [UInt8], now: UInt64) {
+        // Through `inout`: a method called on the stored ledger itself runs on a copy of it
+        // (each of its tables retained and released), as `inSequencer` explains.
+        switch withLedger({ $0.verdict(client: client, seq: seq, payload: payload) }) {
         case .duplicate(let ack):
             metrics[.actionsDuplicate] += 1
             sendAck(envelope, .ack(clientSeq: seq, actionSeq: ack.actionSeq, version: ack.version))
@@ -300,20 +307,22 @@ package final class AuthorityEngine<R: Reactor> {
         let acceptance = sequencer.accept(action)
         let ack = ClientLedger.Ack(actionSeq: acceptance.actionSeq, version: acceptance.version)
         clients.record(client: client, seq: seq, payload: payload, ack: ack)
-        metrics[.actionsAccepted] += 1
         // The counts, not `applied.count` or `jobs.isEmpty`: this code is not specialised for
         // the reactor, and those asked the runtime for the arrays' element types per action.
-        metrics[.mutationsApplied] += UInt64(acceptance.appliedCount)
+        let (appliedCount, jobCount) = (UInt64(acceptance.appliedCount), acceptance.jobCount)
+        let plain = acceptance.cancelled.isEmpty && acceptance.finished.isEmpty
+        // One access to the counters for all four: each `metrics[...] +=` on its own is a
+        // checked access to this class's storage.
+        withMetrics { metrics in
+            metrics[.actionsAccepted] += 1
+            metrics[.mutationsApplied] += appliedCount
+            if plain { metrics[.mutationsSync] += appliedCount }
+            if jobCount == 0 { metrics[.actionsApplied] += 1 }
+        }
         queueForFeed(acceptance.applied)
         if isJournaling && replaying == nil { outbox.records.append(.accepted(client: client, clientSeq: seq, action: payload)) }
-        if acceptance.cancelled.isEmpty && acceptance.finished.isEmpty {
-            metrics[.mutationsSync] += UInt64(acceptance.appliedCount)
-        } else {
-            absorbCancellations(acceptance, now: now)
-        }
-        if acceptance.jobCount == 0 {
-            metrics[.actionsApplied] += 1
-        } else {
+        if !plain { absorbCancellations(acceptance, now: now) }
+        if jobCount != 0 {
             actionClients.insert(client, for: acceptance.actionSeq)
             inFlight[client, default: 0] += 1
             if dispatch { enqueue(acceptance.jobs, now: now) }
@@ -342,7 +351,7 @@ package final class AuthorityEngine<R: Reactor> {
         }
         let peer = PeerID(frames[0])
         let body = Array(frames.dropFirst())
-        if let refusal = refusalIfTooLarge(body, from: "worker \(workerLabel(peer))", now: now) {
+        if let refusal = refusalIfTooLarge(body[...], from: "worker \(workerLabel(peer))", now: now) {
             toWorker(peer, .error(ref: ClientMessage.reference(in: body), code: .tooLarge, message: refusal))
             return
         }
@@ -580,6 +589,14 @@ package final class AuthorityEngine<R: Reactor> {
     /// temporary first), which retains and releases each of its tables, per call.
     @inline(__always)
     private func inSequencer<T>(_ body: (inout Sequencer<R>) -> T) -> T { body(&sequencer) }
+
+    /// Runs `body` on the counters where they are stored, in one access.
+    @inline(__always)
+    private func withMetrics(_ body: (inout AuthorityMetrics) -> Void) { body(&metrics) }
+
+    /// Runs `body` on the client ledger where it is stored (see ``inSequencer(_:)``).
+    @inline(__always)
+    private func withLedger<T>(_ body: (inout ClientLedger) -> T) -> T { body(&clients) }
 
     /// Counts an action whose last job ended (the sequencer says which) as applied, and frees
     /// its client's in-flight slot.
@@ -854,17 +871,17 @@ package final class AuthorityEngine<R: Reactor> {
     }
 
     /// Queues an ack (counted in the outbox: the loop reports how long acks waited).
-    private func sendAck(_ envelope: [[UInt8]], _ message: AuthorityReply) {
+    private func sendAck(_ envelope: Envelope, _ message: AuthorityReply) {
         outbox.acks += 1
         reply(envelope, message)
     }
 
     /// Queues a reply; `request` marks one that answers a request and may be refused for size.
-    private func reply(_ envelope: [[UInt8]], _ message: AuthorityReply, request: UInt64? = nil) {
+    private func reply(_ envelope: Envelope, _ message: AuthorityReply, request: UInt64? = nil) {
         if let request {
             outbox.requestReplies[outbox.replies.count] = Outbox.RequestReply(requestID: request, envelopeCount: envelope.count)
         }
-        outbox.replies.append(envelope + message.frames(writer))
+        outbox.replies.append(message.frames(writer, after: envelope))
     }
 
     func toWorker(_ peer: PeerID, _ message: AuthorityToWorker) {
@@ -889,14 +906,15 @@ package final class AuthorityEngine<R: Reactor> {
         }
     }
 
-    /// Splits a ROUTER message into its routing envelope (id, plus the empty delimiter a REQ
-    /// peer sends) and the body.
-    static func split(_ frames: [[UInt8]]) -> (envelope: [[UInt8]], body: [[UInt8]])? {
+    /// A ROUTER message's routing envelope (id, plus the empty delimiter a REQ peer sends): a
+    /// slice of the message as received, so that reading one builds no arrays of its own.
+    typealias Envelope = ArraySlice<[UInt8]>
+
+    /// Splits a ROUTER message into its routing envelope and the body.
+    static func split(_ frames: [[UInt8]]) -> (envelope: Envelope, body: ArraySlice<[UInt8]>)? {
         guard frames.count >= 2 else { return nil }
-        if frames[1].isEmpty {
-            guard frames.count >= 3 else { return nil }
-            return (Array(frames[0...1]), Array(frames[2...]))
-        }
-        return ([frames[0]], Array(frames[1...]))
+        let envelopeCount = frames[1].isEmpty ? 2 : 1
+        guard frames.count > envelopeCount else { return nil }
+        return (frames[..<envelopeCount], frames[envelopeCount...])
     }
 }
