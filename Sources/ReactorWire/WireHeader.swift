@@ -176,6 +176,17 @@ package final class HeaderWriter {
         return writer.bytes
     }
 
+    /// Packs `[1, kind, fields...]` and returns the bytes where they were packed: valid until
+    /// this writer packs again. A header sent at once needs no array of its own.
+    package func packHeader(_ kind: String, count: Int, _ fields: (MessagePackWriter) -> Void) -> UnsafeRawBufferPointer {
+        writer.reset()
+        writer.packArrayHeader(2 + count)
+        writer.packUInt(wireProtocolVersion)
+        writer.packString(kind)
+        fields(writer)
+        return writer.withUnsafeBytes { $0 }
+    }
+
     /// Packs a feed header `[1, fields...]` (the topic is its own frame).
     package func feedHeader(count: Int, _ fields: (MessagePackWriter) -> Void) -> [UInt8] {
         writer.reset()

@@ -68,6 +68,16 @@ extension ZMQSocket {
         return true
     }
 
+    /// Sends `first`, then `last` from caller memory, as one two-frame message without blocking
+    /// (a routing id and a header packed in place); `false` (nothing sent) on would-block, which
+    /// is decided on the first frame as for a frames array. `last` only has to stay valid for
+    /// the call.
+    package func trySend(_ first: [UInt8], last: UnsafeRawBufferPointer) throws(ZMQError) -> Bool {
+        guard try sendFrame(first, flags: ZMQ_DONTWAIT | ZMQ_SNDMORE) else { return false }
+        guard try sendFrame(last, flags: ZMQ_DONTWAIT) else { throw ZMQError(code: EAGAIN, function: "zmq_send") }
+        return true
+    }
+
     /// The single send primitive: `zmq_send` builds the message on its stack and copies the
     /// bytes once (no Swift-side buffer); returns `false` when libzmq reports `EAGAIN`.
     @inline(__always)

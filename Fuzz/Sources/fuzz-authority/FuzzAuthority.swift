@@ -333,7 +333,7 @@ final class Harness<R: FuzzApp> {
         let after = snapshot()
         let request = split(frames).flatMap { try? ClientMessage(frames: $0.body) }
 
-        let replies = outbox.promptReplies + outbox.replies
+        let replies = outbox.promptReplies + outbox.replies.map { $0.frames(HeaderWriter()) }
         fuzzCheck(replies.count <= 1, "\(replies.count) replies to one client message")
         guard let replyFrames = replies.first else {
             fuzzCheck(split(frames) == nil, "no reply to a client message with an envelope")

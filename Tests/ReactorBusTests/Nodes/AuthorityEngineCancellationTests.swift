@@ -53,7 +53,7 @@ import Testing
         #expect(sent.count == 2)
         #expect(sent.first == .cancel(first))
         if case .job(let job, "search", _)? = sent.last { #expect(job == second) } else { Issue.record("no job after the cancel: \(sent)") }
-        #expect(try outbox.replies.map { try AuthorityReply(frames: Array($0.dropFirst())) } == [.ack(clientSeq: 2, actionSeq: 2, version: 4)])
+        #expect(try outbox.replies.map { try $0.reply() } == [.ack(clientSeq: 2, actionSeq: 2, version: 4)])
         #expect(outbox.applied.map(\.mutation.origin) == [.sync(index: 0), .cancelled(job: first, index: 0)])
         // Sent before the cancel reached the worker: dropped, counted, not applied.
         engine.handleWorker(try emit(first, 1, .hits(query: "a", results: ["a:2"])), now: 3)

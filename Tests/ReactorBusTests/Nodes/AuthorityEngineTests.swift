@@ -27,9 +27,9 @@ import Testing
     func fromWorker(_ peer: PeerID, _ message: WorkerMessage) -> [[UInt8]] { [peer.bytes] + message.frames(writer) }
 
     func replies(_ engine: AuthorityEngine<Counter>) throws -> [AuthorityReply] {
-        try engine.takeOutbox().replies.map { frames in
-            #expect(frames.first == client)
-            return try AuthorityReply(frames: Array(frames.dropFirst()))
+        try engine.takeOutbox().replies.map { reply in
+            #expect(reply.routingID == client)
+            return try reply.reply()
         }
     }
 
@@ -69,7 +69,7 @@ import Testing
         let outbox = engine.takeOutbox()
         #expect(try outbox.promptReplies.map { try AuthorityReply(frames: Array($0.dropFirst())) }
             == [.pong(requestID: 42, version: 1, startID: engine.startID, app: "counter")])
-        #expect(try outbox.replies.map { try AuthorityReply(frames: Array($0.dropFirst())) } == [.ack(clientSeq: 1, actionSeq: 1, version: 1)])
+        #expect(try outbox.replies.map { try $0.reply() } == [.ack(clientSeq: 1, actionSeq: 1, version: 1)])
         #expect(try outbox.promptToWorkers.map { try AuthorityToWorker(frames: Array($0.dropFirst())) } == [.heartbeat(features: AuthorityFeature.all)])
         #expect(outbox.toWorkers.isEmpty)
     }

@@ -35,7 +35,7 @@ import Foundation
     }
 
     func replies(_ engine: AuthorityEngine<Counter>) throws -> [AuthorityReply] {
-        try engine.takeOutbox().replies.map { try AuthorityReply(frames: Array($0.dropFirst())) }
+        try engine.takeOutbox().replies.map { try $0.reply() }
     }
 
     func done(_ request: FetchEncode) -> FetchEncode.Done {

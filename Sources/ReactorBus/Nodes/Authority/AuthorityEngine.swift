@@ -261,12 +261,12 @@ package final class AuthorityEngine<R: Reactor> {
         switch withLedger({ $0.verdict(client: client, seq: seq, payload: payload) }) {
         case .duplicate(let ack):
             metrics[.actionsDuplicate] += 1
-            sendAck(envelope, .ack(clientSeq: seq, actionSeq: ack.actionSeq, version: ack.version))
+            sendAck(envelope, clientSeq: seq, actionSeq: ack.actionSeq, version: ack.version)
             return
         case .appliedEarlier:
             // Applied once already; its ack is no longer kept. The current version includes it.
             metrics[.actionsDuplicate] += 1
-            sendAck(envelope, .ack(clientSeq: seq, actionSeq: 0, version: sequencer.version))
+            sendAck(envelope, clientSeq: seq, actionSeq: 0, version: sequencer.version)
             return
         case .conflict(let ack):
             metrics[.actionsConflict] += 1
@@ -298,7 +298,7 @@ package final class AuthorityEngine<R: Reactor> {
             return
         }
         let ack = accept(action, client: client, seq: seq, payload: payload, now: now, dispatch: true)
-        sendAck(envelope, .ack(clientSeq: seq, actionSeq: ack.actionSeq, version: ack.version))
+        sendAck(envelope, clientSeq: seq, actionSeq: ack.actionSeq, version: ack.version)
     }
 
     /// Accepts a decoded action: sequencer, client ledger, in-flight bookkeeping, jobs.
@@ -871,9 +871,13 @@ package final class AuthorityEngine<R: Reactor> {
     }
 
     /// Queues an ack (counted in the outbox: the loop reports how long acks waited).
-    private func sendAck(_ envelope: Envelope, _ message: AuthorityReply) {
+    private func sendAck(_ envelope: Envelope, clientSeq: UInt64, actionSeq: UInt64, version: UInt64) {
         outbox.acks += 1
-        reply(envelope, message)
+        guard envelope.count == 1, let routingID = envelope.first else {
+            outbox.replies.append(.frames(AuthorityReply.ack(clientSeq: clientSeq, actionSeq: actionSeq, version: version).frames(writer, after: envelope)))
+            return
+        }
+        outbox.replies.append(.ack(routingID: routingID, clientSeq: clientSeq, actionSeq: actionSeq, version: version))
     }
 
     /// Queues a reply; `request` marks one that answers a request and may be refused for size.
@@ -881,7 +885,7 @@ package final class AuthorityEngine<R: Reactor> {
         if let request {
             outbox.requestReplies[outbox.replies.count] = Outbox.RequestReply(requestID: request, envelopeCount: envelope.count)
         }
-        outbox.replies.append(message.frames(writer, after: envelope))
+        outbox.replies.append(.frames(message.frames(writer, after: envelope)))
     }
 
     func toWorker(_ peer: PeerID, _ message: AuthorityToWorker) {

@@ -383,16 +383,26 @@ final class AuthorityLoop<R: Reactor>: NodeLoop {
     /// clients learn why instead of waiting for a timeout; nothing else of theirs leaves.
     private func refuseHeld(and outbox: AuthorityEngine<R>.Outbox?, because error: any Error) {
         for turn in held.removeAll() {
-            for frames in turn.outbox.replies { _ = try? actions.trySend(Self.refusingAck(frames, because: error)) }
+            for reply in turn.outbox.replies { _ = try? actions.trySend(Self.refusingAck(reply, because: error, writer: writer)) }
         }
-        for frames in outbox?.replies ?? [] { _ = try? actions.trySend(Self.refusingAck(frames, because: error)) }
+        for reply in outbox?.replies ?? [] { _ = try? actions.trySend(Self.refusingAck(reply, because: error, writer: writer)) }
     }
 
     /// Sends the batch's replies. A reply to a `snapshot` or `stats` request is charged to its
     /// client's ``ReplyBudget`` until libzmq lets go of it; one that would take the client over
     /// `--client-queue-bytes` is replaced by a `busy` error for the same request.
     private func sendReplies(_ outbox: AuthorityEngine<R>.Outbox, now: UInt64) throws(ZMQError) {
-        for (index, frames) in outbox.replies.enumerated() {
+        for (index, reply) in outbox.replies.enumerated() {
+            let frames: [[UInt8]]
+            switch reply {
+            case .ack(let routingID, let clientSeq, let actionSeq, let version):
+                // Packed where it is sent: no arrays for the ack's frames.
+                let header = writer.packHeader("ack", count: 3) { $0.packUInt(clientSeq); $0.packUInt(actionSeq); $0.packUInt(version) }
+                if try actions.trySend(routingID, last: header) { report.actionsBytesSent += UInt64(routingID.count + header.count) }
+                continue
+            case .frames(let queued):
+                frames = queued
+            }
             guard let request = outbox.requestReplies[index], let client = frames.first else {
                 if try actions.trySend(frames) { report.actionsBytesSent += Self.bytes(of: frames) }
                 continue
@@ -427,13 +437,12 @@ final class AuthorityLoop<R: Reactor>: NodeLoop {
 
     /// An ack that may not leave because its journal record could not be written, turned into
     /// an `unavailable` error for the same `client_seq`; any other reply unchanged.
-    static func refusingAck(_ frames: [[UInt8]], because error: any Error) -> [[UInt8]] {
-        let envelopeCount = frames.count > 1 && frames[1].isEmpty ? 2 : 1
-        guard case .ack(let clientSeq, _, _)? = try? AuthorityReply(frames: Array(frames.dropFirst(envelopeCount))) else { return frames }
+    static func refusingAck(_ reply: QueuedReply, because error: any Error, writer: HeaderWriter) -> [[UInt8]] {
+        guard case .ack(let clientSeq, _, _)? = try? reply.reply() else { return reply.frames(writer) }
         let refusal = AuthorityReply.error(
             ref: clientSeq, code: .unavailable,
             message: "the authority cannot write its journal (\(error)) and stops; whether this action was applied is unknown: resend it with the same client_seq once the authority is back")
-        return Array(frames.prefix(envelopeCount)) + refusal.frames(HeaderWriter())
+        return refusal.frames(writer, after: reply.envelope)
     }
 
     /// Publishes the outbox's mutations (when subscribed: `mutations`), then its state as a

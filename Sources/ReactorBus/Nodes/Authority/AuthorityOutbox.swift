@@ -50,8 +50,8 @@ extension AuthorityEngine {
             package var payload: [UInt8]?
         }
 
-        /// Frames for the actions socket, routing envelope first.
-        package var replies: [[[UInt8]]] = []
+        /// Replies for the actions socket, in the order the requests were read.
+        package var replies: [QueuedReply] = []
         /// How many of ``replies`` are acks.
         package var acks = 0
         /// Frames for the workers socket, routing id first.

@@ -1,0 +1,54 @@
+import ReactorWire
+
+/// A reply waiting in the outbox for the actions socket, for the client behind its routing
+/// envelope (the routing id, and the empty delimiter a REQ peer sends).
+///
+/// An ack (one per action, nearly every reply) stays its three numbers until the loop sends it,
+/// packed then into the loop's one header buffer: built as frames, it cost an array for the
+/// message, one for its header and a copy of the header's bytes, per action.
+///
+/// Not nested in the generic outbox: a type nested in a generic type is generic too, and code
+/// that is not specialised for the reactor asks the runtime for its metadata on every use.
+package enum QueuedReply: Equatable, Sendable {
+    /// An `ack` for the DEALER whose routing id this is (a REQ peer's, whose envelope has a
+    /// delimiter too, is queued as ``frames(_:)``).
+    case ack(routingID: [UInt8], clientSeq: UInt64, actionSeq: UInt64, version: UInt64)
+    /// Any other reply, envelope first.
+    case frames([[UInt8]])
+
+    /// The client's routing id.
+    package var routingID: [UInt8]? {
+        switch self {
+        case .ack(let routingID, _, _, _): routingID
+        case .frames(let frames): frames.first
+        }
+    }
+
+    /// The routing envelope the reply goes to.
+    package var envelope: ArraySlice<[UInt8]> {
+        switch self {
+        case .ack(let routingID, _, _, _): [routingID]
+        case .frames(let frames): frames.prefix(frames.count > 1 && frames[1].isEmpty ? 2 : 1)
+        }
+    }
+
+    /// The reply as the frames that leave, envelope first.
+    package func frames(_ writer: HeaderWriter) -> [[UInt8]] {
+        switch self {
+        case .ack(let routingID, let clientSeq, let actionSeq, let version):
+            AuthorityReply.ack(clientSeq: clientSeq, actionSeq: actionSeq, version: version).frames(writer, after: [routingID])
+        case .frames(let frames):
+            frames
+        }
+    }
+
+    /// The reply without its envelope, decoded (for tests and tools that read the outbox).
+    package func reply() throws(ProtocolError) -> AuthorityReply {
+        switch self {
+        case .ack(_, let clientSeq, let actionSeq, let version):
+            return .ack(clientSeq: clientSeq, actionSeq: actionSeq, version: version)
+        case .frames(let frames):
+            return try AuthorityReply(frames: Array(frames.dropFirst(envelope.count)))
+        }
+    }
+}
