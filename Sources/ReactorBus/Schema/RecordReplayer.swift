@@ -25,31 +25,54 @@ struct RecordReplayer<R: Reactor> {
         migrator = SchemaMigrator(schema: schema, app: app)
     }
 
-    /// Decodes `record`, migrates it if needed and replays it into `engine`; returns the record
-    /// and, with `collectingApplied`, the mutations it applied (else none).
+    /// Decodes `record`, migrates it if needed and replays it into `engine`, keeping nothing of
+    /// what it applied (recovery, standbys).
     ///
     /// - Throws: ``RecoveryError`` for a record that does not decode, ``SchemaError``.
-    @discardableResult
-    mutating func replay(_ record: JournalRecord, into engine: AuthorityEngine<R>, collectingApplied: Bool = false) throws -> (AuthorityRecord, [AppliedMutation<R.Mutation>]) {
+    mutating func replay(_ record: JournalRecord, into engine: AuthorityEngine<R>) throws {
+        try Self.naming(record) {
+            let prepared = try prepare(record)
+            if prepared.replays { try engine.replayQuietly(prepared.decoded, migrated: prepared.migrated) }
+        }
+    }
+
+    /// As ``replay(_:into:)``, and returns the decoded record and the mutations it applied (for
+    /// tools that show or rebuild each version).
+    mutating func replayCollecting(_ record: JournalRecord, into engine: AuthorityEngine<R>) throws -> (AuthorityRecord, [AppliedMutation<R.Mutation>]) {
+        try Self.naming(record) {
+            let prepared = try prepare(record)
+            guard prepared.replays else { return (prepared.decoded, []) }
+            return (prepared.decoded, try engine.replay(prepared.decoded, migrated: prepared.migrated, collectingApplied: true))
+        }
+    }
+
+    /// The decoded record, its payload converted to the app's schema version when it was stored
+    /// at another, and whether it replays (a `schema` marker only changes what follows).
+    private mutating func prepare(_ record: JournalRecord) throws -> (decoded: AuthorityRecord, migrated: [UInt8]?, replays: Bool) {
+        let decoded = try AuthorityRecord(journalBytes: record.payload, decoder: decoder)
+        // Made only where a migration needs it: formatting it per record was a visible part of
+        // a standby's replay.
+        var source: String { "journal record \(record.lsn)" }
+        switch decoded {
+        case .schema(let version):
+            _ = try schema.path(from: version, app: app, source: source)
+            stored = version
+            return (decoded, nil, false)
+        case .accepted(_, _, let bytes) where stored != schema.version, .subscriptionEvent(_, _, let bytes) where stored != schema.version:
+            return (decoded, try migrate(bytes, isAction: true, source: source), true)
+        case .emitted(_, _, let bytes) where stored != schema.version:
+            return (decoded, try migrate(bytes, isAction: false, source: source), true)
+        default:
+            return (decoded, nil, true)
+        }
+    }
+
+    /// Runs `body`; a `DecodingError` of the action or mutation inside `record` (whose own bytes
+    /// are not at hand there) becomes a ``RecoveryError`` naming the record.
+    private static func naming<T>(_ record: JournalRecord, _ body: () throws -> T) throws -> T {
         do {
-            let decoded = try AuthorityRecord(journalBytes: record.payload, decoder: decoder)
-            let source = "journal record \(record.lsn)"
-            switch decoded {
-            case .schema(let version):
-                _ = try schema.path(from: version, app: app, source: source)
-                stored = version
-                return (decoded, [])
-            case .accepted(_, _, let bytes) where stored != schema.version:
-                return (decoded, try engine.replay(decoded, migrated: try migrate(bytes, isAction: true, source: source), collectingApplied: collectingApplied))
-            case .subscriptionEvent(_, _, let bytes) where stored != schema.version:
-                return (decoded, try engine.replay(decoded, migrated: try migrate(bytes, isAction: true, source: source), collectingApplied: collectingApplied))
-            case .emitted(_, _, let bytes) where stored != schema.version:
-                return (decoded, try engine.replay(decoded, migrated: try migrate(bytes, isAction: false, source: source), collectingApplied: collectingApplied))
-            default:
-                return (decoded, try engine.replay(decoded, collectingApplied: collectingApplied))
-            }
+            return try body()
         } catch let error as DecodingError {
-            // The action or mutation inside the record: its own bytes are not at hand here.
             throw RecoveryError.record(record.lsn, error, type: R.self)
         }
     }

@@ -88,7 +88,7 @@ package struct JournalHistory<R: Reactor> {
         var replayer = RecordReplayer<R>(schema: schema, app: directory.app, stored: checkpoint?.stored ?? 1)
         var records = journal.records(after: start.lsn)
         while let record = try records.next() {
-            let (decoded, applied) = try replayer.replay(record, into: engine, collectingApplied: true)
+            let (decoded, applied) = try replayer.replayCollecting(record, into: engine)
             let entry = Entry(lsn: record.lsn, record: decoded, applied: applied, version: engine.sequencer.version, actionSeq: engine.sequencer.actionSeq)
             guard try visit(entry, engine.sequencer.state) else { break }
         }

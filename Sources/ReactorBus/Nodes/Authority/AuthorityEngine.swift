@@ -642,17 +642,43 @@ package final class AuthorityEngine<R: Reactor> {
 
     // MARK: Recovery
 
-    /// Re-applies one journal record (no replies, no dispatch). `migrated` replaces the record's
-    /// action or mutation bytes for decoding when they were stored at an older schema version
-    /// (the client ledger keeps the bytes the client sent).
-    /// With `collectingApplied`, returns the mutations it applied, in order (for tools that show
-    /// or rebuild each version); without, returns none and does not gather them: recovery and a
-    /// standby replay every record and publish nothing, and gathering them (the engine's generic
-    /// code asks the runtime for the reactor's types on each use) was a tenth of a standby's time.
+    /// Re-applies one journal record (no replies, no dispatch) and returns the mutations it
+    /// applied, in order: for tools that show or rebuild each version. `migrated` replaces the
+    /// record's action or mutation bytes for decoding when they were stored at an older schema
+    /// version (the client ledger keeps the bytes the client sent). Without `collectingApplied`
+    /// it is ``replayQuietly(_:migrated:)`` and returns none.
     @discardableResult
     package func replay(_ record: AuthorityRecord, migrated: [UInt8]? = nil, collectingApplied: Bool = false) throws -> [AppliedMutation<R.Mutation>] {
-        replaying = collectingApplied ? .collectingApplied : .discardingApplied
+        guard collectingApplied else {
+            try replayQuietly(record, migrated: migrated)
+            return []
+        }
+        replaying = .collectingApplied
+        defer {
+            replaying = nil
+            outbox = Outbox()
+        }
+        try reapply(record, migrated: migrated)
+        // A closure, not `\.mutation`: a key path over the reactor's generic types is built at run
+        // time on every call (a third of a standby's time went to it).
+        return outbox.applied.map { $0.mutation }
+    }
+
+    /// Re-applies one journal record and keeps nothing it produced: recovery and a standby replay
+    /// every record and publish nothing. Returns nothing, not an empty array: in this code, not
+    /// specialised for the reactor, even an empty `[AppliedMutation<R.Mutation>]` asks the
+    /// runtime for its type, per record.
+    package func replayQuietly(_ record: AuthorityRecord, migrated: [UInt8]? = nil) throws {
+        replaying = .discardingApplied
         defer { replaying = nil }
+        try reapply(record, migrated: migrated)
+        // Replies, worker messages and records of a replay go nowhere. Nothing was queued for
+        // the feed (`queuesApplied` is false), so only the outbox's messages are looked at:
+        // asking whether its generic `applied` is empty asked the runtime for three types.
+        if outbox.hasMessages { outbox = Outbox() }
+    }
+
+    private func reapply(_ record: AuthorityRecord, migrated: [UInt8]?) throws {
         switch record {
         case .accepted(let client, let seq, let payload):
             let action = try decoder.decode(R.Action.self, from: migrated ?? payload)
@@ -671,18 +697,6 @@ package final class AuthorityEngine<R: Reactor> {
         case .subscriptionEvent(let run, let index, let payload):
             try replaySubscriptionEvent(run: run, index: index, payload: migrated ?? payload)
         }
-        // Replies, worker messages and records of a replay go nowhere.
-        guard collectingApplied else {
-            // Nothing was queued for the feed (`queuesApplied` is false), so only the outbox's
-            // messages are looked at: asking whether its generic `applied` is empty asked the
-            // runtime for three types, per record.
-            if outbox.hasMessages { outbox = Outbox() }
-            return []
-        }
-        defer { outbox = Outbox() }
-        // A closure, not `\.mutation`: a key path over the reactor's generic types is built at run
-        // time on every call (a third of a standby's time went to it).
-        return outbox.applied.map { $0.mutation }
     }
 
     /// The durable snapshot of everything this engine knows.
