@@ -123,6 +123,16 @@ public protocol Reactor: Sendable {
     /// ``Sequencer/complete(job:emitCount:)`` compiled for this reactor's own types, like
     /// ``_sequencerAccept(_:in:)``. Not for apps to implement.
     static func _sequencerComplete(job: JobID, emitCount: UInt32, in sequencer: inout Sequencer<Self>) throws(SequencerError) -> Progress<Mutation>
+
+    /// ``Sequencer/openEffect(_:)`` compiled for this reactor's own types, like
+    /// ``_sequencerAccept(_:in:)`` (the authority reads each job's effect to send it). Not for
+    /// apps to implement.
+    static func _sequencerOpenEffect(_ id: JobID, in sequencer: Sequencer<Self>) -> Effect?
+
+    /// ``Sequencer/receivedEmits(of:)`` compiled for this reactor's own types, like
+    /// ``_sequencerAccept(_:in:)`` (the authority asks it at each job's end). Not for apps to
+    /// implement.
+    static func _sequencerReceivedEmits(of id: JobID, in sequencer: Sequencer<Self>) -> UInt32?
 }
 
 extension Reactor {

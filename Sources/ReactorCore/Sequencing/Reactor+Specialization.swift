@@ -28,4 +28,14 @@ extension Reactor {
     public static func _sequencerComplete(job: JobID, emitCount: UInt32, in sequencer: inout Sequencer<Self>) throws(SequencerError) -> Progress<Mutation> {
         try sequencer.completeSpecialized(job: job, emitCount: emitCount)
     }
+
+    @inlinable
+    public static func _sequencerOpenEffect(_ id: JobID, in sequencer: Sequencer<Self>) -> Effect? {
+        sequencer.openEffectSpecialized(id)
+    }
+
+    @inlinable
+    public static func _sequencerReceivedEmits(of id: JobID, in sequencer: Sequencer<Self>) -> UInt32? {
+        sequencer.receivedEmitsSpecialized(of: id)
+    }
 }

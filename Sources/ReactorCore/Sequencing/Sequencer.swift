@@ -169,14 +169,22 @@ public struct Sequencer<R: Reactor> {
 
     /// The effect of the open job with this identity, if any (``job(_:)`` without working out
     /// its kind and lane again).
-    public func openEffect(_ id: JobID) -> R.Effect? { ledger.effects[id] }
+    public func openEffect(_ id: JobID) -> R.Effect? { R._sequencerOpenEffect(id, in: self) }
+
+    /// ``openEffect(_:)``'s work, compiled for each reactor (see Reactor+Specialization.swift).
+    @inlinable
+    func openEffectSpecialized(_ id: JobID) -> R.Effect? { ledger.effects[id] }
 
     /// How many of an open job's mutations have arrived without a gap (applied, or buffered
     /// until their turn); `nil` when the job is not open.
     ///
     /// A runtime whose transport keeps each worker's messages in order uses it to tell a DONE
     /// that declares mutations which never arrived (a faulty worker) from one that is early.
-    public func receivedEmits(of id: JobID) -> UInt32? {
+    public func receivedEmits(of id: JobID) -> UInt32? { R._sequencerReceivedEmits(of: id, in: self) }
+
+    /// ``receivedEmits(of:)``'s work, compiled for each reactor.
+    @inlinable
+    func receivedEmitsSpecialized(of id: JobID) -> UInt32? {
         guard let job = ledger.open[id] else { return nil }
         var count = job.nextEmit
         while ledger.isBuffered(job: id, emitIndex: count, progress: job) { count += 1 }
