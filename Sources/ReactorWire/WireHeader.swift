@@ -43,6 +43,11 @@ struct WireHeader {
         return try outcome.get()
     }
 
+    /// The kinds that arrive once per action or job, most frequent first.
+    private static let commonKinds: [(bytes: StaticString, kind: String)] = [
+        ("action", "action"), ("done", "done"), ("emit", "emit"), ("job", "job"), ("ack", "ack"),
+    ]
+
     private init(_ view: MessagePackView, topic: String?) throws(ProtocolError) {
         let prefix = topic == nil ? 2 : 1
         guard let count = view.arrayCount, count >= prefix else {
@@ -55,8 +60,15 @@ struct WireHeader {
         if let topic {
             self.kind = topic
         } else {
-            guard let kind = view.element(at: 1).string else { throw .malformed("header kind must be a string") }
-            self.kind = kind
+            let element = view.element(at: 1)
+            // The common kinds are matched on their bytes and take a constant `String`: making
+            // and checking a new one per message was a visible part of reading an action.
+            if let known = Self.commonKinds.first(where: { element.isString($0.bytes) }) {
+                self.kind = known.kind
+            } else {
+                guard let kind = element.string else { throw .malformed("header kind must be a string") }
+                self.kind = kind
+            }
         }
         self.array = view
         self.prefix = prefix

@@ -66,12 +66,22 @@ extension ZMQSocket {
                 if frames.isEmpty { return nil }
                 throw ZMQError(code: EAGAIN, function: "zmq_msg_recv")
             }
-            frames.append(Array(frameBytes))
+            frames.append(frames.isEmpty ? firstFrame(frameBytes) : Array(frameBytes))
             zmq_msg_close(message)
             if !more { return frames }
             // The rest of a multipart message is already queued: libzmq delivers messages atomically.
             flags = 0
         }
+    }
+
+    /// A message's first frame: ``lastFirstFrame`` itself when the bytes are the same (a ROUTER
+    /// peer's routing id, message after message), else a new array, remembered when short.
+    @inline(__always)
+    private func firstFrame(_ bytes: UnsafeRawBufferPointer) -> [UInt8] {
+        guard bytes.count <= 32 else { return Array(bytes) }
+        if lastFirstFrame.count == bytes.count, lastFirstFrame.withUnsafeBytes({ $0.elementsEqual(bytes) }) { return lastFirstFrame }
+        lastFirstFrame = Array(bytes)
+        return lastFirstFrame
     }
 
     /// Receives one frame into the reused ``message`` storage and returns its "more" flag,

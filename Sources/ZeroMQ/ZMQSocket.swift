@@ -30,6 +30,10 @@ package final class ZMQSocket {
     /// How many times the libzmq socket was used: any call may process the socket's pending
     /// commands and so take the signal off its ``ZMQPoller`` descriptor (see there).
     private(set) var operations: UInt64 = 0
+    /// The first frame of the last message received, when short: on a ROUTER that is the
+    /// sender's routing id, the same for every message of a burst from one peer, so the next
+    /// message with the same bytes shares this array instead of allocating its own.
+    var lastFirstFrame: [UInt8] = []
 
     /// Creates a socket of the given type in `context`, with linger set to ``defaultLinger``.
     ///

@@ -79,6 +79,31 @@ private func makePair(_ context: ZMQContext, _ name: String) throws -> (ZMQSocke
         }
     }
 
+    @Test func aRouterNamesEachSenderWhateverTheOneBeforeIt() throws {
+        // The first frame is shared with the previous message's when the bytes are the same:
+        // interleaved peers with ids of the same length, another length, a prefix and a long id
+        // must each still be named exactly.
+        try withContext { context in
+            let router = try ZMQSocket(context: context, type: .router)
+            defer { router.close() }
+            let endpoint = try bindEphemeral(router)
+            let ids = ["a", "b", "ab", "abc", String(repeating: "x", count: 40), String(repeating: "x", count: 41)]
+            let dealers = try ids.map { id in
+                let dealer = try ZMQSocket(context: context, type: .dealer)
+                try dealer.set(.routingID, bytes(id))
+                try dealer.connect(endpoint)
+                return dealer
+            }
+            defer { for dealer in dealers { dealer.close() } }
+            let order = [0, 0, 1, 0, 2, 3, 3, 4, 5, 4, 1, 2]
+            for (step, index) in order.enumerated() {
+                try dealers[index].send([bytes("m\(step)")])
+                let message = try #require(try receive(router))
+                #expect(message == [bytes(ids[index]), bytes("m\(step)")], "step \(step)")
+            }
+        }
+    }
+
     @Test func eightMebibyteMessageArrivesIntactOverTCP() throws {
         try withContext { context in
             let router = try ZMQSocket(context: context, type: .router)

@@ -41,11 +41,26 @@ struct RecentAcks: Codable, Sendable, Equatable {
     private(set) var entries: [Entry] = []
     /// Where the next entry goes once the ring is full.
     private var next = 0
+    /// The highest `seq` held (0 when none): a client numbers its actions upwards, so an
+    /// action's number is above all of them and the search ends here, for nearly every action.
+    private var highest: UInt64 = 0
+
+    private enum CodingKeys: String, CodingKey {
+        case entries, next
+    }
 
     init() {}
 
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        entries = try container.decode([Entry].self, forKey: .entries)
+        next = try container.decode(Int.self, forKey: .next)
+        highest = Self.highest(of: entries)
+    }
+
     /// The entry for `seq`, if still kept.
     func entry(for seq: UInt64) -> Entry? {
+        guard seq <= highest else { return nil }
         // Newest first (a resend is usually of something recent): down from the slot before
         // `next`, then down from the end. Asked for every action: no division per step.
         let split = min(next, entries.count)
@@ -60,11 +75,18 @@ struct RecentAcks: Codable, Sendable, Equatable {
             if next != entries.count { inOrder() }
             entries.append(entry)
             next = entries.count % capacity
+            highest = max(highest, entry.seq)
             return
         }
         if entries.count > capacity { shrink(to: capacity) }
+        let replaced = entries[next].seq
         entries[next] = entry
         next = (next + 1) % entries.count
+        highest = replaced == highest ? Self.highest(of: entries) : max(highest, entry.seq)
+    }
+
+    private static func highest(of entries: [Entry]) -> UInt64 {
+        entries.reduce(0) { max($0, $1.seq) }
     }
 
     /// Keeps the `capacity` newest entries (after the limit was lowered between runs).
@@ -73,6 +95,7 @@ struct RecentAcks: Codable, Sendable, Equatable {
         inOrder()
         entries = Array(entries.suffix(capacity))
         next = 0
+        highest = Self.highest(of: entries)
     }
 
     /// Rotates the ring so that the oldest entry is first and the next one goes at the end.

@@ -48,8 +48,9 @@ import Testing
         #expect(ledger.clients["c"]?.recent.entries.count == 4)
     }
 
-    @Test func theRecentAcksRingFindsExactlyItsNewestEntriesAtEveryFill() {
-        // Every fill level and every position of the ring's next slot, out of order too: the
+    @Test func theRecentAcksRingFindsExactlyItsNewestEntriesAtEveryFill() throws {
+        // Every fill level and every position of the ring's next slot, out of order too (the
+        // highest number evicted while lower ones stay), and after a snapshot round trip: the
         // newest `capacity` entries are found with their own ack, older ones are not.
         for capacity in 1...5 {
             var ring = RecentAcks()
@@ -59,10 +60,13 @@ import Testing
                 ring.append(.init(seq: seq, actionSeq: seq * 2, version: seq * 3, fingerprint: seq), capacity: capacity)
                 appended.append(seq)
                 let kept = Set(appended.suffix(capacity))
+                let restored = try MessagePackDecoder().decode(RecentAcks.self, from: try MessagePackEncoder().encode(ring))
+                #expect(restored == ring)
                 for seq in appended {
                     #expect(ring.entry(for: seq)?.actionSeq == (kept.contains(seq) ? seq * 2 : nil), "capacity \(capacity), step \(step), seq \(seq)")
+                    #expect(restored.entry(for: seq)?.actionSeq == (kept.contains(seq) ? seq * 2 : nil), "restored: capacity \(capacity), step \(step), seq \(seq)")
                 }
-                #expect(ring.entry(for: 1) == nil)
+                #expect(ring.entry(for: 1) == nil && ring.entry(for: 1_000) == nil)
             }
         }
     }
