@@ -176,44 +176,52 @@ package enum AuthorityReply: Sendable, Equatable {
     /// The frames to send after `envelope` (a routing id, and the empty delimiter a REQ peer
     /// sends), in one array: a reply to each action is built as no more than its own frames.
     package func frames(_ writer: HeaderWriter, after envelope: ArraySlice<[UInt8]>) -> [[UInt8]] {
-        let (header, payload) = parts(writer)
         var frames: [[UInt8]] = []
         frames.reserveCapacity(envelope.count + 2)
         frames.append(contentsOf: envelope)
-        frames.append(header)
+        frames.append([UInt8](packedHeader(writer)))
         if let payload { frames.append(payload) }
         return frames
     }
 
-    /// The header frame, and the payload frame of the replies that have one.
-    private func parts(_ writer: HeaderWriter) -> (header: [UInt8], payload: [UInt8]?) {
+    /// The payload frame of the replies that have one (after the header).
+    private var payload: [UInt8]? {
+        switch self {
+        case .snapshot(_, _, _, _, let payload), .snapshotChunk(_, _, _, _, _, _, let payload): payload
+        case .ack, .pong, .stats, .error: nil
+        }
+    }
+
+    /// The header frame, packed into `writer`'s buffer: valid until it packs again. An ack sent
+    /// at once is sent from there, with no array of its own.
+    package func packedHeader(_ writer: HeaderWriter) -> UnsafeRawBufferPointer {
         switch self {
         case .ack(let clientSeq, let actionSeq, let version):
-            (writer.header("ack", { $0.packUInt(clientSeq); $0.packUInt(actionSeq); $0.packUInt(version) }, count: 3), nil)
-        case .snapshot(let id, let version, let actionSeq, let app, let payload):
-            (writer.header("snapshot", { $0.packUInt(id); $0.packUInt(version); $0.packUInt(actionSeq); $0.packString(app) }, count: 4), payload)
+            writer.packHeader("ack", count: 3) { $0.packUInt(clientSeq); $0.packUInt(actionSeq); $0.packUInt(version) }
+        case .snapshot(let id, let version, let actionSeq, let app, _):
+            writer.packHeader("snapshot", count: 4) { $0.packUInt(id); $0.packUInt(version); $0.packUInt(actionSeq); $0.packString(app) }
         case .pong(let id, let version, let startID, let app, let schema, let compatible, let term):
-            (writer.header("pong", { w in
+            writer.packHeader("pong", count: 7) { w in
                 w.packUInt(id); w.packUInt(version); w.packUInt(startID); w.packString(app); w.packUInt(UInt64(schema))
                 w.packArrayHeader(compatible.count)
                 for other in compatible { w.packUInt(UInt64(other)) }
                 if let term { w.packUInt(term) } else { w.packNil() }
-            }, count: 7), nil)
+            }
         case .stats(let id, let counters):
-            (writer.header("stats", { writer in
+            writer.packHeader("stats", count: 2) { writer in
                 writer.packUInt(id)
                 writer.packMapHeader(counters.count)
                 for (name, count) in counters.sorted(by: { $0.key < $1.key }) {
                     writer.packString(name)
                     writer.packUInt(count)
                 }
-            }, count: 2), nil)
-        case .snapshotChunk(let id, let version, let actionSeq, let app, let total, let offset, let payload):
-            (writer.header("snapshot_chunk", { w in
+            }
+        case .snapshotChunk(let id, let version, let actionSeq, let app, let total, let offset, _):
+            writer.packHeader("snapshot_chunk", count: 6) { w in
                 w.packUInt(id); w.packUInt(version); w.packUInt(actionSeq); w.packString(app); w.packUInt(total); w.packUInt(offset)
-            }, count: 6), payload)
+            }
         case .error(let ref, let code, let message):
-            (writer.header("error", { $0.packUInt(ref); $0.packString(code.rawValue); $0.packString(message) }, count: 3), nil)
+            writer.packHeader("error", count: 3) { $0.packUInt(ref); $0.packString(code.rawValue); $0.packString(message) }
         }
     }
 }

@@ -43,10 +43,9 @@ struct WireHeader {
         return try outcome.get()
     }
 
-    /// The kinds that arrive once per action or job, most frequent first.
-    private static let commonKinds: [(bytes: StaticString, kind: String)] = [
-        ("action", "action"), ("done", "done"), ("emit", "emit"), ("job", "job"), ("ack", "ack"),
-    ]
+    /// The kinds that arrive once per action or job, most frequent first, with their `String`.
+    private static let commonKinds: [(bytes: StaticString, kind: String)] =
+        (["action", "done", "emit", "job", "ack"] as [StaticString]).map { ($0, $0.description) }
 
     private init(_ view: MessagePackView, topic: String?) throws(ProtocolError) {
         let prefix = topic == nil ? 2 : 1
@@ -180,12 +179,7 @@ package final class HeaderWriter {
 
     /// Packs `[1, kind, fields...]` and returns the bytes.
     package func header(_ kind: String, _ fields: (MessagePackWriter) -> Void = { _ in }, count: Int) -> [UInt8] {
-        writer.reset()
-        writer.packArrayHeader(2 + count)
-        writer.packUInt(wireProtocolVersion)
-        writer.packString(kind)
-        fields(writer)
-        return writer.bytes
+        [UInt8](packHeader(kind, count: count, fields))
     }
 
     /// Packs `[1, kind, fields...]` and returns the bytes where they were packed: valid until

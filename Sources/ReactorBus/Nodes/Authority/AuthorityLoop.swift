@@ -397,7 +397,7 @@ final class AuthorityLoop<R: Reactor>: NodeLoop {
             switch reply {
             case .ack(let routingID, let clientSeq, let actionSeq, let version):
                 // Packed where it is sent: no arrays for the ack's frames.
-                let header = writer.packHeader("ack", count: 3) { $0.packUInt(clientSeq); $0.packUInt(actionSeq); $0.packUInt(version) }
+                let header = AuthorityReply.ack(clientSeq: clientSeq, actionSeq: actionSeq, version: version).packedHeader(writer)
                 if try actions.trySend(routingID, last: header) { report.actionsBytesSent += UInt64(routingID.count + header.count) }
                 continue
             case .frames(let queued):
