@@ -24,7 +24,9 @@ struct ReplicaSetTests {
 
     @Test func aHelloIsRefusedForAnotherVersionAppSchemaOrALongerJournal() {
         var set = ReplicaSet(timeoutMilliseconds: 1_000)
-        #expect(set.hello(peer, hello(after: 0, version: 2), app: "counter", schema: 1, lastLSN: 10, now: 0) == .version(2))
+        // Version 1 sent a frame per record: its standbys are refused, as is a later version.
+        #expect(set.hello(peer, hello(after: 0, version: 1), app: "counter", schema: 1, lastLSN: 10, now: 0) == .version(1))
+        #expect(set.hello(peer, hello(after: 0, version: 3), app: "counter", schema: 1, lastLSN: 10, now: 0) == .version(3))
         #expect(set.hello(peer, hello(after: 0, app: "primes"), app: "counter", schema: 1, lastLSN: 10, now: 0) == .app("primes"))
         #expect(set.hello(peer, hello(after: 0, schema: 2), app: "counter", schema: 1, lastLSN: 10, now: 0) == .schema(2))
         #expect(set.hello(peer, hello(after: 11), app: "counter", schema: 1, lastLSN: 10, now: 0) == .diverged(standby: 11, primary: 10))

@@ -30,30 +30,42 @@ import ZeroMQ
         return writer.bytes
     }
 
-    @Test func aRecordThatCannotBeAppliedStopsTheStandbyAfterItsDurableAndNoSnapshotClaimsIt() async throws {
-        let context = try ZMQContext()
-        let data = try TemporaryDirectory()
+    /// A standby on a fresh data directory following a scripted primary (`router`), welcomed
+    /// at LSN 0; returns its routing id at the primary.
+    func welcomedStandby(_ context: ZMQContext, data: TemporaryDirectory, router: ZMQSocket, log: LogCapture) async throws -> (AuthorityNode<Counter>, peer: [UInt8]) {
         let endpoint = ipcEndpoint("standby-loop")
-        let router = try ZMQSocket(context: context, type: .router)
         try router.set(.linger, 0)
         try router.bind(endpoint)
         var configuration = AuthorityConfiguration.onIPC(app: "counter", name: "standby-loop")
         configuration.persistence = PersistenceConfiguration(directory: data.path)
         configuration.replication = ReplicationConfiguration(standbyOf: endpoint)
         configuration.heartbeatInterval = .milliseconds(200)
-        let log = LogCapture()
         let standby = try AuthorityNode(reactor: Counter(), configuration: configuration, logger: log.logger("standby"), context: context)
         _ = try await standby.start()
-
         var hello = try #require(await nextMessage(router))
         while hello.message.type != .hello { hello = try #require(await nextMessage(router)) }
         #expect(hello.message.after == 0)
         try router.send([hello.peer, ReplicationMessage(.welcome, lsn: 0).encoded()])
+        return (standby, hello.peer)
+    }
+
+    func body(_ payloads: [[UInt8]]) -> [UInt8] {
+        let writer = MessagePackWriter()
+        ReplicationRecords.pack(payloads, into: writer)
+        return writer.bytes
+    }
+
+    @Test func aRecordThatCannotBeAppliedStopsTheStandbyAfterItsDurableAndNoSnapshotClaimsIt() async throws {
+        let context = try ZMQContext()
+        let data = try TemporaryDirectory()
+        let router = try ZMQSocket(context: context, type: .router)
+        let log = LogCapture()
+        let (standby, peer) = try await welcomedStandby(context, data: data, router: router, log: log)
         // LSN 1 applies; LSN 2 holds bytes that are no Counter action.
         let countUp = try MessagePackEncoder().encode(Counter.Action.countUp)
-        try router.send([hello.peer, ReplicationMessage(.records, first: 1).encoded(),
-                         record(.accepted(client: "c", clientSeq: 1, action: countUp)),
-                         record(.accepted(client: "c", clientSeq: 2, action: [0xC1]))])
+        try router.send([peer, ReplicationMessage(.records, first: 1).encoded(),
+                         body([record(.accepted(client: "c", clientSeq: 1, action: countUp)),
+                               record(.accepted(client: "c", clientSeq: 2, action: [0xC1]))])])
 
         // Both records are on disk and said so before the second failed to apply.
         var durable: UInt64?
@@ -73,6 +85,49 @@ import ZeroMQ
         var lsns: [UInt64] = []
         while let next = try reader.next() { lsns.append(next.lsn) }
         #expect(lsns == [1, 2])
+        router.close()
+        #expect(context.terminate(timeout: promptly))
+    }
+
+    /// A `records` message whose body is not one array of `bin` payloads (a frame per record, as
+    /// protocol version 1 sent them; an element of another type; bytes that are no MessagePack)
+    /// is dropped: nothing is journaled or applied, the standby logs it and says `hello` again
+    /// from its journal's end, and the next well-formed message is journaled from LSN 1.
+    @Test func aRecordsMessageWithAMalformedBodyIsDroppedAndTheStandbyAsksAgain() async throws {
+        let context = try ZMQContext()
+        let data = try TemporaryDirectory()
+        let router = try ZMQSocket(context: context, type: .router)
+        let log = LogCapture()
+        let (standby, peer) = try await welcomedStandby(context, data: data, router: router, log: log)
+        let countUp = try MessagePackEncoder().encode(Counter.Action.countUp)
+        let first = record(.accepted(client: "c", clientSeq: 1, action: countUp))
+        let second = record(.accepted(client: "c", clientSeq: 2, action: countUp))
+        let stringElement = MessagePackWriter()
+        stringElement.packArrayHeader(1)
+        stringElement.packString("accepted")
+        let malformed: [[[UInt8]]] = [[first, second], [stringElement.bytes], [[0xC1]], [body([first]) + [0x00]]]
+        for frames in malformed {
+            try router.send([peer, ReplicationMessage(.records, first: 1).encoded()] + frames)
+            var hello = try #require(await nextMessage(router))
+            while hello.message.type != .hello { hello = try #require(await nextMessage(router)) }
+            #expect(hello.message.after == 0)
+        }
+        #expect(log.containing("dropped a records message").count == malformed.count, "\(log.all)")
+        #expect(standby.metrics.version == 0)
+
+        try router.send([peer, ReplicationMessage(.records, first: 1).encoded(), body([first, second])])
+        var durable: UInt64?
+        while durable != 2, let next = try await nextMessage(router) {
+            if next.message.type == .durable { durable = next.message.lsn }
+        }
+        #expect(durable == 2)
+        standby.stop()
+        await standby.wait()
+        #expect(standby.failure == nil)
+        var reader = try DataDirectoryReader(directory: data.path, app: "counter").journal().records(after: 0)
+        var payloads: [[UInt8]] = []
+        while let next = try reader.next() { payloads.append(next.payload) }
+        #expect(payloads == [first, second])
         router.close()
         #expect(context.terminate(timeout: promptly))
     }

@@ -5,8 +5,9 @@ import MessagePack
 /// frame per journal record payload (the bytes as journaled, never re-encoded) and for
 /// `snapshot_chunk` one frame of snapshot bytes. docs/PROTOCOL.md, "Replication".
 struct ReplicationMessage: Codable, Equatable, Sendable {
-    /// The replication protocol's version; a peer of another major version is refused.
-    static let protocolVersion: UInt32 = 1
+    /// The replication protocol's version; a peer of another version is refused. Version 2 sends
+    /// a `records` message's payloads in one frame (version 1 sent a frame per record).
+    static let protocolVersion: UInt32 = 2
     /// Records per `records` message at most.
     static let maxRecordsPerMessage = 512
     /// Bytes per `snapshot_chunk` at most.
@@ -19,7 +20,7 @@ struct ReplicationMessage: Codable, Equatable, Sendable {
         case welcome
         /// Primary → standby: the hello was refused (`code`, `message`); the standby stops.
         case refused
-        /// Primary → standby: journal records from LSN `first`, one payload frame each.
+        /// Primary → standby: journal records from LSN `first`, in one frame (``ReplicationRecords``).
         case records
         /// Primary → standby: the journal before `lsn` is gone; fetch the snapshot covering
         /// through `lsn` (`size` bytes) with `chunk` requests, then say `hello` again after it.

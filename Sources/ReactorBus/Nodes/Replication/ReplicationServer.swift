@@ -1,3 +1,4 @@
+import MessagePack
 import ReactorCore
 import ReactorLog
 import ReactorStorage
@@ -24,6 +25,8 @@ final class ReplicationServer<R: Reactor> {
     /// Records and bytes streamed since the last ``takeReport()``.
     private(set) var recordsSent: UInt64 = 0
     private(set) var bytesSent: UInt64 = 0
+    /// Packs each `records` message's body (reused: its buffer stays allocated).
+    private let recordsWriter = MessagePackWriter()
 
     init(configuration: ReplicationConfiguration, endpoint: String, app: String, schema: UInt32, heartbeatMilliseconds: UInt64,
          context: ZMQContext, security: AuthoritySecurity?, logger: Logger) throws {
@@ -140,7 +143,9 @@ final class ReplicationServer<R: Reactor> {
             }
             guard !payloads.isEmpty else { return }
             let header = ReplicationMessage(.records, term: term, first: replica.sent + 1).encoded()
-            guard try socket.trySend([peer, header] + payloads) else { return }
+            recordsWriter.reset()
+            ReplicationRecords.pack(payloads, into: recordsWriter)
+            guard try socket.trySend([peer, header, recordsWriter.bytes]) else { return }
             recordsSent += UInt64(payloads.count)
             bytesSent += UInt64(payloads.reduce(0) { $0 + $1.count })
             standbySet.update(peer) { $0.sent += UInt64(payloads.count) }

@@ -179,7 +179,12 @@ final class StandbyLoop<R: Reactor>: NodeLoop {
             if message.code == "hello" || !following { try sendHello() }
         case .records:
             guard following else { return }
-            try journal(Array(frames.dropFirst()), first: message.first ?? 0)
+            guard frames.count == 2, let payloads = ReplicationRecords.unpack(frames[1]) else {
+                logger.warning("dropped a records message from the primary whose body is not one array of records; asking again from LSN \(durability.lastLSN + 1)")
+                try sendHello()
+                return
+            }
+            try journal(payloads, first: message.first ?? 0)
         case .snapshot:
             guard let lsn = message.lsn, let size = message.size else { return }
             logger.info("the primary's journal no longer has the records after LSN \(durability.lastLSN): fetching its snapshot at LSN \(lsn) (\(size) bytes)")
