@@ -14,6 +14,8 @@ struct RecordReplayer<R: Reactor> {
     private let decoder = MessagePackDecoder()
     /// The schema version of the records being read.
     private(set) var stored: UInt32
+    /// The client of the last `accepted` record read, whose `String` the next one reuses.
+    private var lastClient: String?
     /// Records migrated so far, and the versions they came from.
     private(set) var migrated: (records: Int, from: Set<UInt32>) = (0, [])
 
@@ -49,7 +51,8 @@ struct RecordReplayer<R: Reactor> {
     /// The decoded record, its payload converted to the app's schema version when it was stored
     /// at another, and whether it replays (a `schema` marker only changes what follows).
     private mutating func prepare(_ record: JournalRecord) throws -> (decoded: AuthorityRecord, migrated: [UInt8]?, replays: Bool) {
-        let decoded = try AuthorityRecord(journalBytes: record.payload, decoder: decoder)
+        let decoded = try AuthorityRecord(journalBytes: record.payload, decoder: decoder, client: lastClient)
+        if case .accepted(let client, _, _) = decoded { lastClient = client }
         // Made only where a migration needs it: formatting it per record was a visible part of
         // a standby's replay.
         var source: String { "journal record \(record.lsn)" }

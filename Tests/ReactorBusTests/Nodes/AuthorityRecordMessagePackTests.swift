@@ -78,4 +78,27 @@ import Testing
         #expect(throws: DecodingError.self) { try AuthorityRecord(journalBytes: [0xC1], decoder: self.decoder) }
         #expect(throws: DecodingError.self) { try AuthorityRecord(journalBytes: [], decoder: self.decoder) }
     }
+
+    /// A record read with the previous record's client keeps its own client whatever that
+    /// was: the same name (then the very `String` given), a prefix, an extension, a name of
+    /// one other byte, inline and heap-sized names, or none.
+    @Test func anAcceptedRecordKeepsItsOwnClientWhateverTheLastOneWas() throws {
+        let names = ["", "a", "b", "ab", "client-1", "client-2", "client-10", String(repeating: "x", count: 15),
+                     String(repeating: "x", count: 16), String(repeating: "x", count: 40), String(repeating: "x", count: 41), "é"]
+        let writer = MessagePackWriter()
+        for previous in names + [nil] as [String?] {
+            for name in names {
+                writer.reset()
+                AuthorityRecord.accepted(client: name, clientSeq: 9, action: [1]).pack(into: writer)
+                let read = try AuthorityRecord(journalBytes: writer.bytes, decoder: decoder, client: previous)
+                #expect(read == .accepted(client: name, clientSeq: 9, action: [1]), "after \(previous ?? "nil")")
+            }
+        }
+        // Records of other kinds read the same with or without a client at hand.
+        for record in records {
+            writer.reset()
+            record.pack(into: writer)
+            #expect(try AuthorityRecord(journalBytes: writer.bytes, decoder: decoder, client: "client-1") == record)
+        }
+    }
 }

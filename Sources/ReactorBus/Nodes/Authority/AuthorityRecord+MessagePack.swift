@@ -73,8 +73,11 @@ extension AuthorityRecord {
 
     /// The record in `bytes`, read through msgpack-c; a record of another shape (damaged, or
     /// written by a later build) goes through `decoder`, which names what is wrong.
-    init(journalBytes bytes: [UInt8], decoder: MessagePackDecoder) throws {
-        if let record = Self.readCommonShape(bytes) {
+    ///
+    /// An `accepted` record whose client is `client` takes that `String` rather than a new one:
+    /// a replay reads a client's id in record after record.
+    init(journalBytes bytes: [UInt8], decoder: MessagePackDecoder, client: String? = nil) throws {
+        if let record = Self.readCommonShape(bytes, client: client) {
             self = record
         } else {
             self = try decoder.decode(AuthorityRecord.self, from: bytes)
@@ -91,12 +94,12 @@ extension AuthorityRecord {
 
     /// The record when `bytes` hold exactly the shape ``pack(into:)`` writes, else `nil`. Read
     /// where msgpack-c unpacked it: only the client's name and the app's bytes are copied out.
-    private static func readCommonShape(_ bytes: [UInt8]) -> AuthorityRecord? {
+    private static func readCommonShape(_ bytes: [UInt8], client known: String?) -> AuthorityRecord? {
         try? MessagePackView.read(bytes) { root -> AuthorityRecord? in
             guard root.mapCount == 1 else { return nil }
             let name = root.key(at: 0), body = root.value(at: 0)
             if name.isString("accepted") {
-                guard body.mapCount == 3, let client = body.value(forKey: "client")?.string, let seq = body.value(forKey: "clientSeq")?.uint,
+                guard body.mapCount == 3, let client = body.value(forKey: "client")?.string(reusing: known), let seq = body.value(forKey: "clientSeq")?.uint,
                       let action = body.value(forKey: "action")?.binary else { return nil }
                 return .accepted(client: client, clientSeq: seq, action: action)
             }
