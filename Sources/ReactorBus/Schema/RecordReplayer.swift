@@ -32,19 +32,30 @@ struct RecordReplayer<R: Reactor> {
     ///
     /// - Throws: ``RecoveryError`` for a record that does not decode, ``SchemaError``.
     mutating func replay(_ record: JournalRecord, into engine: AuthorityEngine<R>) throws {
-        try Self.naming(record) {
+        // No closure around the body (as `replayCollecting` has): in this code, compiled for
+        // any reactor, a closure over the replayer cost a standby type lookups per record.
+        do {
             let prepared = try prepare(record)
             if prepared.replays { try engine.replayQuietly(prepared.decoded, migrated: prepared.migrated) }
+        } catch let error as DecodingError {
+            throw Self.named(error, record)
         }
+    }
+
+    /// Replays `records` in order as ``replay(_:into:)`` does, stopping at the first that fails.
+    mutating func replay(_ records: [JournalRecord], into engine: AuthorityEngine<R>) throws {
+        for record in records { try replay(record, into: engine) }
     }
 
     /// As ``replay(_:into:)``, and returns the decoded record and the mutations it applied (for
     /// tools that show or rebuild each version).
     mutating func replayCollecting(_ record: JournalRecord, into engine: AuthorityEngine<R>) throws -> (AuthorityRecord, [AppliedMutation<R.Mutation>]) {
-        try Self.naming(record) {
+        do {
             let prepared = try prepare(record)
             guard prepared.replays else { return (prepared.decoded, []) }
             return (prepared.decoded, try engine.replay(prepared.decoded, migrated: prepared.migrated, collectingApplied: true))
+        } catch let error as DecodingError {
+            throw Self.named(error, record)
         }
     }
 
@@ -70,14 +81,10 @@ struct RecordReplayer<R: Reactor> {
         }
     }
 
-    /// Runs `body`; a `DecodingError` of the action or mutation inside `record` (whose own bytes
-    /// are not at hand there) becomes a ``RecoveryError`` naming the record.
-    private static func naming<T>(_ record: JournalRecord, _ body: () throws -> T) throws -> T {
-        do {
-            return try body()
-        } catch let error as DecodingError {
-            throw RecoveryError.record(record.lsn, error, type: R.self)
-        }
+    /// A `DecodingError` of the action or mutation inside `record` (whose own bytes are not at
+    /// hand where it was thrown) as a ``RecoveryError`` naming the record.
+    private static func named(_ error: DecodingError, _ record: JournalRecord) -> RecoveryError {
+        RecoveryError.record(record.lsn, error, type: R.self)
     }
 
     private mutating func migrate(_ bytes: [UInt8], isAction: Bool, source: String) throws -> [UInt8] {

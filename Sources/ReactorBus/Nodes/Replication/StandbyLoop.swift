@@ -232,7 +232,7 @@ final class StandbyLoop<R: Reactor>: NodeLoop {
     /// Applies the records journaled and not yet applied, in order. When one fails they all stay
     /// listed: the state is then behind the journal, and no snapshot may claim otherwise.
     private func applyJournaled() throws {
-        for record in unapplied { try replayer.replay(record, into: engine) }
+        try replayer.replay(unapplied, into: engine)
         unapplied.removeAll(keepingCapacity: true)
     }
 
