@@ -273,6 +273,17 @@ def authority_seeds():
     s.action(0, 2, 1).report(0, 0x44, 0, 1).report(0, 0x44, 0, 1)
     seeds.append(("done-with-emit", s.data))
 
+    # A worker that reads `jobs` messages (it says so with `features`): a turn's jobs for it go
+    # as one message; a new `ready` forgets it; malformed `features` are refused.
+    s = Script()
+    s.raw_worker([header("ready", "w0", "counter", 8, [])]).raw_worker([header("features", ["jobs"])])
+    for seq in range(1, 4):
+        s.raw_client([header("action", "c1", seq), count_up_async])
+    s.raw_worker([header("done", 1, 0, 1), increase]).raw_worker([header("done", 2, 0, 1), increase])
+    s.raw_worker([header("features", [1])]).raw_worker([header("features")]).raw_worker([header("features", [], [])])
+    s.raw_worker([header("ready", "w0", "counter", 8, [])]).raw_client([header("action", "c1", 4), count_up_async])
+    seeds.append(("job-batches", s.data))
+
     # Emits out of order are buffered, then released in order.
     s = Script()
     s.raw_worker([header("ready", "w0", "counter", 4, ["slowIncrease"])])

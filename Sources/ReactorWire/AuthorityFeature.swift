@@ -8,6 +8,10 @@ package enum AuthorityFeature {
     /// `emit` and a `done` (see ``WorkerMessage/doneWithEmit(job:emitCount:payload:)``).
     package static let doneWithEmit = "done_with_emit"
 
+    /// The authority reads a worker's `features` message and then sends that worker the jobs of
+    /// a turn as one `jobs` message when the worker named ``WorkerFeature/jobs``.
+    package static let jobBatches = "job_batches"
+
     /// Everything this release's authority reads.
-    package static let all = [doneWithEmit]
+    package static let all = [doneWithEmit, jobBatches]
 }

@@ -173,6 +173,8 @@ struct WireHeader {
 /// Not thread-safe: each node loop owns one.
 package final class HeaderWriter {
     private let writer = MessagePackWriter()
+    /// Packs the body frames that msgpack-c writes (``body(_:)``), apart from the header's.
+    private let bodyWriter = MessagePackWriter()
 
     /// Creates a writer with an empty buffer.
     package init() {}
@@ -191,6 +193,13 @@ package final class HeaderWriter {
         writer.packString(kind)
         fields(writer)
         return writer.withUnsafeBytes { $0 }
+    }
+
+    /// Packs a body frame with `fill` (a fixed-shape value such as a ``JobBatch``) and returns its bytes.
+    package func body(_ fill: (MessagePackWriter) -> Void) -> [UInt8] {
+        bodyWriter.reset()
+        fill(bodyWriter)
+        return bodyWriter.bytes
     }
 
     /// Packs a feed header `[1, fields...]` (the topic is its own frame).

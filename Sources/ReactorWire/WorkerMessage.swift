@@ -24,6 +24,9 @@ package enum WorkerMessage: Sendable, Equatable {
     case subscriber(kinds: [String])
     /// The `index`-th event of subscription run `run`; the payload is the app's action.
     case event(run: UInt64, index: UInt64, payload: [UInt8])
+    /// What this worker reads beyond every release's messages (``WorkerFeature``). Sent once per
+    /// session, only to an authority that named ``AuthorityFeature/jobBatches``.
+    case features([String])
 
     /// Decodes the frames after the routing id.
     package init(frames: [[UInt8]]) throws(ProtocolError) {
@@ -74,6 +77,9 @@ package enum WorkerMessage: Sendable, Equatable {
             case "event":
                 try header.expect(fields: 2)
                 return .event(run: try header.uint(0, "run"), index: try header.uint(1, "index"), payload: frames[1])
+            case "features":
+                try header.expect(fields: 1)
+                return .features(try header.strings(0, "features"))
             default:
                 throw ProtocolError(.unknownKind, "unknown kind '\(header.kind)' on the workers socket")
             }
@@ -116,6 +122,11 @@ package enum WorkerMessage: Sendable, Equatable {
             }, count: 1)]
         case .event(let run, let index, let payload):
             [writer.header("event", { $0.packUInt(run); $0.packUInt(index) }, count: 2), payload]
+        case .features(let features):
+            [writer.header("features", { w in
+                w.packArrayHeader(features.count)
+                for feature in features { w.packString(feature) }
+            }, count: 1)]
         }
     }
 }
@@ -127,6 +138,9 @@ package enum AuthorityToWorker: Sendable, Equatable {
     case welcome(heartbeatMilliseconds: UInt64, term: UInt64? = nil)
     /// A job to run; the payload is the app's effect.
     case job(JobID, kind: String, payload: [UInt8])
+    /// Several jobs to run, in this order (``JobBatch``): sent only to a worker that named
+    /// ``WorkerFeature/jobs``.
+    case jobs([JobBatch.Entry])
     /// A sign of life, naming what this authority reads beyond the messages every release
     /// reads (see ``AuthorityFeature``). Every release's worker ignores what follows the kind of
     /// a `heartbeat`, so the list reaches new workers and costs old ones nothing.
@@ -154,6 +168,12 @@ package enum AuthorityToWorker: Sendable, Equatable {
                 guard frames.count == 2 else { throw .malformed("job needs a header and a payload frame") }
                 try header.expect(fields: 3)
                 return .job(try WorkerMessage.job(header), kind: try header.string(2, "kind"), payload: frames[1])
+            case "jobs":
+                guard frames.count == 2 else { throw .malformed("jobs needs a header and a body frame") }
+                try header.expect(fields: 1)
+                let count = try header.uint(0, "count")
+                guard count >= 1 else { throw .malformed("jobs.count must be at least 1") }
+                return .jobs(try JobBatch.read(frames[1], count: count))
             case "heartbeat":
                 // Read leniently, as every release did: a list this worker cannot read names nothing.
                 let features = header.fieldCount >= 1 ? (try? header.strings(0, "features")) ?? [] : []
@@ -194,6 +214,8 @@ package enum AuthorityToWorker: Sendable, Equatable {
             }
         case .job(let job, let kind, let payload):
             [writer.header("job", { $0.packUInt(job.actionSeq); $0.packUInt(UInt64(job.effectIndex)); $0.packString(kind) }, count: 3), payload]
+        case .jobs(let entries):
+            [writer.header("jobs", { $0.packUInt(UInt64(entries.count)) }, count: 1), writer.body { JobBatch.pack(entries, into: $0) }]
         case .heartbeat(let features):
             if features.isEmpty {
                 [writer.header("heartbeat", count: 0)]

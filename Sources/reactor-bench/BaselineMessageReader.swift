@@ -12,11 +12,12 @@ import ZeroMQ
 final class BaselineMessageReader {
     /// A header `[1, kind, element...]` as read: the kind and what follows it.
     struct Header {
-        /// One element after the kind: the protocol's headers only hold unsigned integers and
-        /// strings where the baselines look (arrays, nil and the rest are `other`).
+        /// One element after the kind: the protocol's headers only hold unsigned integers,
+        /// strings and arrays of strings where the baselines look (nil and the rest are `other`).
         enum Element: Equatable {
             case uint(UInt64)
             case text(String)
+            case texts([String])
             case other
         }
 
@@ -35,6 +36,12 @@ final class BaselineMessageReader {
             return value
         }
 
+        /// Element `index` if it is an array of strings.
+        func texts(_ index: Int) -> [String]? {
+            guard index < elements.count, case .texts(let value) = elements[index] else { return nil }
+            return value
+        }
+
         /// The protocol's `ref` of an error: the first unsigned integer after the kind, else 0.
         var ref: UInt64 {
             for case .uint(let value) in elements { return value }
@@ -46,6 +53,8 @@ final class BaselineMessageReader {
     static let version: UInt64 = 1
 
     private var unpacked = msgpack_unpacked()
+    /// Reads the effects inside a `jobs` body while the body's objects stay in ``unpacked``.
+    private lazy var effectReader = BaselineMessageReader()
 
     init() { msgpack_unpacked_init(&unpacked) }
 
@@ -96,6 +105,7 @@ final class BaselineMessageReader {
         for index in 2..<count {
             if items[index].type == MSGPACK_OBJECT_POSITIVE_INTEGER { elements.append(.uint(items[index].via.u64)) }
             else if let text = Self.string(items[index]) { elements.append(.text(text)) }
+            else if let texts = Self.strings(items[index]) { elements.append(.texts(texts)) }
             else { elements.append(.other) }
         }
         return Header(kind: kind, elements: elements)
@@ -115,6 +125,37 @@ final class BaselineMessageReader {
         var offset = 0
         guard msgpack_unpack_next(&unpacked, base, frame.count, &offset) == MSGPACK_UNPACK_SUCCESS, offset == frame.count else { return nil }
         return unpacked.data
+    }
+
+    /// The jobs of a `jobs` body `[[action_seq, effect_index, kind, effect], ...]`: numbers and
+    /// kind copied out, each effect's unit case read (`nil` when it is not one); `nil` when the
+    /// body has another shape.
+    func jobs(_ frame: UnsafeRawBufferPointer) -> [(job: UInt64, effect: UInt64, kind: String, unitCase: String?)]? {
+        guard let object = unpack(frame), object.type == MSGPACK_OBJECT_ARRAY, let items = object.via.array.ptr else { return nil }
+        var jobs: [(job: UInt64, effect: UInt64, kind: String, unitCase: String?)] = []
+        jobs.reserveCapacity(Int(object.via.array.size))
+        for index in 0..<Int(object.via.array.size) {
+            let item = items[index]
+            guard item.type == MSGPACK_OBJECT_ARRAY, item.via.array.size == 4, let fields = item.via.array.ptr,
+                  fields[0].type == MSGPACK_OBJECT_POSITIVE_INTEGER, fields[1].type == MSGPACK_OBJECT_POSITIVE_INTEGER,
+                  let kind = Self.string(fields[2]), fields[3].type == MSGPACK_OBJECT_BIN else { return nil }
+            // The effect's bytes lie in `frame`: read with an unpacker of their own, so that the
+            // body's objects stay where they are.
+            let effect = UnsafeRawBufferPointer(start: fields[3].via.bin.ptr, count: Int(fields[3].via.bin.size))
+            jobs.append((fields[0].via.u64, fields[1].via.u64, kind, effectReader.unitCase(effect)))
+        }
+        return jobs
+    }
+
+    private static func strings(_ object: msgpack_object) -> [String]? {
+        guard object.type == MSGPACK_OBJECT_ARRAY else { return nil }
+        guard let items = object.via.array.ptr else { return object.via.array.size == 0 ? [] : nil }
+        var strings: [String] = []
+        for index in 0..<Int(object.via.array.size) {
+            guard let string = string(items[index]) else { return nil }
+            strings.append(string)
+        }
+        return strings
     }
 
     private static func string(_ object: msgpack_object) -> String? {

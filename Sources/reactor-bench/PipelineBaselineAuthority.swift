@@ -22,8 +22,11 @@ import ZeroMQ
 /// `ready` (``PipelineBaselineWorker``), at most 256 jobs in flight per worker
 /// (``PipelineBaselineJobs``); the worker's mutation (`{"increase":{}}`, in an `emit` or inside
 /// the `done`, as `done_with_emit` allows) is applied once (`count += 1`) and its `done` frees
-/// the slot. The feed is published exactly as for `countUp`.
-/// No heartbeats or job timeouts: a worker that re-registers or says `bye` gives its jobs back.
+/// the slot. The feed is published exactly as for `countUp`. As the reactor's authority does
+/// (`job_batches`), it names the features it reads in one `heartbeat` after each `welcome`, and
+/// sends a worker that answered `features` `["jobs"]` the jobs a turn assigns it as one `jobs`
+/// message (a turn's single job as a `job`).
+/// No other heartbeats, no job timeouts: a worker that re-registers or says `bye` gives its jobs back.
 ///
 /// Run as `reactor-bench peer pipeline-authority --actions EP --feed EP [--workers EP]`; prints
 /// the bound endpoints as one JSON line, like `reactor-node authority`, and serves until SIGTERM.
@@ -45,7 +48,12 @@ final class PipelineBaselineAuthority {
     /// The workers' ROUTER, and a poller over it and `actions`, with a workers endpoint.
     private let workers: (socket: ZMQSocket, poller: ZMQPoller)?
     private let writer = MessagePackWriter()
+    /// Packs the body of each `jobs` message.
+    private let bodyWriter = MessagePackWriter()
     private let reader = BaselineMessageReader()
+    /// Workers that read `jobs` messages, and the jobs this turn assigned each, in order.
+    private var batchReaders: Set<[UInt8]> = []
+    private var assigned: [(worker: [UInt8], jobs: [UInt64])] = []
     private var count: UInt64 = 0
     private var actionSeq: UInt64 = 0
     private var clients: [String: [UInt64: (actionSeq: UInt64, version: UInt64)]] = [:]
@@ -100,6 +108,7 @@ final class PipelineBaselineAuthority {
             try workers.poller.poll(timeout: Self.wait)
             try drain(workers.socket, wait: false) { handleWorker($0, $1, $2) }
             try drain(actions, wait: false) { handleClient($0, $1, $2) }
+            sendAssigned()
         } else {
             try drain(actions, wait: true) { handleClient($0, $1, $2) }
         }
@@ -222,7 +231,15 @@ final class PipelineBaselineAuthority {
             guard app == "counter" else { return error(socket, identity, ref: 0, code: "wrong_app", "this baseline authority serves counter, not '\(app)'") }
             counters.workersRegistered += 1
             reply(socket, identity) { $0.packArrayHeader(3); $0.packUInt(Self.version); $0.packString("welcome"); $0.packUInt(Self.heartbeatMilliseconds) }
+            reply(socket, identity) { w in
+                w.packArrayHeader(3); w.packUInt(Self.version); w.packString("heartbeat")
+                w.packArrayHeader(2); w.packString("done_with_emit"); w.packString("job_batches")
+            }
+            batchReaders.remove(identity)
             jobs.register(identity, capacity: capacity).forEach(send)
+        case "features":
+            guard header.elements.count == 1 else { return malformed(socket, identity) }
+            if header.texts(0)?.contains("jobs") == true { batchReaders.insert(identity) }
         case "emit":
             // The counter's one effect (index 0) emits one mutation (index 0).
             guard let payload, header.elements.count == 3, let job = header.uint(0), header.uint(1) == 0, header.uint(2) == 0 else {
@@ -255,15 +272,42 @@ final class PipelineBaselineAuthority {
         }
     }
 
-    /// `[1, "job", action_seq, 0, "slowIncrease"]` and the effect `{"slowIncrease":{}}`.
+    /// Notes the job for its worker: the turn's jobs leave together (``sendAssigned()``).
     private func send(_ assignment: PipelineBaselineJobs.Assignment) {
-        guard let socket = workers?.socket else { return }
+        if let index = assigned.firstIndex(where: { $0.worker == assignment.worker }) {
+            assigned[index].jobs.append(assignment.job)
+        } else {
+            assigned.append((assignment.worker, [assignment.job]))
+        }
+    }
+
+    /// Sends each worker this turn's jobs: `[1, "jobs", n]` + `[[action_seq, 0, "slowIncrease",
+    /// {"slowIncrease":{}}], ...]` to a worker that reads them, else (and for one job)
+    /// `[1, "job", action_seq, 0, "slowIncrease"]` + `{"slowIncrease":{}}` each.
+    private func sendAssigned() {
+        guard let socket = workers?.socket, !assigned.isEmpty else { return }
         writer.reset()
         writer.packUnitCase("slowIncrease")
-        reply(socket, assignment.worker, payload: writer.bytes) { writer in
-            writer.packArrayHeader(5); writer.packUInt(Self.version); writer.packString("job"); writer.packUInt(assignment.job); writer.packUInt(0)
-            writer.packString("slowIncrease")
+        let effect = writer.bytes
+        for (worker, jobs) in assigned {
+            if jobs.count > 1, batchReaders.contains(worker) {
+                bodyWriter.reset()
+                bodyWriter.packArrayHeader(jobs.count)
+                for job in jobs {
+                    bodyWriter.packArrayHeader(4); bodyWriter.packUInt(job); bodyWriter.packUInt(0); bodyWriter.packString("slowIncrease")
+                    bodyWriter.packBinary(effect)
+                }
+                reply(socket, worker, payload: bodyWriter.bytes) { $0.packArrayHeader(3); $0.packUInt(Self.version); $0.packString("jobs"); $0.packUInt(UInt64(jobs.count)) }
+                continue
+            }
+            for job in jobs {
+                reply(socket, worker, payload: effect) { writer in
+                    writer.packArrayHeader(5); writer.packUInt(Self.version); writer.packString("job"); writer.packUInt(job); writer.packUInt(0)
+                    writer.packString("slowIncrease")
+                }
+            }
         }
+        assigned.removeAll(keepingCapacity: true)
     }
 
     // MARK: Feed

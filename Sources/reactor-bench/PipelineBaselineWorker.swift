@@ -9,14 +9,16 @@ import ZeroMQ
 /// running `countUpAsync`'s effects on a worker costs when only the libraries work.
 ///
 /// It speaks docs/PROTOCOL.md's workers socket as `reactor-node worker` does: `ready` (name,
-/// app `counter`, capacity, every kind, schema 1), then for each `job`
-/// `[1, "job", action_seq, effect_index, "slowIncrease"]` + `{"slowIncrease":{}}` it runs the
+/// app `counter`, capacity, every kind, schema 1), `features` `["jobs"]` once the authority's
+/// heartbeat names `job_batches`, then for each `job`
+/// `[1, "job", action_seq, effect_index, "slowIncrease"]` + `{"slowIncrease":{}}` (or each job
+/// of a `jobs` message) it runs the
 /// trivial effect and sends what the real worker sends for it to an authority that reads
 /// `done_with_emit`: one `done` `[1, "done", action_seq, effect_index, 1]` carrying the
 /// mutation `{"increase":{}}` (the real worker does so whenever the job's end and its mutation
 /// reach its loop together, nearly always for this effect). Any other job is answered `failed`. It reads what
 /// is waiting (up to 2,048 jobs) and answers each as it is read; an `unknown_worker` error
-/// makes it send `ready` again. No heartbeats: the baseline authority expects none.
+/// makes it send `ready` again. It sends no heartbeats: the baseline authority expects none.
 ///
 /// Run as `reactor-bench peer pipeline-worker --endpoint EP [--capacity N]`; prints a `ready`
 /// event once welcomed and serves until SIGTERM.
@@ -36,6 +38,8 @@ final class PipelineBaselineWorker {
     private let capacity: Int
     private var welcomed = false
     private var jobsRun: UInt64 = 0
+    /// Whether this session's `features` went out.
+    private var toldFeatures = false
     private var errors: UInt64 = 0
 
     private init(context: ZMQContext, authority: String, capacity: Int) throws {
@@ -63,8 +67,21 @@ final class PipelineBaselineWorker {
         }
     }
 
+    /// Runs job `(job, effect)`: one increase (emit_index 0), sent inside the `done` that counts
+    /// it; a job of another kind or effect is answered `failed`.
+    private func run(job: UInt64, effect: UInt64, kind: String?, unitCase: String?) throws {
+        guard kind == "slowIncrease", unitCase == "slowIncrease" else {
+            return try report("failed", job: job, effect: effect, elements: 2) { $0.packUInt(0); $0.packString("this baseline worker only runs slowIncrease") }
+        }
+        writer.reset()
+        writer.packUnitCase("increase")
+        try report("done", job: job, effect: effect, payload: writer.bytes) { $0.packUInt(1) }
+        jobsRun += 1
+    }
+
     /// `[1, "ready", name, "counter", capacity, [], 1]`.
     private func sendReady() throws {
+        toldFeatures = false
         writer.reset()
         writer.packArrayHeader(7); writer.packUInt(Self.version); writer.packString("ready"); writer.packString(name); writer.packString("counter")
         writer.packUInt(UInt64(capacity)); writer.packArrayHeader(0); writer.packUInt(1)
@@ -83,14 +100,22 @@ final class PipelineBaselineWorker {
         switch header.kind {
         case "job":
             guard let payload, header.elements.count == 3, let job = header.uint(0), let effect = header.uint(1) else { return note("a malformed job") }
-            guard header.text(2) == "slowIncrease", reader.unitCase(payload) == "slowIncrease" else {
-                return try report("failed", job: job, effect: effect, elements: 2) { $0.packUInt(0); $0.packString("this baseline worker only runs slowIncrease") }
+            try run(job: job, effect: effect, kind: header.text(2), unitCase: reader.unitCase(payload))
+        case "jobs":
+            guard let payload, header.elements.count == 1, let count = header.uint(0), let jobs = reader.jobs(payload), UInt64(jobs.count) == count else {
+                return note("a malformed jobs message")
             }
-            // The effect: one increase (emit_index 0), sent inside the done that counts it.
-            writer.reset()
-            writer.packUnitCase("increase")
-            try report("done", job: job, effect: effect, payload: writer.bytes) { $0.packUInt(1) }
-            jobsRun += 1
+            for entry in jobs { try run(job: entry.job, effect: entry.effect, kind: entry.kind, unitCase: entry.unitCase) }
+        case "heartbeat":
+            // As the reactor's worker: say once per session that it reads `jobs`, to an
+            // authority that named `job_batches`.
+            if !toldFeatures, header.texts(0)?.contains("job_batches") == true {
+                toldFeatures = true
+                writer.reset()
+                writer.packArrayHeader(3); writer.packUInt(Self.version); writer.packString("features")
+                writer.packArrayHeader(1); writer.packString("jobs")
+                try socket.send(writer.bytes)
+            }
         case "welcome":
             welcomed = true
         case "error":

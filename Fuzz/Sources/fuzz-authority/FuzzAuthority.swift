@@ -476,7 +476,15 @@ final class Harness<R: FuzzApp> {
             } catch {
                 fuzzFailure("a message to a worker does not parse: \(error)")
             }
-            if case .job(let job, _, let payload) = message {
+            let jobs: [(JobID, [UInt8])]
+            switch message {
+            case .job(let job, _, let payload): jobs = [(job, payload)]
+            case .jobs(let entries):
+                fuzzCheck(entries.count >= 2, "a jobs message of \(entries.count) job(s)")
+                jobs = entries.map { ($0.job, $0.payload) }
+            default: jobs = []
+            }
+            for (job, payload) in jobs {
                 fuzzCheck((try? decoder.decode(R.Effect.self, from: payload)) != nil, "a job's payload is not an effect")
                 model.jobs.append((job, peer))
                 if model.jobs.count > 64 { model.jobs.removeFirst(model.jobs.count - 64) }

@@ -44,6 +44,7 @@ import TestSupport
         try await withWorker(reactor: Counter(), effects: GatedEffects(gate: gate), configure: { $0.concurrency = 100 }) { authority, worker in
             let peer = try await authority.register()
             authority.send(.heartbeat(features: AuthorityFeature.all), to: peer)
+            #expect(await authority.next()?.message == .features(WorkerFeature.all))
             let effect = try encode(Counter.Effect.slowIncrease), increase = try encode(Counter.Mutation.increase)
             for seq in 1 ... 100 { authority.send(.job(JobID(actionSeq: UInt64(seq), effectIndex: 0), kind: "slowIncrease", payload: effect), to: peer) }
             var emitted: [JobID: Int] = [:], ended: [JobID: Int] = [:]
@@ -133,6 +134,7 @@ import TestSupport
         try await withWorker(reactor: Counter(), effects: CounterEffects()) { authority, worker in
             let peer = try await authority.register()
             authority.send(.heartbeat(features: AuthorityFeature.all), to: peer)
+            #expect(await authority.next()?.message == .features(WorkerFeature.all))
             // The authority lost the worker (say it restarted as an older release): a new session.
             authority.send(.error(ref: 0, code: .unknownWorker, message: "who are you"), to: peer)
             guard case .ready? = await authority.next()?.message else {
@@ -145,6 +147,48 @@ import TestSupport
             authority.send(.job(job, kind: "slowIncrease", payload: try encode(Counter.Effect.slowIncrease)), to: peer)
             #expect(await authority.next()?.message == .emit(job: job, emitIndex: 0, payload: try encode(Counter.Mutation.increase)))
             #expect(await authority.next()?.message == .done(job: job, emitCount: 1))
+        }
+    }
+
+    /// A worker names what it reads (`features`) only to an authority that named
+    /// `job_batches`, once per session, and again after a new `ready`; the jobs of a `jobs`
+    /// message run as if each had come alone.
+    @Test func aWorkerSaysItReadsJobBatchesOnlyToAnAuthorityThatSendsThemAndRunsEachJobOfOne() async throws {
+        try await withWorker(reactor: Counter(), effects: CounterEffects()) { authority, worker in
+            let peer = try await authority.register()
+            authority.send(.heartbeat(features: [AuthorityFeature.doneWithEmit]), to: peer)
+            authority.send(.heartbeat(features: AuthorityFeature.all), to: peer)
+            authority.send(.heartbeat(features: AuthorityFeature.all), to: peer)
+            #expect(await authority.next()?.message == .features(WorkerFeature.all))
+            let effect = try encode(Counter.Effect.slowIncrease), increase = try encode(Counter.Mutation.increase)
+            let jobs = (1 ... 3).map { JobID(actionSeq: UInt64($0), effectIndex: 0) }
+            authority.send(.jobs(jobs.map { JobBatch.Entry(job: $0, kind: "slowIncrease", payload: effect) }), to: peer)
+            var done: [JobID] = []
+            while done.count < 3, let message = await authority.next()?.message {
+                switch message {
+                case .emit(_, 0, increase):
+                    continue
+                case .done(let job, 1), .doneWithEmit(let job, 1, increase):
+                    done.append(job)
+                default:
+                    Issue.record("unexpected \(message)")
+                    return
+                }
+            }
+            #expect(done.count == 3 && Set(done) == Set(jobs))
+            #expect(await eventually { worker.metrics.jobsDone == 3 })
+            // Said once: the heartbeats after the first named the feature again, and nothing came.
+            #expect(authority.unread.isEmpty)
+
+            // A new session (the authority lost the worker): it says so again once told again.
+            authority.send(.error(ref: 0, code: .unknownWorker, message: "who are you"), to: peer)
+            guard case .ready? = await authority.next()?.message else {
+                Issue.record("expected a new ready")
+                return
+            }
+            authority.send(.welcome(heartbeatMilliseconds: 1_000), to: peer)
+            authority.send(.heartbeat(features: AuthorityFeature.all), to: peer)
+            #expect(await authority.next()?.message == .features(WorkerFeature.all))
         }
     }
 

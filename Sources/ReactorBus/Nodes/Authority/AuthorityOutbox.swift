@@ -56,6 +56,9 @@ extension AuthorityEngine {
         package var acks = 0
         /// Frames for the workers socket, routing id first.
         package var toWorkers: [[[UInt8]]] = []
+        /// Jobs for workers that read `jobs` messages, packed into ``toWorkers`` when the outbox
+        /// is taken.
+        var jobBatches = WorkerJobBatches()
         /// Replies that depend on nothing in the journal (`pong`): they leave at once, even while
         /// the turn's other messages wait for its records to be durable, so a slow disk does not
         /// look like a dead authority.

@@ -41,8 +41,15 @@ extension WorkerLoop {
             logger.info("registered with the authority at \(endpoints.current) (heartbeat every \(heartbeatMilliseconds) ms)")
         case .job(let job, let kind, let payload):
             try accept(job, kind: kind, payload: payload)
+        case .jobs(let entries):
+            for entry in entries { try accept(entry.job, kind: entry.kind, payload: entry.payload) }
         case .heartbeat(let features):
             authorityReadsDoneWithEmit = features.contains(AuthorityFeature.doneWithEmit)
+            if !toldFeatures, features.contains(AuthorityFeature.jobBatches) {
+                // Only to an authority that reads it: an older one would refuse the kind.
+                toldFeatures = true
+                try send(.features(WorkerFeature.all))
+            }
         case .cancel(let job):
             cancel(job)
         case .subscribe(let run, let id, let kind, let after, let payload):

@@ -69,6 +69,9 @@ where Handler.Effect == R.Effect, Handler.Mutation == R.Mutation {
     /// Whether the authority of this session reads a `done` that carries the job's last
     /// mutation (it said so in a `heartbeat`; see ``AuthorityFeature``).
     var authorityReadsDoneWithEmit = false
+    /// Whether this session's `features` went out (once its authority named
+    /// ``AuthorityFeature/jobBatches``).
+    var toldFeatures = false
     /// The current batch of job events' held emits, when the authority reads a `done` with the
     /// job's last mutation (see ``ReportBatch``).
     var reports = ReportBatch()
@@ -332,6 +335,7 @@ where Handler.Effect == R.Effect, Handler.Mutation == R.Mutation {
     func sendReady() throws(ZMQError) {
         // A new session: until its authority names what it reads, only what every release reads.
         authorityReadsDoneWithEmit = false
+        toldFeatures = false
         let capacity = UInt64(configuration.capacity)
         try send(.ready(name: configuration.name, app: configuration.appName, capacity: capacity, kinds: configuration.kinds,
                         schema: configuration.schemaVersion))

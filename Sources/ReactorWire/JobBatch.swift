@@ -1,0 +1,71 @@
+import MessagePack
+import ReactorCore
+
+/// The body of a `jobs` message: several jobs for one worker in one frame, each
+/// `[action_seq, effect_index, kind, payload]` (the payload a `bin`, the app's effect), in the
+/// order the authority assigned them. Packed and read with msgpack-c's calls.
+///
+/// Why: an action with an effect cost the authority and the worker a ZeroMQ message per job (a
+/// routing frame, a header and a payload through both sockets and both I/O threads); the jobs a
+/// turn assigns to one worker now travel together. Sent only to a worker that said it reads
+/// them (``WorkerFeature/jobs``), after the authority named ``AuthorityFeature/jobBatches``.
+package enum JobBatch {
+    /// One job of a batch.
+    package struct Entry: Sendable, Equatable {
+        package var job: JobID
+        package var kind: String
+        package var payload: [UInt8]
+
+        package init(job: JobID, kind: String, payload: [UInt8]) {
+            self.job = job
+            self.kind = kind
+            self.payload = payload
+        }
+    }
+
+    /// Bytes of payloads a batch holds at most before the next job starts another: a worker
+    /// reads a message whole, and its jobs wait in it meanwhile.
+    package static let maxPayloadBytes = 256 * 1_024
+
+    /// Packs `entries` into `writer`, after what it holds.
+    package static func pack(_ entries: [Entry], into writer: MessagePackWriter) {
+        writer.packArrayHeader(entries.count)
+        for entry in entries {
+            writer.packArrayHeader(4)
+            writer.packUInt(entry.job.actionSeq)
+            writer.packUInt(UInt64(entry.job.effectIndex))
+            writer.packString(entry.kind)
+            writer.packBinary(entry.payload)
+        }
+    }
+
+    /// The jobs in `frame`, which must hold exactly `count` (what the header says).
+    /// - Throws: `malformed`, naming what is wrong, for any other shape.
+    package static func read(_ frame: [UInt8], count: UInt64) throws(ProtocolError) -> [Entry] {
+        var problem = "the jobs body is not MessagePack"
+        let entries = try? MessagePackView.read(frame) { root -> [Entry]? in
+            guard let found = root.arrayCount, UInt64(found) == count else {
+                problem = "the jobs body must be an array of \(count) job(s)"
+                return nil
+            }
+            var entries: [Entry] = []
+            entries.reserveCapacity(found)
+            var lastKind: String?
+            for index in 0..<found {
+                let element = root.element(at: index)
+                guard element.arrayCount == 4, let actionSeq = element.element(at: 0).uint,
+                      let effectIndex = element.element(at: 1).uint.flatMap({ UInt32(exactly: $0) }),
+                      let kind = element.element(at: 2).string(reusing: lastKind), kind.utf8.count <= 1_024,
+                      let payload = element.element(at: 3).binary else {
+                    problem = "job \(index) of the batch must be [action_seq, effect_index (u32), kind (at most 1,024 bytes), payload (bin)]"
+                    return nil
+                }
+                lastKind = kind
+                entries.append(Entry(job: JobID(actionSeq: actionSeq, effectIndex: effectIndex), kind: kind, payload: payload))
+            }
+            return entries
+        }
+        guard let entries else { throw .malformed(problem) }
+        return entries
+    }
+}

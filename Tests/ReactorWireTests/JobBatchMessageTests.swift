@@ -1,0 +1,75 @@
+import MessagePack
+import ReactorCore
+@testable import ReactorWire
+import Testing
+
+/// A `jobs` message carries its jobs exactly, in order, in one body frame; a worker's
+/// `features` names what it reads; anything else in their place is a typed `malformed` error.
+@Suite struct JobBatchMessageTests {
+    let writer = HeaderWriter()
+
+    var entries: [JobBatch.Entry] {
+        [JobBatch.Entry(job: JobID(actionSeq: 1, effectIndex: 0), kind: "slowIncrease", payload: [0xA4, 0x73, 0x6C, 0x6F, 0x77]),
+         JobBatch.Entry(job: JobID(actionSeq: .max, effectIndex: .max), kind: "slowIncrease", payload: []),
+         JobBatch.Entry(job: JobID(actionSeq: 2, effectIndex: 7), kind: "é", payload: Array(repeating: 9, count: 70_000))]
+    }
+
+    @Test func jobsAndFeaturesRoundTrip() throws {
+        for count in 1 ... entries.count {
+            let message = AuthorityToWorker.jobs(Array(entries.prefix(count)))
+            let frames = message.frames(writer)
+            #expect(frames.count == 2)
+            #expect(try AuthorityToWorker(frames: frames) == message)
+        }
+        for features in [[], WorkerFeature.all, ["jobs", "something_later"]] {
+            #expect(try WorkerMessage(frames: WorkerMessage.features(features).frames(writer)) == .features(features))
+        }
+    }
+
+    @Test func theHeaderCountsTheJobsAndTheBodyIsAnArrayOfFourElementArrays() throws {
+        let frames = AuthorityToWorker.jobs(Array(entries.prefix(2))).frames(writer)
+        #expect(try WireHeader.read(frames[0]) { header throws(ProtocolError) in try header.uint(0, "count") } == 2)
+        // [[1, 0, "slowIncrease", bin(5)], ...]: fixarray of 2, fixarray of 4, 1, 0, fixstr 12.
+        #expect(Array(frames[1].prefix(5)) == [0x92, 0x94, 0x01, 0x00, 0xAC])
+    }
+
+    @Test func aMalformedJobsMessageIsATypedError() {
+        let header = { (count: Int) in self.writer.header("jobs", { $0.packUInt(UInt64(count)) }, count: 1) }
+        let body = AuthorityToWorker.jobs(entries).frames(writer)[1]
+        func element(_ fill: (MessagePackWriter) -> Void) -> [UInt8] {
+            let w = MessagePackWriter()
+            w.packArrayHeader(1)
+            fill(w)
+            return w.bytes
+        }
+        let wrongShapes: [[[UInt8]]] = [
+            [header(3)],                                   // no body
+            [header(3), body, [0x90]],                     // a frame too many
+            [header(0), [0x90]],                           // no job
+            [header(2), body],                             // the count disagrees with the body
+            [header(4), body],
+            [header(1), [0xC1]],                           // not MessagePack
+            [header(1), body + [0x00]],                    // trailing bytes
+            [header(1), element { $0.packArrayHeader(3); $0.packUInt(1); $0.packUInt(0); $0.packString("k") }],
+            [header(1), element { $0.packArrayHeader(4); $0.packUInt(1); $0.packUInt(1 << 32); $0.packString("k"); $0.packBinary([]) }],
+            [header(1), element { $0.packArrayHeader(4); $0.packUInt(1); $0.packUInt(0); $0.packUInt(5); $0.packBinary([]) }],
+            [header(1), element { $0.packArrayHeader(4); $0.packUInt(1); $0.packUInt(0); $0.packString("k"); $0.packString("not bin") }],
+            [header(1), element { $0.packArrayHeader(4); $0.packInt(-1); $0.packUInt(0); $0.packString("k"); $0.packBinary([]) }],
+            [header(1), element { $0.packArrayHeader(4); $0.packUInt(1); $0.packUInt(0); $0.packString(String(repeating: "k", count: 1_025)); $0.packBinary([]) }],
+        ]
+        for frames in wrongShapes {
+            #expect(throws: ProtocolError.self) { try AuthorityToWorker(frames: frames) }
+            do {
+                _ = try AuthorityToWorker(frames: frames)
+            } catch {
+                #expect(error.code == .malformed, "\(error)")
+            }
+        }
+        // A worker's `features` is an array of strings, nothing else.
+        let notStrings = writer.header("features", { $0.packArrayHeader(1); $0.packUInt(1) }, count: 1)
+        let twoFields = writer.header("features", { $0.packArrayHeader(0); $0.packArrayHeader(0) }, count: 2)
+        for frames in [[notStrings], [twoFields], WorkerMessage.features(["jobs"]).frames(writer) + [[0x90]]] {
+            #expect(throws: ProtocolError.self) { try WorkerMessage(frames: frames) }
+        }
+    }
+}
