@@ -284,6 +284,20 @@ def authority_seeds():
     s.raw_worker([header("ready", "w0", "counter", 8, [])]).raw_client([header("action", "c1", 4), count_up_async])
     seeds.append(("job-batches", s.data))
 
+    # A worker's reports of a turn in one message (`report_batches`): an emit and its done, a
+    # done with its mutation, a foreign job; then wrong shapes (the whole message refused).
+    s = Script()
+    s.raw_worker([header("ready", "w0", "counter", 8, [])])
+    for seq in range(1, 4):
+        s.raw_client([header("action", "c1", seq), count_up_async])
+    s.raw_worker([header("reports", 4), pack([[2, 0, "emit", 0, increase], [2, 0, "done", 1, None],
+                                                [1, 0, "done", 1, increase], [9, 0, "done", 1, increase]])])
+    s.raw_worker([header("reports", 2), pack([[3, 0, "done", 1, increase]])])
+    s.raw_worker([header("reports", 1), pack([[3, 0, "failed", 1, None]])])
+    s.raw_worker([header("reports", 1), pack([[3, 0, "done", 0, increase]])])
+    s.raw_worker([header("reports", 1), pack([[3, 0, "done", 1, increase]])])
+    seeds.append(("report-batches", s.data))
+
     # Emits out of order are buffered, then released in order.
     s = Script()
     s.raw_worker([header("ready", "w0", "counter", 4, ["slowIncrease"])])

@@ -12,6 +12,10 @@ package enum AuthorityFeature {
     /// a turn as one `jobs` message when the worker named ``WorkerFeature/jobs``.
     package static let jobBatches = "job_batches"
 
+    /// The authority reads a `reports` message: a worker's `emit` and `done` reports of one turn
+    /// in one message (``WorkerMessage/reports(_:)``, ``JobReports``).
+    package static let reportBatches = "report_batches"
+
     /// Everything this release's authority reads.
-    package static let all = [doneWithEmit, jobBatches]
+    package static let all = [doneWithEmit, jobBatches, reportBatches]
 }

@@ -27,6 +27,10 @@ package enum WorkerMessage: Sendable, Equatable {
     /// What this worker reads beyond every release's messages (``WorkerFeature``). Sent once per
     /// session, only to an authority that named ``AuthorityFeature/jobBatches``.
     case features([String])
+    /// Several `emit`, `done` and `doneWithEmit` reports, in this order (``JobReports``): each
+    /// means exactly that message alone. Sent only to an authority that named
+    /// ``AuthorityFeature/reportBatches``.
+    case reports([WorkerMessage])
 
     /// Decodes the frames after the routing id.
     package init(frames: [[UInt8]]) throws(ProtocolError) {
@@ -35,7 +39,7 @@ package enum WorkerMessage: Sendable, Equatable {
             if header.kind == "done" {
                 guard frames.count <= 2 else { throw .malformed("done is 1 or 2 frames, got \(frames.count)") }
             } else {
-                let expectedFrames = header.kind == "emit" || header.kind == "event" ? 2 : 1
+                let expectedFrames = header.kind == "emit" || header.kind == "event" || header.kind == "reports" ? 2 : 1
                 guard frames.count == expectedFrames else {
                     throw .malformed("\(header.kind) is \(expectedFrames) frame\(expectedFrames == 1 ? "" : "s"), got \(frames.count)")
                 }
@@ -80,6 +84,11 @@ package enum WorkerMessage: Sendable, Equatable {
             case "features":
                 try header.expect(fields: 1)
                 return .features(try header.strings(0, "features"))
+            case "reports":
+                try header.expect(fields: 1)
+                let count = try header.uint(0, "count")
+                guard count >= 1 else { throw .malformed("reports.count must be at least 1") }
+                return .reports(try JobReports.read(frames[1], count: count))
             default:
                 throw ProtocolError(.unknownKind, "unknown kind '\(header.kind)' on the workers socket")
             }
@@ -127,6 +136,9 @@ package enum WorkerMessage: Sendable, Equatable {
                 w.packArrayHeader(features.count)
                 for feature in features { w.packString(feature) }
             }, count: 1)]
+        case .reports(let reports):
+            [writer.header("reports", { $0.packUInt(UInt64(reports.count { JobReports.isReport($0) })) }, count: 1),
+             writer.body { JobReports.pack(reports, into: $0) }]
         }
     }
 }

@@ -147,6 +147,29 @@ final class BaselineMessageReader {
         return jobs
     }
 
+    /// The `done` reports of a `reports` body `[[action_seq, effect_index, "done", n, mutation], ...]`
+    /// (the baselines send no others): numbers copied out, each mutation's bytes copied (`nil`
+    /// when the entry has none); `nil` for another shape or any other report.
+    func doneReports(_ frame: UnsafeRawBufferPointer) -> [(job: UInt64, effect: UInt64, count: UInt64, mutation: [UInt8]?)]? {
+        guard let object = unpack(frame), object.type == MSGPACK_OBJECT_ARRAY, let items = object.via.array.ptr else { return nil }
+        var reports: [(job: UInt64, effect: UInt64, count: UInt64, mutation: [UInt8]?)] = []
+        reports.reserveCapacity(Int(object.via.array.size))
+        for index in 0..<Int(object.via.array.size) {
+            let item = items[index]
+            guard item.type == MSGPACK_OBJECT_ARRAY, item.via.array.size == 5, let fields = item.via.array.ptr,
+                  fields[0].type == MSGPACK_OBJECT_POSITIVE_INTEGER, fields[1].type == MSGPACK_OBJECT_POSITIVE_INTEGER,
+                  Self.string(fields[2]) == "done", fields[3].type == MSGPACK_OBJECT_POSITIVE_INTEGER else { return nil }
+            var mutation: [UInt8]?
+            if fields[4].type == MSGPACK_OBJECT_BIN {
+                mutation = Array(UnsafeRawBufferPointer(start: fields[4].via.bin.ptr, count: Int(fields[4].via.bin.size)))
+            } else if fields[4].type != MSGPACK_OBJECT_NIL {
+                return nil
+            }
+            reports.append((fields[0].via.u64, fields[1].via.u64, fields[3].via.u64, mutation))
+        }
+        return reports
+    }
+
     private static func strings(_ object: msgpack_object) -> [String]? {
         guard object.type == MSGPACK_OBJECT_ARRAY else { return nil }
         guard let items = object.via.array.ptr else { return object.via.array.size == 0 ? [] : nil }

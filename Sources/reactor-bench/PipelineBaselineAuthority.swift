@@ -233,7 +233,7 @@ final class PipelineBaselineAuthority {
             reply(socket, identity) { $0.packArrayHeader(3); $0.packUInt(Self.version); $0.packString("welcome"); $0.packUInt(Self.heartbeatMilliseconds) }
             reply(socket, identity) { w in
                 w.packArrayHeader(3); w.packUInt(Self.version); w.packString("heartbeat")
-                w.packArrayHeader(2); w.packString("done_with_emit"); w.packString("job_batches")
+                w.packArrayHeader(3); w.packString("done_with_emit"); w.packString("job_batches"); w.packString("report_batches")
             }
             batchReaders.remove(identity)
             jobs.register(identity, capacity: capacity).forEach(send)
@@ -256,13 +256,16 @@ final class PipelineBaselineAuthority {
                 guard emitted == 1 else { return malformed(socket, identity) }
                 applyEmit(payload, job: job, socket: socket, identity: identity)
             }
-            let (outcome, next) = jobs.done(job, from: identity)
-            switch outcome {
-            case .done where emitted == 1: counters.jobsDone += 1
-            case .done, .incomplete: counters.incompleteReports += 1
-            case .foreign: counters.foreignReports += 1
+            finish(job, emitted: emitted, from: identity)
+        case "reports":
+            // Each `done` carrying the counter's `increase`, as if it had come alone.
+            guard let payload, header.elements.count == 1, let count = header.uint(0), let reports = reader.doneReports(payload),
+                  UInt64(reports.count) == count else { return malformed(socket, identity) }
+            for done in reports {
+                guard done.effect == 0, done.count == 1, let increase = done.mutation else { return malformed(socket, identity) }
+                increase.withUnsafeBytes { applyEmit($0, job: done.job, socket: socket, identity: identity) }
+                finish(done.job, emitted: 1, from: identity)
             }
-            if let next { send(next) }
         case "heartbeat":
             break
         case "bye":
@@ -270,6 +273,17 @@ final class PipelineBaselineAuthority {
         default:
             error(socket, identity, ref: 0, code: "unknown_kind", "unknown kind '\(header.kind)' on the workers socket")
         }
+    }
+
+    /// `identity` says job `job` is done after `emitted` mutations: its slot takes the next job.
+    private func finish(_ job: UInt64, emitted: UInt64, from identity: [UInt8]) {
+        let (outcome, next) = jobs.done(job, from: identity)
+        switch outcome {
+        case .done where emitted == 1: counters.jobsDone += 1
+        case .done, .incomplete: counters.incompleteReports += 1
+        case .foreign: counters.foreignReports += 1
+        }
+        if let next { send(next) }
     }
 
     /// Notes the job for its worker: the turn's jobs leave together (``sendAssigned()``).

@@ -40,6 +40,19 @@ final class PipelineBaselineWorker {
     private var jobsRun: UInt64 = 0
     /// Whether this session's `features` went out.
     private var toldFeatures = false
+    /// Whether the authority reads `reports` (its heartbeat named `report_batches`).
+    private var authorityReadsReports = false
+    /// The turn's `done` reports not sent yet: `(action_seq, effect_index)`, all carrying the
+    /// counter's `increase`.
+    private var pending: [(job: UInt64, effect: UInt64)] = []
+    /// Packs the body of each `reports` message.
+    private let bodyWriter = MessagePackWriter()
+    /// The counter's `increase`, packed once.
+    private let increase: [UInt8] = {
+        let writer = MessagePackWriter()
+        writer.packUnitCase("increase")
+        return writer.bytes
+    }()
     private var errors: UInt64 = 0
 
     private init(context: ZMQContext, authority: String, capacity: Int) throws {
@@ -71,17 +84,22 @@ final class PipelineBaselineWorker {
     /// it; a job of another kind or effect is answered `failed`.
     private func run(job: UInt64, effect: UInt64, kind: String?, unitCase: String?) throws {
         guard kind == "slowIncrease", unitCase == "slowIncrease" else {
+            try flushReports()
             return try report("failed", job: job, effect: effect, elements: 2) { $0.packUInt(0); $0.packString("this baseline worker only runs slowIncrease") }
         }
-        writer.reset()
-        writer.packUnitCase("increase")
-        try report("done", job: job, effect: effect, payload: writer.bytes) { $0.packUInt(1) }
+        if authorityReadsReports {
+            pending.append((job, effect))
+        } else {
+            try report("done", job: job, effect: effect, payload: increase) { $0.packUInt(1) }
+        }
         jobsRun += 1
     }
 
     /// `[1, "ready", name, "counter", capacity, [], 1]`.
     private func sendReady() throws {
         toldFeatures = false
+        authorityReadsReports = false
+        pending.removeAll()
         writer.reset()
         writer.packArrayHeader(7); writer.packUInt(Self.version); writer.packString("ready"); writer.packString(name); writer.packString("counter")
         writer.packUInt(UInt64(capacity)); writer.packArrayHeader(0); writer.packUInt(1)
@@ -94,6 +112,34 @@ final class PipelineBaselineWorker {
             if let header { try handle(header, payload: payload) } else { note("a message that is not a header") }
         }
         if dropped > 0 { note("\(dropped) message(s) of a wrong frame count") }
+        try flushReports()
+    }
+
+    /// Sends the turn's `done` reports as the reactor's worker does to an authority that reads
+    /// `reports`: together, in messages of at most 1,024 bytes (a turn's single report alone).
+    private func flushReports() throws {
+        var start = 0
+        while start < pending.count {
+            // [job, effect, "done", 1, increase]: at most 1 + 9 + 9 + 5 + 1 + 2 + increase bytes.
+            let perReport = 27 + increase.count
+            let end = min(pending.count, start + max(1, (1_024 - 19) / perReport))
+            if end - start == 1 {
+                let (job, effect) = pending[start]
+                try report("done", job: job, effect: effect, payload: increase) { $0.packUInt(1) }
+            } else {
+                bodyWriter.reset()
+                bodyWriter.packArrayHeader(end - start)
+                for (job, effect) in pending[start..<end] {
+                    bodyWriter.packArrayHeader(5); bodyWriter.packUInt(job); bodyWriter.packUInt(effect); bodyWriter.packString("done")
+                    bodyWriter.packUInt(1); bodyWriter.packBinary(increase)
+                }
+                writer.reset()
+                writer.packArrayHeader(3); writer.packUInt(Self.version); writer.packString("reports"); writer.packUInt(UInt64(end - start))
+                try socket.send([writer.bytes, bodyWriter.bytes])
+            }
+            start = end
+        }
+        pending.removeAll(keepingCapacity: true)
     }
 
     private func handle(_ header: BaselineMessageReader.Header, payload: UnsafeRawBufferPointer?) throws {
@@ -107,6 +153,7 @@ final class PipelineBaselineWorker {
             }
             for entry in jobs { try run(job: entry.job, effect: entry.effect, kind: entry.kind, unitCase: entry.unitCase) }
         case "heartbeat":
+            authorityReadsReports = header.texts(0)?.contains("report_batches") == true
             // As the reactor's worker: say once per session that it reads `jobs`, to an
             // authority that named `job_batches`.
             if !toldFeatures, header.texts(0)?.contains("job_batches") == true {

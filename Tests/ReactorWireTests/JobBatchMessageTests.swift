@@ -73,3 +73,78 @@ import Testing
         }
     }
 }
+
+/// A `reports` message carries a worker's reports exactly, in order; its byte budget keeps it
+/// within the smallest limit any authority sets; anything else is a typed `malformed` error.
+@Suite struct JobReportsMessageTests {
+    let writer = HeaderWriter()
+    let job = JobID(actionSeq: 41, effectIndex: 2)
+
+    var reports: [WorkerMessage] {
+        [.emit(job: job, emitIndex: 0, payload: [0x81, 0xA1, 0x61, 0x80]), .done(job: job, emitCount: 1),
+         .doneWithEmit(job: JobID(actionSeq: .max, effectIndex: .max), emitCount: .max, payload: []),
+         .emit(job: JobID(actionSeq: 0, effectIndex: 0), emitIndex: .max, payload: Array(repeating: 3, count: 300))]
+    }
+
+    @Test func reportsRoundTripInOrder() throws {
+        for count in 1 ... reports.count {
+            let message = WorkerMessage.reports(Array(reports.prefix(count)))
+            let frames = message.frames(writer)
+            #expect(frames.count == 2)
+            #expect(try WorkerMessage(frames: frames) == message)
+        }
+    }
+
+    @Test func reportsWithinTheBudgetFitTheSmallestLimit() {
+        // As many reports as the budget admits, of every kind and of awkward payload sizes.
+        for payloadSize in [0, 1, 15, 16, 31, 32, 255, 256, 900] {
+            var batch: [WorkerMessage] = []
+            var bytes = 0
+            var seq: UInt64 = .max - 1_000
+            while true {
+                let report: WorkerMessage = switch seq % 3 {
+                case 0: .emit(job: JobID(actionSeq: seq, effectIndex: .max), emitIndex: .max, payload: Array(repeating: 1, count: payloadSize))
+                case 1: .done(job: JobID(actionSeq: seq, effectIndex: .max), emitCount: .max)
+                default: .doneWithEmit(job: JobID(actionSeq: seq, effectIndex: .max), emitCount: .max, payload: Array(repeating: 2, count: payloadSize))
+                }
+                guard JobReports.maxHeaderBytes + bytes + JobReports.bytes(of: report) <= JobReports.maxMessageBytes else { break }
+                batch.append(report)
+                bytes += JobReports.bytes(of: report)
+                seq += 1
+            }
+            guard !batch.isEmpty else { continue }
+            let size = WorkerMessage.reports(batch).frames(writer).reduce(0) { $0 + $1.count }
+            #expect(size <= JobReports.maxMessageBytes, "\(batch.count) reports of \(payloadSize)-byte mutations: \(size) bytes")
+        }
+    }
+
+    @Test func aMalformedReportsMessageIsATypedError() {
+        let header = { (count: Int) in self.writer.header("reports", { $0.packUInt(UInt64(count)) }, count: 1) }
+        let body = WorkerMessage.reports(reports).frames(writer)[1]
+        func element(_ fill: (MessagePackWriter) -> Void) -> [UInt8] {
+            let w = MessagePackWriter()
+            w.packArrayHeader(1)
+            fill(w)
+            return w.bytes
+        }
+        let wrongShapes: [[[UInt8]]] = [
+            [header(4)], [header(4), body, [0x90]], [header(0), [0x90]], [header(3), body], [header(5), body],
+            [header(1), [0xC1]], [header(4), body + [0x00]],
+            [header(1), element { $0.packArrayHeader(4); $0.packUInt(1); $0.packUInt(0); $0.packString("done"); $0.packUInt(1) }],
+            [header(1), element { $0.packArrayHeader(5); $0.packUInt(1); $0.packUInt(0); $0.packString("failed"); $0.packUInt(1); $0.packNil() }],
+            [header(1), element { $0.packArrayHeader(5); $0.packUInt(1); $0.packUInt(0); $0.packString("emit"); $0.packUInt(1); $0.packNil() }],
+            [header(1), element { $0.packArrayHeader(5); $0.packUInt(1); $0.packUInt(0); $0.packString("done"); $0.packUInt(0); $0.packBinary([1]) }],
+            [header(1), element { $0.packArrayHeader(5); $0.packUInt(1); $0.packUInt(1 << 32); $0.packString("done"); $0.packUInt(1); $0.packNil() }],
+            [header(1), element { $0.packArrayHeader(5); $0.packUInt(1); $0.packUInt(0); $0.packString("done"); $0.packUInt(1 << 32); $0.packNil() }],
+            [header(1), element { $0.packArrayHeader(5); $0.packUInt(1); $0.packUInt(0); $0.packString("emit"); $0.packUInt(1); $0.packString("text") }],
+        ]
+        for frames in wrongShapes {
+            do {
+                _ = try WorkerMessage(frames: frames)
+                Issue.record("accepted \(frames)")
+            } catch {
+                #expect(error.code == .malformed, "\(error)")
+            }
+        }
+    }
+}

@@ -422,7 +422,7 @@ final class Harness<R: FuzzApp> {
         fuzzCheck(outbox.replies.isEmpty && outbox.promptReplies.isEmpty, "a worker message produced a client reply")
         let message = frames.count >= 2 ? try? WorkerMessage(frames: Array(frames.dropFirst())) : nil
         switch message {
-        case .emit?, .done?, .doneWithEmit?, .failed?, .event?:
+        case .emit?, .done?, .doneWithEmit?, .failed?, .event?, .reports?:
             break
         default:
             fuzzCheck(after == before && outbox.applied.isEmpty && outbox.records.isEmpty, "a worker message that reports nothing changed the state")

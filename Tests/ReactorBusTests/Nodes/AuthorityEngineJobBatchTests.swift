@@ -123,4 +123,23 @@ import Testing
         #expect(read[2].1 == .job(job(3), kind: "k", payload: big))
         #expect(read[3].1 == .job(job(5), kind: "k", payload: [5]))
     }
+
+    @Test func aReportsMessageIsEachReportAloneInOrder() throws {
+        let engine = makeEngine(readers: [])
+        fromWorker(two, .bye, to: engine)
+        for seq: UInt64 in 1 ... 3 { try countUpAsync(seq: seq, to: engine) }
+        _ = engine.takeOutbox()
+        let increase = try MessagePackEncoder().encode(Counter.Mutation.increase)
+        // Job 2's emit, its done, job 1 in one done, job 3's done before its emit (which fails
+        // it: the emit it declares never came first), and job 9, not this worker's.
+        fromWorker(one, .reports([.emit(job: job(2), emitIndex: 0, payload: increase), .done(job: job(2), emitCount: 1),
+                                  .doneWithEmit(job: job(1), emitCount: 1, payload: increase), .done(job: job(3), emitCount: 1),
+                                  .doneWithEmit(job: job(9), emitCount: 1, payload: increase)]), to: engine)
+        let outbox = engine.takeOutbox()
+        #expect(outbox.applied.map(\.mutation.origin) == [.async(job: job(2), emitIndex: 0), .async(job: job(1), emitIndex: 0)])
+        #expect(engine.sequencer.state.count == 2)
+        #expect(engine.metrics[.jobsDone] == 2)
+        #expect(engine.metrics[.incompleteReports] == 1)
+        #expect(engine.metrics[.foreignReports] == 2, "job 9's emit and done")
+    }
 }

@@ -31,6 +31,8 @@ final class FakeWorkerAuthority: Sendable {
     private struct Inbox {
         var messages: [Received] = []
         var heartbeats: [Received] = []
+        /// `reports` messages received; their reports are in ``messages``, one by one.
+        var reportBatches = 0
     }
 
     /// What the fake's thread and the test share.
@@ -108,6 +110,12 @@ final class FakeWorkerAuthority: Sendable {
                         if shared.answersHeartbeats.load(ordering: .acquiring) {
                             _ = try socket.trySend([peer.bytes] + AuthorityToWorker.heartbeat().frames(writer))
                         }
+                    } else if case .reports(let reports)? = message {
+                        // Each report as if it had come alone, in order (what it means).
+                        shared.inbox.withLock { inbox in
+                            inbox.reportBatches += 1
+                            inbox.messages += reports.map { Received(peer: peer, message: $0, at: received.at) }
+                        }
                     } else {
                         shared.inbox.withLock { $0.messages.append(received) }
                         if case .ready? = message {
@@ -153,6 +161,9 @@ final class FakeWorkerAuthority: Sendable {
             shared.inbox.withLock { inbox in inbox.messages.isEmpty ? nil : inbox.messages.removeFirst() }
         }
     }
+
+    /// How many `reports` messages came (their reports are taken one by one with ``next(within:)``).
+    var reportBatches: Int { shared.inbox.withLock { $0.reportBatches } }
 
     /// The heartbeats received so far.
     var heartbeats: [Received] { shared.inbox.withLock { $0.heartbeats } }

@@ -69,6 +69,9 @@ import TestSupport
             #expect(Set(emitted.keys) == jobs && emitted.values.allSatisfy { $0 == 1 })
             #expect(await eventually { worker.metrics.jobsDone == 100 })
             #expect(worker.metrics.combinedReports == UInt64(combined))
+            // The authority named `report_batches`: the reports of jobs that end together came
+            // together (the fake takes them apart, in order, as the authority reads them).
+            #expect(authority.reportBatches >= 1)
             #expect(worker.metrics.mutationsEmitted == 100)
         }
     }

@@ -433,14 +433,11 @@ package final class AuthorityEngine<R: Reactor> {
             handleSubscriber(peer, kinds: kinds)
         case .event(let run, let index, let payload):
             handleSubscriptionEvent(peer, run: run, index: index, payload: payload, now: now)
-        case .emit(let job, let index, let payload):
-            handleEmit(job, index: index, payload: payload, from: peer)
-        case .done(let job, let count):
-            handleDone(job, emitCount: count, from: peer, now: now)
-        case .doneWithEmit(let job, let count, let payload):
-            // Exactly an `emit` of the last mutation followed by a `done`, in one message.
-            handleEmit(job, index: count - 1, payload: payload, from: peer)
-            handleDone(job, emitCount: count, from: peer, now: now)
+        case .emit, .done, .doneWithEmit:
+            handleReport(message, from: peer, now: now)
+        case .reports(let reports):
+            // Each exactly as if it had come alone, in order.
+            for report in reports { handleReport(report, from: peer, now: now) }
         case .failed(let job, let failure):
             if dropIfCancelled(job) { return }
             guard report(job, by: peer, now: now) else { return }
@@ -450,6 +447,22 @@ package final class AuthorityEngine<R: Reactor> {
             record(.failed(job: job, failure: failure)) { sequencer throws(SequencerError) in
                 try sequencer.fail(job: job, error: failure)
             }
+        }
+    }
+
+    /// An `emit`, `done` or `doneWithEmit` from `peer` (alone or from a `reports` message).
+    private func handleReport(_ report: WorkerMessage, from peer: PeerID, now: UInt64) {
+        switch report {
+        case .emit(let job, let index, let payload):
+            handleEmit(job, index: index, payload: payload, from: peer)
+        case .done(let job, let count):
+            handleDone(job, emitCount: count, from: peer, now: now)
+        case .doneWithEmit(let job, let count, let payload):
+            // Exactly an `emit` of the last mutation followed by a `done`, in one message.
+            handleEmit(job, index: count - 1, payload: payload, from: peer)
+            handleDone(job, emitCount: count, from: peer, now: now)
+        default:
+            break
         }
     }
 

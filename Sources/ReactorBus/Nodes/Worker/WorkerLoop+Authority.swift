@@ -45,6 +45,7 @@ extension WorkerLoop {
             for entry in entries { try accept(entry.job, kind: entry.kind, payload: entry.payload) }
         case .heartbeat(let features):
             authorityReadsDoneWithEmit = features.contains(AuthorityFeature.doneWithEmit)
+            authorityReadsReportBatches = features.contains(AuthorityFeature.reportBatches)
             if !toldFeatures, features.contains(AuthorityFeature.jobBatches) {
                 // Only to an authority that reads it: an older one would refuse the kind.
                 toldFeatures = true

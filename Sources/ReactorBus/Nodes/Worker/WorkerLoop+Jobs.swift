@@ -67,16 +67,16 @@ extension WorkerLoop {
             guard running[job]?.run == run else { return }
             tally.mutationsEmitted += 1
             guard authorityReadsDoneWithEmit else {
-                try send(.emit(job: job, emitIndex: emitIndex, payload: payload))
+                try report(.emit(job: job, emitIndex: emitIndex, payload: payload))
                 return
             }
-            if let earlier = reports.emit(job, run: run, emitIndex: emitIndex, payload: payload) { try send(earlier) }
+            if let earlier = reports.emit(job, run: run, emitIndex: emitIndex, payload: payload) { try report(earlier) }
         case .finished(let run, let job, let outcome, let elapsed):
             guard running[job]?.run == run else { return }
             running[job] = nil
             for message in reports.end(job, outcome: outcome) {
                 if case .doneWithEmit = message { tally.combinedReports += 1 }
-                try send(message)
+                try report(message)
             }
             switch outcome {
             case .done(let emitCount):
@@ -99,13 +99,16 @@ extension WorkerLoop {
     /// still running in the same run.
     func closeReportBatch() throws(ZMQError) {
         guard !reports.isEmpty else { return }
-        for message in reports.close(isCurrent: { running[$0]?.run == $1 }) { try send(message) }
+        for message in reports.close(isCurrent: { running[$0]?.run == $1 }) { try report(message) }
     }
 
     /// Cancels every running job and forgets the queued ones, without reporting any of them:
     /// the authority re-dispatches them (after `bye`, a new `ready`, or missed heartbeats).
     func abandonAll() {
         reports.discard()
+        // Reports of the abandoned runs, to a session that is over.
+        pendingReports.removeAll()
+        pendingReportBytes = 0
         abandonSubscriptions()
         guard !running.isEmpty || !queued.isEmpty else { return }
         for entry in running.values { entry.effect.cancel() }

@@ -72,6 +72,12 @@ where Handler.Effect == R.Effect, Handler.Mutation == R.Mutation {
     /// Whether this session's `features` went out (once its authority named
     /// ``AuthorityFeature/jobBatches``).
     var toldFeatures = false
+    /// Whether the authority of this session reads `reports` messages (it named
+    /// ``AuthorityFeature/reportBatches``): the turn's reports then leave together.
+    var authorityReadsReportBatches = false
+    /// This turn's reports not sent yet, and the bytes they add to a `reports` body at most.
+    var pendingReports: [WorkerMessage] = []
+    var pendingReportBytes = 0
     /// The current batch of job events' held emits, when the authority reads a `done` with the
     /// job's last mutation (see ``ReportBatch``).
     var reports = ReportBatch()
@@ -198,6 +204,7 @@ where Handler.Effect == R.Effect, Handler.Mutation == R.Mutation {
         if !jobEvents.isEmpty {
             for event in jobEvents { try handle(event) }
             try closeReportBatch()
+            try flushReports()
         }
         publishTally()
         return nil
@@ -335,6 +342,7 @@ where Handler.Effect == R.Effect, Handler.Mutation == R.Mutation {
     func sendReady() throws(ZMQError) {
         // A new session: until its authority names what it reads, only what every release reads.
         authorityReadsDoneWithEmit = false
+        authorityReadsReportBatches = false
         toldFeatures = false
         let capacity = UInt64(configuration.capacity)
         try send(.ready(name: configuration.name, app: configuration.appName, capacity: capacity, kinds: configuration.kinds,
@@ -345,8 +353,34 @@ where Handler.Effect == R.Effect, Handler.Mutation == R.Mutation {
     }
 
     /// Sends a message without ever blocking the loop: behind a full pipe it waits its turn.
+    /// The turn's pending reports go first, so everything leaves in the order it was made.
     func send(_ message: WorkerMessage) throws(ZMQError) {
-        let frames = message.frames(writer)
+        if !pendingReports.isEmpty { try flushReports() }
+        try send(frames: message.frames(writer))
+    }
+
+    /// Sends a job's `emit`, `done` or `doneWithEmit`: held for the turn's `reports` message
+    /// when the authority reads one and it fits (``JobReports/maxMessageBytes``), else at once.
+    /// Any other message is sent at once, after what is held.
+    func report(_ message: WorkerMessage) throws(ZMQError) {
+        guard authorityReadsReportBatches, JobReports.isReport(message) else { return try send(message) }
+        let bytes = JobReports.bytes(of: message)
+        if JobReports.maxHeaderBytes + pendingReportBytes + bytes > JobReports.maxMessageBytes { try flushReports() }
+        guard JobReports.maxHeaderBytes + bytes <= JobReports.maxMessageBytes else { return try send(message) }
+        pendingReports.append(message)
+        pendingReportBytes += bytes
+    }
+
+    /// Sends the held reports: one `reports` message, or the report itself when it is alone.
+    func flushReports() throws(ZMQError) {
+        guard !pendingReports.isEmpty else { return }
+        let frames = pendingReports.count == 1 ? pendingReports[0].frames(writer) : WorkerMessage.reports(pendingReports).frames(writer)
+        pendingReports.removeAll(keepingCapacity: true)
+        pendingReportBytes = 0
+        try send(frames: frames)
+    }
+
+    private func send(frames: [[UInt8]]) throws(ZMQError) {
         if unsent.isEmpty, try socket.trySend(frames) {
             lastSent = MonotonicClock.milliseconds()
             tally.bytesSent += Self.bytes(of: frames)
