@@ -276,11 +276,11 @@ def authority_seeds():
     # A worker that reads `jobs` messages (it says so with `features`): a turn's jobs for it go
     # as one message; a new `ready` forgets it; malformed `features` are refused.
     s = Script()
-    s.raw_worker([header("ready", "w0", "counter", 8, [])]).raw_worker([header("features", ["jobs"])])
+    s.raw_worker([header("ready", "w0", "counter", 8, [])]).raw_worker([header("features", ["jobs"], 1024)])
     for seq in range(1, 4):
         s.raw_client([header("action", "c1", seq), count_up_async])
     s.raw_worker([header("done", 1, 0, 1), increase]).raw_worker([header("done", 2, 0, 1), increase])
-    s.raw_worker([header("features", [1])]).raw_worker([header("features")]).raw_worker([header("features", [], [])])
+    s.raw_worker([header("features", [1], 1024)]).raw_worker([header("features", ["jobs"])]).raw_worker([header("features", [], [])])
     s.raw_worker([header("ready", "w0", "counter", 8, [])]).raw_client([header("action", "c1", 4), count_up_async])
     seeds.append(("job-batches", s.data))
 

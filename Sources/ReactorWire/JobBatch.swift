@@ -23,9 +23,19 @@ package enum JobBatch {
         }
     }
 
-    /// Bytes of payloads a batch holds at most before the next job starts another: a worker
-    /// reads a message whole, and its jobs wait in it meanwhile.
-    package static let maxPayloadBytes = 256 * 1_024
+    /// Bytes a batch's body holds at most before the next job starts another (less when the
+    /// worker reads less, ``WorkerMessage/features(_:maxMessageBytes:)``): a worker reads a
+    /// message whole, and its jobs wait in it meanwhile.
+    package static let maxBodyBytes = 256 * 1_024
+
+    /// The bytes `entry` adds to a body, at most: array header, two integers, the kind's string
+    /// header and bytes, the effect's `bin` header and bytes.
+    package static func bytes(of entry: Entry) -> Int {
+        1 + 9 + 5 + 5 + entry.kind.utf8.count + 5 + entry.payload.count
+    }
+
+    /// A body's own array header, at most.
+    package static let bodyHeaderBytes = 5
 
     /// Packs `entries` into `writer`, after what it holds.
     package static func pack(_ entries: [Entry], into writer: MessagePackWriter) {

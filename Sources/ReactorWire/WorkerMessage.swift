@@ -24,9 +24,10 @@ package enum WorkerMessage: Sendable, Equatable {
     case subscriber(kinds: [String])
     /// The `index`-th event of subscription run `run`; the payload is the app's action.
     case event(run: UInt64, index: UInt64, payload: [UInt8])
-    /// What this worker reads beyond every release's messages (``WorkerFeature``). Sent once per
-    /// session, only to an authority that named ``AuthorityFeature/jobBatches``.
-    case features([String])
+    /// What this worker reads beyond every release's messages (``WorkerFeature``), and the
+    /// largest message frame it reads (its `--max-message-bytes`: a `jobs` message stays within
+    /// it). Sent once per session, only to an authority that named ``AuthorityFeature/jobBatches``.
+    case features([String], maxMessageBytes: UInt64)
     /// Several `emit`, `done` and `doneWithEmit` reports, in this order (``JobReports``): each
     /// means exactly that message alone. Sent only to an authority that named
     /// ``AuthorityFeature/reportBatches``.
@@ -82,8 +83,8 @@ package enum WorkerMessage: Sendable, Equatable {
                 try header.expect(fields: 2)
                 return .event(run: try header.uint(0, "run"), index: try header.uint(1, "index"), payload: frames[1])
             case "features":
-                try header.expect(fields: 1)
-                return .features(try header.strings(0, "features"))
+                try header.expect(fields: 2)
+                return .features(try header.strings(0, "features"), maxMessageBytes: try header.uint(1, "max_message_bytes"))
             case "reports":
                 try header.expect(fields: 1)
                 let count = try header.uint(0, "count")
@@ -131,11 +132,12 @@ package enum WorkerMessage: Sendable, Equatable {
             }, count: 1)]
         case .event(let run, let index, let payload):
             [writer.header("event", { $0.packUInt(run); $0.packUInt(index) }, count: 2), payload]
-        case .features(let features):
+        case .features(let features, let maxMessageBytes):
             [writer.header("features", { w in
                 w.packArrayHeader(features.count)
                 for feature in features { w.packString(feature) }
-            }, count: 1)]
+                w.packUInt(maxMessageBytes)
+            }, count: 2)]
         case .reports(let reports):
             [writer.header("reports", { $0.packUInt(UInt64(reports.count { JobReports.isReport($0) })) }, count: 1),
              writer.body { JobReports.pack(reports, into: $0) }]

@@ -238,7 +238,8 @@ final class PipelineBaselineAuthority {
             batchReaders.remove(identity)
             jobs.register(identity, capacity: capacity).forEach(send)
         case "features":
-            guard header.elements.count == 1 else { return malformed(socket, identity) }
+            // Its jobs are tens of bytes each, 256 at most per turn: far below any frame limit.
+            guard header.elements.count == 2, header.uint(1) != nil else { return malformed(socket, identity) }
             if header.texts(0)?.contains("jobs") == true { batchReaders.insert(identity) }
         case "emit":
             // The counter's one effect (index 0) emits one mutation (index 0).

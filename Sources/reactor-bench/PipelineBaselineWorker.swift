@@ -159,8 +159,8 @@ final class PipelineBaselineWorker {
             if !toldFeatures, header.texts(0)?.contains("job_batches") == true {
                 toldFeatures = true
                 writer.reset()
-                writer.packArrayHeader(3); writer.packUInt(Self.version); writer.packString("features")
-                writer.packArrayHeader(1); writer.packString("jobs")
+                writer.packArrayHeader(4); writer.packUInt(Self.version); writer.packString("features")
+                writer.packArrayHeader(1); writer.packString("jobs"); writer.packUInt(1 << 20)
                 try socket.send(writer.bytes)
             }
         case "welcome":

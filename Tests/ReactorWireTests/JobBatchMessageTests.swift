@@ -21,8 +21,9 @@ import Testing
             #expect(frames.count == 2)
             #expect(try AuthorityToWorker(frames: frames) == message)
         }
-        for features in [[], WorkerFeature.all, ["jobs", "something_later"]] {
-            #expect(try WorkerMessage(frames: WorkerMessage.features(features).frames(writer)) == .features(features))
+        for (features, limit) in [([], UInt64(1_024)), (WorkerFeature.all, 1 << 20), (["jobs", "something_later"], .max)] {
+            let message = WorkerMessage.features(features, maxMessageBytes: limit)
+            #expect(try WorkerMessage(frames: message.frames(writer)) == message)
         }
     }
 
@@ -65,10 +66,13 @@ import Testing
                 #expect(error.code == .malformed, "\(error)")
             }
         }
-        // A worker's `features` is an array of strings, nothing else.
-        let notStrings = writer.header("features", { $0.packArrayHeader(1); $0.packUInt(1) }, count: 1)
-        let twoFields = writer.header("features", { $0.packArrayHeader(0); $0.packArrayHeader(0) }, count: 2)
-        for frames in [[notStrings], [twoFields], WorkerMessage.features(["jobs"]).frames(writer) + [[0x90]]] {
+        // A worker's `features` is an array of strings and its largest frame, nothing else.
+        let notStrings = writer.header("features", { $0.packArrayHeader(1); $0.packUInt(1); $0.packUInt(1_024) }, count: 2)
+        let noLimit = writer.header("features", { $0.packArrayHeader(0) }, count: 1)
+        let notALimit = writer.header("features", { $0.packArrayHeader(0); $0.packArrayHeader(0) }, count: 2)
+        let threeFields = writer.header("features", { $0.packArrayHeader(0); $0.packUInt(1_024); $0.packUInt(1) }, count: 3)
+        for frames in [[notStrings], [noLimit], [notALimit], [threeFields],
+                       WorkerMessage.features(["jobs"], maxMessageBytes: 1_024).frames(writer) + [[0x90]]] {
             #expect(throws: ProtocolError.self) { try WorkerMessage(frames: frames) }
         }
     }

@@ -22,7 +22,7 @@ import Testing
         let engine = AuthorityEngine(reactor: Counter(), configuration: configuration, logger: Logger(label: "authority", sink: .discard), journaling: false)
         for worker in [one, two] {
             fromWorker(worker, .ready(name: "w\(worker.bytes[1])", app: "counter", capacity: 8, kinds: []), to: engine)
-            if readers.contains(worker) { fromWorker(worker, .features(WorkerFeature.all), to: engine) }
+            if readers.contains(worker) { fromWorker(worker, .features(WorkerFeature.all, maxMessageBytes: 1 << 20), to: engine) }
         }
         _ = engine.takeOutbox()
         return engine
@@ -105,13 +105,14 @@ import Testing
     @Test func batchesArePlacedWhereTheirFirstJobWasAndSplitBySize() throws {
         var batches = WorkerJobBatches()
         var messages: [[[UInt8]]] = [[[1]]]
-        let big = [UInt8](repeating: 5, count: JobBatch.maxPayloadBytes / 2 + 1)
-        batches.add(JobBatch.Entry(job: job(1), kind: "k", payload: big), for: one, in: &messages)
-        batches.add(JobBatch.Entry(job: job(2), kind: "k", payload: [2]), for: two, in: &messages)
-        batches.add(JobBatch.Entry(job: job(3), kind: "k", payload: big), for: one, in: &messages)  // too large together
-        batches.add(JobBatch.Entry(job: job(4), kind: "k", payload: [4]), for: two, in: &messages)
+        let big = [UInt8](repeating: 5, count: JobBatch.maxBodyBytes / 2)
+        let limit = 1 << 20
+        batches.add(JobBatch.Entry(job: job(1), kind: "k", payload: big), for: one, limit: limit, in: &messages)
+        batches.add(JobBatch.Entry(job: job(2), kind: "k", payload: [2]), for: two, limit: limit, in: &messages)
+        batches.add(JobBatch.Entry(job: job(3), kind: "k", payload: big), for: one, limit: limit, in: &messages)  // too large together
+        batches.add(JobBatch.Entry(job: job(4), kind: "k", payload: [4]), for: two, limit: limit, in: &messages)
         batches.close(two)
-        batches.add(JobBatch.Entry(job: job(5), kind: "k", payload: [5]), for: two, in: &messages)
+        batches.add(JobBatch.Entry(job: job(5), kind: "k", payload: [5]), for: two, limit: limit, in: &messages)
         #expect(!batches.isEmpty)
         batches.pack(into: &messages, writer: writer)
         #expect(batches.isEmpty)
@@ -141,5 +142,35 @@ import Testing
         #expect(engine.metrics[.jobsDone] == 2)
         #expect(engine.metrics[.incompleteReports] == 1)
         #expect(engine.metrics[.foreignReports] == 2, "job 9's emit and done")
+    }
+
+    /// A worker that reads small frames gets batches that fit them: every `jobs` body stays
+    /// within the limit it named, whatever the effects' sizes, and nothing is lost or reordered.
+    @Test func aBatchStaysWithinTheWorkersLimit() throws {
+        for limit in [1_024, 1_500, 4_096] {
+            for size in [0, 1, 40, 200, 700, 1_100] {
+                var batches = WorkerJobBatches()
+                var messages: [[[UInt8]]] = []
+                let entries = (1 ... 40).map { JobBatch.Entry(job: job(UInt64($0)), kind: "slowIncrease", payload: [UInt8](repeating: 7, count: size)) }
+                for entry in entries { batches.add(entry, for: one, limit: limit, in: &messages) }
+                batches.pack(into: &messages, writer: writer)
+                var given: [JobBatch.Entry] = []
+                for frames in messages {
+                    switch try AuthorityToWorker(frames: Array(frames.dropFirst())) {
+                    case .jobs(let batch):
+                        #expect(frames[2].count <= limit, "a body of \(frames[2].count) bytes for a limit of \(limit)")
+                        given += batch
+                    case .job(let job, let kind, let payload):
+                        given.append(JobBatch.Entry(job: job, kind: kind, payload: payload))
+                    default:
+                        Issue.record("unexpected message")
+                    }
+                }
+                #expect(given == entries)
+                if JobBatch.bodyHeaderBytes + 2 * JobBatch.bytes(of: entries[0]) <= limit {
+                    #expect(messages.count < entries.count, "two fit: some batch holds more than one")
+                }
+            }
+        }
     }
 }

@@ -44,7 +44,7 @@ import TestSupport
         try await withWorker(reactor: Counter(), effects: GatedEffects(gate: gate), configure: { $0.concurrency = 100 }) { authority, worker in
             let peer = try await authority.register()
             authority.send(.heartbeat(features: AuthorityFeature.all), to: peer)
-            #expect(await authority.next()?.message == .features(WorkerFeature.all))
+            #expect(await authority.next()?.message == .features(WorkerFeature.all, maxMessageBytes: 1 << 20))
             let effect = try encode(Counter.Effect.slowIncrease), increase = try encode(Counter.Mutation.increase)
             for seq in 1 ... 100 { authority.send(.job(JobID(actionSeq: UInt64(seq), effectIndex: 0), kind: "slowIncrease", payload: effect), to: peer) }
             var emitted: [JobID: Int] = [:], ended: [JobID: Int] = [:]
@@ -137,7 +137,7 @@ import TestSupport
         try await withWorker(reactor: Counter(), effects: CounterEffects()) { authority, worker in
             let peer = try await authority.register()
             authority.send(.heartbeat(features: AuthorityFeature.all), to: peer)
-            #expect(await authority.next()?.message == .features(WorkerFeature.all))
+            #expect(await authority.next()?.message == .features(WorkerFeature.all, maxMessageBytes: 1 << 20))
             // The authority lost the worker (say it restarted as an older release): a new session.
             authority.send(.error(ref: 0, code: .unknownWorker, message: "who are you"), to: peer)
             guard case .ready? = await authority.next()?.message else {
@@ -162,7 +162,7 @@ import TestSupport
             authority.send(.heartbeat(features: [AuthorityFeature.doneWithEmit]), to: peer)
             authority.send(.heartbeat(features: AuthorityFeature.all), to: peer)
             authority.send(.heartbeat(features: AuthorityFeature.all), to: peer)
-            #expect(await authority.next()?.message == .features(WorkerFeature.all))
+            #expect(await authority.next()?.message == .features(WorkerFeature.all, maxMessageBytes: 1 << 20))
             let effect = try encode(Counter.Effect.slowIncrease), increase = try encode(Counter.Mutation.increase)
             let jobs = (1 ... 3).map { JobID(actionSeq: UInt64($0), effectIndex: 0) }
             authority.send(.jobs(jobs.map { JobBatch.Entry(job: $0, kind: "slowIncrease", payload: effect) }), to: peer)
@@ -191,7 +191,7 @@ import TestSupport
             }
             authority.send(.welcome(heartbeatMilliseconds: 1_000), to: peer)
             authority.send(.heartbeat(features: AuthorityFeature.all), to: peer)
-            #expect(await authority.next()?.message == .features(WorkerFeature.all))
+            #expect(await authority.next()?.message == .features(WorkerFeature.all, maxMessageBytes: 1 << 20))
         }
     }
 

@@ -49,9 +49,9 @@ package final class AuthorityEngine<R: Reactor> {
     private var jobWatch = JobWatch()
     @exclusivity(unchecked) package internal(set) var metrics = AuthorityMetrics()
     @exclusivity(unchecked) var outbox = Outbox()
-    /// Workers that said (this session) that they read `jobs` messages: their jobs of a turn go
-    /// as one message (``WorkerJobBatches``).
-    private var jobBatchReaders: Set<PeerID> = []
+    /// Workers that said (this session) that they read `jobs` messages, with the largest frame
+    /// each reads: their jobs of a turn go as one message (``WorkerJobBatches``).
+    private var jobBatchReaders: [PeerID: Int] = [:]
     /// Set while a journaled record is replayed (``replay(_:migrated:collectingApplied:)``): the
     /// record is not journaled again, and its applied mutations go to ``Outbox/applied`` only
     /// when the caller collects them.
@@ -401,7 +401,7 @@ package final class AuthorityEngine<R: Reactor> {
             let standing = dispatcher.isQuarantined(peer) ? " (still quarantined)" : ""
             logger.info("worker \(name) (\(peer)) \(known ? "re-registered" : "registered"): capacity \(trusted), kinds \(kinds.isEmpty ? "all" : kinds.joined(separator: ","))\(standing)")
             // A new session: the worker says again what it reads once it hears what this reads.
-            jobBatchReaders.remove(peer)
+            jobBatchReaders[peer] = nil
             toWorker(peer, .welcome(heartbeatMilliseconds: heartbeatMilliseconds, term: term))
             // What this authority reads beyond every release's messages, before any job.
             toWorker(peer, .heartbeat(features: AuthorityFeature.all))
@@ -419,11 +419,11 @@ package final class AuthorityEngine<R: Reactor> {
         switch message {
         case .ready, .heartbeat:
             break
-        case .features(let features):
-            if features.contains(WorkerFeature.jobs) { jobBatchReaders.insert(peer) }
+        case .features(let features, let maxMessageBytes):
+            if features.contains(WorkerFeature.jobs) { jobBatchReaders[peer] = Int(clamping: maxMessageBytes) }
         case .bye:
             let label = workerLabel(peer)
-            jobBatchReaders.remove(peer)
+            jobBatchReaders[peer] = nil
             let requeued = dispatcher.forget(peer, now: now)
             subscriptionPlacement.forget(peer)
             logger.info("worker \(label) said bye; \(requeued.requeued.count) job(s) go elsewhere")
@@ -645,7 +645,7 @@ package final class AuthorityEngine<R: Reactor> {
     package func tick(now: UInt64, sendHeartbeats: Bool) {
         let expiry = dispatcher.tick(now: now)
         for peer in expiry.deadWorkers {
-            jobBatchReaders.remove(peer)
+            jobBatchReaders[peer] = nil
             metrics[.workersLost] += 1
             logger.warning("worker \(expiry.deadWorkerNames[peer].map { "\($0) " } ?? "")(\(peer)) missed \(configuration.missedHeartbeats) heartbeats: considered dead")
         }
@@ -913,8 +913,9 @@ package final class AuthorityEngine<R: Reactor> {
         let kind = dispatcher.kind(ofAssigned: assignment.job) ?? sequencer.reactor.kind(of: effect)
         metrics[.jobsDispatched] += 1
         noteJob { $0.dispatched(assignment.job, to: dispatcher.name(of: assignment.worker)) }
-        if !jobBatchReaders.isEmpty, jobBatchReaders.contains(assignment.worker) {
-            outbox.jobBatches.add(JobBatch.Entry(job: assignment.job, kind: kind, payload: payload), for: assignment.worker, in: &outbox.toWorkers)
+        if !jobBatchReaders.isEmpty, let limit = jobBatchReaders[assignment.worker] {
+            outbox.jobBatches.add(JobBatch.Entry(job: assignment.job, kind: kind, payload: payload), for: assignment.worker, limit: limit,
+                                  in: &outbox.toWorkers)
         } else {
             toWorker(assignment.worker, .job(assignment.job, kind: kind, payload: payload))
         }

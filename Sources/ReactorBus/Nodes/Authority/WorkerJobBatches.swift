@@ -6,14 +6,16 @@ import ReactorWire
 /// Order is kept per worker, which is all the protocol promises (each worker has its own
 /// connection): a batch is closed by any other message to its worker, so a `cancel` sent after
 /// a job still arrives after it, and a job assigned after that `cancel` starts a new batch. A
-/// batch also closes at ``JobBatch/maxPayloadBytes`` of payloads.
+/// batch also closes before its body would outgrow the worker's limit (at most
+/// ``JobBatch/maxBodyBytes``); a job that would not fit a batch of its own goes as a `job`.
 struct WorkerJobBatches {
     private struct Batch {
         /// Where the message goes in the turn's worker messages.
         let slot: Int
         let peer: PeerID
         var entries: [JobBatch.Entry]
-        var payloadBytes: Int
+        var bodyBytes: Int
+        let limit: Int
     }
 
     private var batches: [Batch] = []
@@ -23,16 +25,19 @@ struct WorkerJobBatches {
     /// Whether no job waits to be packed.
     var isEmpty: Bool { batches.isEmpty }
 
-    /// Adds `entry` for `peer`: to its open batch, or to a new one that takes the next place in
-    /// `messages` (filled in by ``pack(into:writer:)``).
-    mutating func add(_ entry: JobBatch.Entry, for peer: PeerID, in messages: inout [[[UInt8]]]) {
-        if let index = open[peer], batches[index].payloadBytes + entry.payload.count <= JobBatch.maxPayloadBytes {
+    /// Adds `entry` for `peer`, whose body frames may hold `limit` bytes: to its open batch when
+    /// it fits, else to a new one that takes the next place in `messages` (filled in by
+    /// ``pack(into:writer:)``).
+    mutating func add(_ entry: JobBatch.Entry, for peer: PeerID, limit: Int, in messages: inout [[[UInt8]]]) {
+        let bytes = JobBatch.bytes(of: entry)
+        if let index = open[peer], batches[index].bodyBytes + bytes <= batches[index].limit {
             batches[index].entries.append(entry)
-            batches[index].payloadBytes += entry.payload.count
+            batches[index].bodyBytes += bytes
             return
         }
         open[peer] = batches.count
-        batches.append(Batch(slot: messages.count, peer: peer, entries: [entry], payloadBytes: entry.payload.count))
+        let cap = min(limit, JobBatch.maxBodyBytes)
+        batches.append(Batch(slot: messages.count, peer: peer, entries: [entry], bodyBytes: JobBatch.bodyHeaderBytes + bytes, limit: cap))
         messages.append([])
     }
 

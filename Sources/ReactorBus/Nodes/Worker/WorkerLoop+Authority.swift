@@ -49,7 +49,7 @@ extension WorkerLoop {
             if !toldFeatures, features.contains(AuthorityFeature.jobBatches) {
                 // Only to an authority that reads it: an older one would refuse the kind.
                 toldFeatures = true
-                try send(.features(WorkerFeature.all))
+                try send(.features(WorkerFeature.all, maxMessageBytes: UInt64(configuration.maxMessageBytes)))
             }
         case .cancel(let job):
             cancel(job)
