@@ -52,30 +52,15 @@ package enum JobBatch {
     /// The jobs in `frame`, which must hold exactly `count` (what the header says).
     /// - Throws: `malformed`, naming what is wrong, for any other shape.
     package static func read(_ frame: [UInt8], count: UInt64) throws(ProtocolError) -> [Entry] {
-        var problem = "the jobs body is not MessagePack"
-        let entries = try? MessagePackView.read(frame) { root -> [Entry]? in
-            guard let found = root.arrayCount, UInt64(found) == count else {
-                problem = "the jobs body must be an array of \(count) job(s)"
-                return nil
-            }
-            var entries: [Entry] = []
-            entries.reserveCapacity(found)
-            var lastKind: String?
-            for index in 0..<found {
-                let element = root.element(at: index)
-                guard element.arrayCount == 4, let actionSeq = element.element(at: 0).uint,
-                      let effectIndex = element.element(at: 1).uint.flatMap({ UInt32(exactly: $0) }),
-                      let kind = element.element(at: 2).string(reusing: lastKind), kind.utf8.count <= 1_024,
-                      let payload = element.element(at: 3).binary else {
-                    problem = "job \(index) of the batch must be [action_seq, effect_index (u32), kind (at most 1,024 bytes), payload (bin)]"
-                    return nil
-                }
-                lastKind = kind
-                entries.append(Entry(job: JobID(actionSeq: actionSeq, effectIndex: effectIndex), kind: kind, payload: payload))
-            }
-            return entries
+        var lastKind: String?
+        return try WireBody.elements(of: frame, count: count, what: "jobs",
+                                     shape: "[action_seq, effect_index (u32), kind (at most 1,024 bytes), payload (bin)]") { element in
+            guard element.arrayCount == 4, let actionSeq = element.element(at: 0).uint,
+                  let effectIndex = element.element(at: 1).uint.flatMap({ UInt32(exactly: $0) }),
+                  let kind = element.element(at: 2).string(reusing: lastKind), kind.utf8.count <= 1_024,
+                  let payload = element.element(at: 3).binary else { return nil }
+            lastKind = kind
+            return Entry(job: JobID(actionSeq: actionSeq, effectIndex: effectIndex), kind: kind, payload: payload)
         }
-        guard let entries else { throw .malformed(problem) }
-        return entries
     }
 }

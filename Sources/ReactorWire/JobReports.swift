@@ -66,25 +66,9 @@ package enum JobReports {
     /// The reports in `frame`, which must hold exactly `count`.
     /// - Throws: `malformed`, naming what is wrong, for any other shape.
     package static func read(_ frame: [UInt8], count: UInt64) throws(ProtocolError) -> [WorkerMessage] {
-        var problem = "the reports body is not MessagePack"
-        let reports = try? MessagePackView.read(frame) { root -> [WorkerMessage]? in
-            guard let found = root.arrayCount, UInt64(found) == count else {
-                problem = "the reports body must be an array of \(count) report(s)"
-                return nil
-            }
-            var reports: [WorkerMessage] = []
-            reports.reserveCapacity(found)
-            for index in 0..<found {
-                guard let report = report(root.element(at: index)) else {
-                    problem = "report \(index) must be [action_seq, effect_index (u32), \"emit\" or \"done\", index or count (u32), mutation (bin; nil for a done without one)]"
-                    return nil
-                }
-                reports.append(report)
-            }
-            return reports
-        }
-        guard let reports else { throw .malformed(problem) }
-        return reports
+        try WireBody.elements(of: frame, count: count, what: "reports",
+                              shape: "[action_seq, effect_index (u32), \"emit\" or \"done\", index or count (u32), mutation (bin; nil for a done without one)]",
+                              report)
     }
 
     private static func report(_ element: MessagePackView) -> WorkerMessage? {

@@ -3,6 +3,19 @@ import ReactorCore
 @testable import ReactorWire
 import Testing
 
+/// A header `[1, kind, count]`, as `jobs` and `reports` have.
+private func countHeader(_ kind: String, _ count: Int) -> [UInt8] {
+    HeaderWriter().header(kind, { $0.packUInt(UInt64(count)) }, count: 1)
+}
+
+/// A body of one element, packed by `fill`.
+private func bodyOfOne(_ fill: (MessagePackWriter) -> Void) -> [UInt8] {
+    let writer = MessagePackWriter()
+    writer.packArrayHeader(1)
+    fill(writer)
+    return writer.bytes
+}
+
 /// A `jobs` message carries its jobs exactly, in order, in one body frame; a worker's
 /// `features` names what it reads; anything else in their place is a typed `malformed` error.
 @Suite struct JobBatchMessageTests {
@@ -35,14 +48,8 @@ import Testing
     }
 
     @Test func aMalformedJobsMessageIsATypedError() {
-        let header = { (count: Int) in self.writer.header("jobs", { $0.packUInt(UInt64(count)) }, count: 1) }
+        let header = { countHeader("jobs", $0) }, element = bodyOfOne
         let body = AuthorityToWorker.jobs(entries).frames(writer)[1]
-        func element(_ fill: (MessagePackWriter) -> Void) -> [UInt8] {
-            let w = MessagePackWriter()
-            w.packArrayHeader(1)
-            fill(w)
-            return w.bytes
-        }
         let wrongShapes: [[[UInt8]]] = [
             [header(3)],                                   // no body
             [header(3), body, [0x90]],                     // a frame too many
@@ -123,14 +130,8 @@ import Testing
     }
 
     @Test func aMalformedReportsMessageIsATypedError() {
-        let header = { (count: Int) in self.writer.header("reports", { $0.packUInt(UInt64(count)) }, count: 1) }
+        let header = { countHeader("reports", $0) }, element = bodyOfOne
         let body = WorkerMessage.reports(reports).frames(writer)[1]
-        func element(_ fill: (MessagePackWriter) -> Void) -> [UInt8] {
-            let w = MessagePackWriter()
-            w.packArrayHeader(1)
-            fill(w)
-            return w.bytes
-        }
         let wrongShapes: [[[UInt8]]] = [
             [header(4)], [header(4), body, [0x90]], [header(0), [0x90]], [header(3), body], [header(5), body],
             [header(1), [0xC1]], [header(4), body + [0x00]],

@@ -30,9 +30,22 @@ import ZeroMQ
         return writer.bytes
     }
 
-    /// A standby on a fresh data directory following a scripted primary (`router`), welcomed
-    /// at LSN 0; returns its routing id at the primary.
-    func welcomedStandby(_ context: ZMQContext, data: TemporaryDirectory, router: ZMQSocket, log: LogCapture) async throws -> (AuthorityNode<Counter>, peer: [UInt8]) {
+    /// A standby on a fresh data directory following a scripted primary (`router`), welcomed at
+    /// LSN 0, and `peer`, its routing id at the primary.
+    struct Scripted {
+        let context: ZMQContext
+        let data: TemporaryDirectory
+        let router: ZMQSocket
+        let log: LogCapture
+        let standby: AuthorityNode<Counter>
+        let peer: [UInt8]
+    }
+
+    func welcomedStandby() async throws -> Scripted {
+        let context = try ZMQContext()
+        let data = try TemporaryDirectory()
+        let router = try ZMQSocket(context: context, type: .router)
+        let log = LogCapture()
         let endpoint = ipcEndpoint("standby-loop")
         try router.set(.linger, 0)
         try router.bind(endpoint)
@@ -46,7 +59,16 @@ import ZeroMQ
         while hello.message.type != .hello { hello = try #require(await nextMessage(router)) }
         #expect(hello.message.after == 0)
         try router.send([hello.peer, ReplicationMessage(.welcome, lsn: 0).encoded()])
-        return (standby, hello.peer)
+        return Scripted(context: context, data: data, router: router, log: log, standby: standby, peer: hello.peer)
+    }
+
+    /// Waits (bounded) until the standby reports `lsn` durable; returns the last LSN it reported.
+    func durable(_ lsn: UInt64, from router: ZMQSocket) async throws -> UInt64? {
+        var durable: UInt64?
+        while durable != lsn, let next = try await nextMessage(router) {
+            if next.message.type == .durable { durable = next.message.lsn }
+        }
+        return durable
     }
 
     func body(_ payloads: [[UInt8]]) -> [UInt8] {
@@ -56,11 +78,8 @@ import ZeroMQ
     }
 
     @Test func aRecordThatCannotBeAppliedStopsTheStandbyAfterItsDurableAndNoSnapshotClaimsIt() async throws {
-        let context = try ZMQContext()
-        let data = try TemporaryDirectory()
-        let router = try ZMQSocket(context: context, type: .router)
-        let log = LogCapture()
-        let (standby, peer) = try await welcomedStandby(context, data: data, router: router, log: log)
+        let scripted = try await welcomedStandby()
+        let (context, data, router, log, standby, peer) = (scripted.context, scripted.data, scripted.router, scripted.log, scripted.standby, scripted.peer)
         // LSN 1 applies; LSN 2 holds bytes that are no Counter action.
         let countUp = try MessagePackEncoder().encode(Counter.Action.countUp)
         try router.send([peer, ReplicationMessage(.records, first: 1).encoded(),
@@ -68,11 +87,7 @@ import ZeroMQ
                                record(.accepted(client: "c", clientSeq: 2, action: [0xC1]))])])
 
         // Both records are on disk and said so before the second failed to apply.
-        var durable: UInt64?
-        while durable != 2, let next = try await nextMessage(router) {
-            if next.message.type == .durable { durable = next.message.lsn }
-        }
-        #expect(durable == 2)
+        #expect(try await durable(2, from: router) == 2)
         await standby.wait()
         #expect(standby.failure != nil)
         #expect(!log.containing("standby stopped").isEmpty, "\(log.all)")
@@ -94,11 +109,8 @@ import ZeroMQ
     /// is dropped: nothing is journaled or applied, the standby logs it and says `hello` again
     /// from its journal's end, and the next well-formed message is journaled from LSN 1.
     @Test func aRecordsMessageWithAMalformedBodyIsDroppedAndTheStandbyAsksAgain() async throws {
-        let context = try ZMQContext()
-        let data = try TemporaryDirectory()
-        let router = try ZMQSocket(context: context, type: .router)
-        let log = LogCapture()
-        let (standby, peer) = try await welcomedStandby(context, data: data, router: router, log: log)
+        let scripted = try await welcomedStandby()
+        let (context, data, router, log, standby, peer) = (scripted.context, scripted.data, scripted.router, scripted.log, scripted.standby, scripted.peer)
         let countUp = try MessagePackEncoder().encode(Counter.Action.countUp)
         let first = record(.accepted(client: "c", clientSeq: 1, action: countUp))
         let second = record(.accepted(client: "c", clientSeq: 2, action: countUp))
@@ -116,11 +128,7 @@ import ZeroMQ
         #expect(standby.metrics.version == 0)
 
         try router.send([peer, ReplicationMessage(.records, first: 1).encoded(), body([first, second])])
-        var durable: UInt64?
-        while durable != 2, let next = try await nextMessage(router) {
-            if next.message.type == .durable { durable = next.message.lsn }
-        }
-        #expect(durable == 2)
+        #expect(try await durable(2, from: router) == 2)
         standby.stop()
         await standby.wait()
         #expect(standby.failure == nil)
