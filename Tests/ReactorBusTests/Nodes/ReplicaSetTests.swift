@@ -24,9 +24,7 @@ struct ReplicaSetTests {
 
     @Test func aHelloIsRefusedForAnotherVersionAppSchemaOrALongerJournal() {
         var set = ReplicaSet(timeoutMilliseconds: 1_000)
-        // Version 1 sent a frame per record: its standbys are refused, as is a later version.
-        #expect(set.hello(peer, hello(after: 0, version: 1), app: "counter", schema: 1, lastLSN: 10, now: 0) == .version(1))
-        #expect(set.hello(peer, hello(after: 0, version: 3), app: "counter", schema: 1, lastLSN: 10, now: 0) == .version(3))
+        #expect(set.hello(peer, hello(after: 0, version: 2), app: "counter", schema: 1, lastLSN: 10, now: 0) == .version(2))
         #expect(set.hello(peer, hello(after: 0, app: "primes"), app: "counter", schema: 1, lastLSN: 10, now: 0) == .app("primes"))
         #expect(set.hello(peer, hello(after: 0, schema: 2), app: "counter", schema: 1, lastLSN: 10, now: 0) == .schema(2))
         #expect(set.hello(peer, hello(after: 11), app: "counter", schema: 1, lastLSN: 10, now: 0) == .diverged(standby: 11, primary: 10))
@@ -103,5 +101,20 @@ struct ReplicaSetTests {
         #expect(ReplicationMessage.decode(message.encoded()) == message)
         #expect(ReplicationMessage.decode([0xc1]) == nil)
         #expect(ReplicationMessage.decode(ReplicationMessage(.hello, app: "counter").encoded())?.v == ReplicationMessage.protocolVersion)
+    }
+
+    /// A standby that said `packed` gets its records in one frame; one of an older release,
+    /// whose hello has no such field, a frame per record; a new hello says it again.
+    @Test func aHelloSaysWhetherTheStandbyReadsPackedRecords() throws {
+        var set = ReplicaSet(timeoutMilliseconds: 1_000)
+        var packed = hello(after: 0)
+        packed.packed = true
+        #expect(set.hello(peer, packed, app: "counter", schema: 1, lastLSN: 10, now: 0) == nil)
+        #expect(set.replicas[peer]?.packed == true)
+        #expect(set.hello(peer, hello(after: 0), app: "counter", schema: 1, lastLSN: 10, now: 0) == nil)
+        #expect(set.replicas[peer]?.packed == false)
+        // The field round-trips, and a header without it (an older release's) reads as absent.
+        #expect(ReplicationMessage.decode(packed.encoded())?.packed == true)
+        #expect(ReplicationMessage.decode(hello(after: 0).encoded())?.packed == nil)
     }
 }

@@ -41,7 +41,10 @@ import ZeroMQ
         let peer: [UInt8]
     }
 
-    func welcomedStandby() async throws -> Scripted {
+    /// As ``welcomedStandby(packed:)``; `packed`: the scripted primary's `welcome` says it sends
+    /// a `records` message's payloads in one frame (else, as a primary of an older release, one
+    /// frame each).
+    func welcomedStandby(packed: Bool = true) async throws -> Scripted {
         let context = try ZMQContext()
         let data = try TemporaryDirectory()
         let router = try ZMQSocket(context: context, type: .router)
@@ -58,7 +61,8 @@ import ZeroMQ
         var hello = try #require(await nextMessage(router))
         while hello.message.type != .hello { hello = try #require(await nextMessage(router)) }
         #expect(hello.message.after == 0)
-        try router.send([hello.peer, ReplicationMessage(.welcome, lsn: 0).encoded()])
+        #expect(hello.message.packed == true)
+        try router.send([hello.peer, ReplicationMessage(.welcome, lsn: 0, packed: packed ? true : nil).encoded()])
         return Scripted(context: context, data: data, router: router, log: log, standby: standby, peer: hello.peer)
     }
 
@@ -138,5 +142,25 @@ import ZeroMQ
         #expect(payloads == [first, second])
         router.close()
         #expect(context.terminate(timeout: promptly))
+    }
+
+    /// A primary of an older release ignores `packed` and sends a frame per record: a standby
+    /// welcomed without `packed` journals such a message as it always did.
+    @Test func aStandbyFollowsAPrimaryThatSendsAFramePerRecord() async throws {
+        let scripted = try await welcomedStandby(packed: false)
+        let countUp = try MessagePackEncoder().encode(Counter.Action.countUp)
+        let records = (1 ... 3).map { record(.accepted(client: "c", clientSeq: UInt64($0), action: countUp)) }
+        try scripted.router.send([scripted.peer, ReplicationMessage(.records, first: 1).encoded()] + records)
+        #expect(try await durable(3, from: scripted.router) == 3)
+        #expect(await eventually { scripted.standby.metrics.version == 3 })
+        scripted.standby.stop()
+        await scripted.standby.wait()
+        #expect(scripted.standby.failure == nil)
+        var reader = try DataDirectoryReader(directory: scripted.data.path, app: "counter").journal().records(after: 0)
+        var payloads: [[UInt8]] = []
+        while let next = try reader.next() { payloads.append(next.payload) }
+        #expect(payloads == records)
+        scripted.router.close()
+        #expect(scripted.context.terminate(timeout: promptly))
     }
 }

@@ -45,6 +45,15 @@ struct ReplicaSet {
         var snapshot: (lsn: UInt64, bytes: [UInt8])?
         /// While it catches up from the journal files: the reader, positioned after ``sent``.
         var reader: JournalReader?
+        /// It said `packed` in its `hello`: its `records` carry their payloads in one frame.
+        var packed = false
+
+        init(durable: UInt64, sent: UInt64, lastHeard: UInt64, packed: Bool = false) {
+            self.durable = durable
+            self.sent = sent
+            self.lastHeard = lastHeard
+            self.packed = packed
+        }
     }
 
     /// Records sent and not yet reported durable, per standby, at most.
@@ -85,7 +94,7 @@ struct ReplicaSet {
             replicas[peer] = nil
             return .diverged(standby: after, primary: lastLSN)
         }
-        replicas[peer] = Replica(durable: after, sent: after, lastHeard: now)
+        replicas[peer] = Replica(durable: after, sent: after, lastHeard: now, packed: message.packed == true)
         return nil
     }
 

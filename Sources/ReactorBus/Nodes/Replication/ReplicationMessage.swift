@@ -1,13 +1,13 @@
 import MessagePack
 
 /// One message of the replication protocol between a primary authority (ROUTER, `--replication`)
-/// and its standbys (DEALER, `--standby`): a MessagePack header frame, then for `records` one
-/// frame per journal record payload (the bytes as journaled, never re-encoded) and for
+/// and its standbys (DEALER, `--standby`): a MessagePack header frame, then for `records` the
+/// journal records' payloads (the bytes as journaled, never re-encoded): one frame holding them
+/// all (``ReplicationRecords``) once both sides said `packed`, else one frame each; for
 /// `snapshot_chunk` one frame of snapshot bytes. docs/PROTOCOL.md, "Replication".
 struct ReplicationMessage: Codable, Equatable, Sendable {
-    /// The replication protocol's version; a peer of another version is refused. Version 2 sends
-    /// a `records` message's payloads in one frame (version 1 sent a frame per record).
-    static let protocolVersion: UInt32 = 2
+    /// The replication protocol's version; a peer of another version is refused.
+    static let protocolVersion: UInt32 = 1
     /// Records per `records` message at most.
     static let maxRecordsPerMessage = 512
     /// Bytes per `snapshot_chunk` at most.
@@ -20,7 +20,8 @@ struct ReplicationMessage: Codable, Equatable, Sendable {
         case welcome
         /// Primary → standby: the hello was refused (`code`, `message`); the standby stops.
         case refused
-        /// Primary → standby: journal records from LSN `first`, in one frame (``ReplicationRecords``).
+        /// Primary → standby: journal records from LSN `first`: in one frame (``ReplicationRecords``)
+        /// when the `welcome` said `packed`, else one frame each.
         case records
         /// Primary → standby: the journal before `lsn` is gone; fetch the snapshot covering
         /// through `lsn` (`size` bytes) with `chunk` requests, then say `hello` again after it.
@@ -51,9 +52,14 @@ struct ReplicationMessage: Codable, Equatable, Sendable {
     var offset: UInt64?
     var code: String?
     var message: String?
+    /// `hello`: the standby reads a `records` message's payloads in one frame; `welcome`: the
+    /// primary sends them so to this standby. Absent from (and ignored by) releases before it,
+    /// which send and read a frame per record: a primary and standbys of either release follow
+    /// each other, as a rolling upgrade needs.
+    var packed: Bool?
 
     init(_ type: Kind, term: UInt64? = nil, app: String? = nil, schema: UInt32? = nil, after: UInt64? = nil, first: UInt64? = nil,
-         lsn: UInt64? = nil, size: UInt64? = nil, offset: UInt64? = nil, code: String? = nil, message: String? = nil) {
+         lsn: UInt64? = nil, size: UInt64? = nil, offset: UInt64? = nil, code: String? = nil, message: String? = nil, packed: Bool? = nil) {
         self.type = type
         self.term = term
         self.app = app
@@ -65,6 +71,7 @@ struct ReplicationMessage: Codable, Equatable, Sendable {
         self.offset = offset
         self.code = code
         self.message = message
+        self.packed = packed
     }
 
     /// The header frame.

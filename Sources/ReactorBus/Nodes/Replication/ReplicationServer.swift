@@ -71,7 +71,9 @@ final class ReplicationServer<R: Reactor> {
                 return
             }
             logger.info("replication: standby \(PeerID(peer)) follows from LSN \(message.after ?? 0) (primary at \(durability.lastLSN))")
-            _ = try socket.trySend([peer, ReplicationMessage(.welcome, term: term, app: app, schema: schema, lsn: durability.lastLSN).encoded()])
+            // `packed` only to a standby that asked for it: one of an older release reads a frame per record.
+            _ = try socket.trySend([peer, ReplicationMessage(.welcome, term: term, app: app, schema: schema, lsn: durability.lastLSN,
+                                                             packed: message.packed == true ? true : nil).encoded()])
         case .durable:
             if !standbySet.durable(peer, lsn: message.lsn ?? 0, now: now) {
                 // A standby the primary forgot (a restart, a timeout): it must say hello again.
@@ -143,9 +145,15 @@ final class ReplicationServer<R: Reactor> {
             }
             guard !payloads.isEmpty else { return }
             let header = ReplicationMessage(.records, term: term, first: replica.sent + 1).encoded()
-            recordsWriter.reset()
-            ReplicationRecords.pack(payloads, into: recordsWriter)
-            guard try socket.trySend([peer, header, recordsWriter.bytes]) else { return }
+            let frames: [[UInt8]]
+            if replica.packed {
+                recordsWriter.reset()
+                ReplicationRecords.pack(payloads, into: recordsWriter)
+                frames = [peer, header, recordsWriter.bytes]
+            } else {
+                frames = [peer, header] + payloads
+            }
+            guard try socket.trySend(frames) else { return }
             recordsSent += UInt64(payloads.count)
             bytesSent += UInt64(payloads.reduce(0) { $0 + $1.count })
             standbySet.update(peer) { $0.sent += UInt64(payloads.count) }

@@ -32,6 +32,8 @@ final class StandbyLoop<R: Reactor>: NodeLoop {
     /// When the primary was last heard from, and whether it answered the last hello.
     private var lastHeard: UInt64 = 0
     private var following = false
+    /// The primary's `welcome` said `packed`: its `records` carry their payloads in one frame.
+    private var primaryPacks = false
     private var nextHeartbeat: UInt64 = 0
     /// A snapshot being fetched from the primary: its LSN, size and the bytes so far.
     private var fetch: (lsn: UInt64, size: UInt64, bytes: [UInt8])?
@@ -146,7 +148,7 @@ final class StandbyLoop<R: Reactor>: NodeLoop {
 
     private func sendHello() throws(ZMQError) {
         try send(ReplicationMessage(.hello, term: configuration.replication?.term ?? 0, app: configuration.appName,
-                                    schema: configuration.schema.version, after: durability.lastLSN))
+                                    schema: configuration.schema.version, after: durability.lastLSN, packed: true))
     }
 
     private func heartbeat(now: UInt64) throws(ZMQError) {
@@ -173,12 +175,18 @@ final class StandbyLoop<R: Reactor>: NodeLoop {
         case .welcome:
             if !following { logger.info("following the primary \(primary) at its LSN \(message.lsn ?? 0) from LSN \(durability.lastLSN)") }
             following = true
+            // A primary of an older release ignores `packed` and sends a frame per record.
+            primaryPacks = message.packed == true
         case .refused:
             fatal = ReplicationError.refused(code: message.code ?? "?", message: message.message ?? "")
         case .heartbeat:
             if message.code == "hello" || !following { try sendHello() }
         case .records:
             guard following else { return }
+            guard primaryPacks else {
+                try journal(Array(frames.dropFirst()), first: message.first ?? 0)
+                return
+            }
             guard frames.count == 2, let payloads = ReplicationRecords.unpack(frames[1]) else {
                 logger.warning("dropped a records message from the primary whose body is not one array of records; asking again from LSN \(durability.lastLSN + 1)")
                 try sendHello()
