@@ -55,7 +55,9 @@ import ZeroMQ
         var configuration = AuthorityConfiguration.onIPC(app: "counter", name: "standby-loop")
         configuration.persistence = PersistenceConfiguration(directory: data.path)
         configuration.replication = ReplicationConfiguration(standbyOf: endpoint)
-        configuration.heartbeatInterval = .milliseconds(200)
+        // The scripted primary sends no heartbeats: a standby that heard nothing for 3
+        // intervals would stop following it, which a loaded machine must not cause here.
+        configuration.heartbeatInterval = .seconds(2)
         let standby = try AuthorityNode(reactor: Counter(), configuration: configuration, logger: log.logger("standby"), context: context)
         _ = try await standby.start()
         var hello = try #require(await nextMessage(router))
@@ -122,8 +124,12 @@ import ZeroMQ
         stringElement.packArrayHeader(1)
         stringElement.packString("accepted")
         let malformed: [[[UInt8]]] = [[first, second], [stringElement.bytes], [[0xC1]], [body([first]) + [0x00]]]
-        for frames in malformed {
+        // Each message is sent once the standby follows (it read the welcome), and each is
+        // dropped, logged and answered with a hello before the next.
+        #expect(await eventually { !log.containing("following the primary").isEmpty }, "\(log.all)")
+        for (index, frames) in malformed.enumerated() {
             try router.send([peer, ReplicationMessage(.records, first: 1).encoded()] + frames)
+            #expect(await eventually { log.containing("dropped a records message").count == index + 1 }, "\(log.all)")
             var hello = try #require(await nextMessage(router))
             while hello.message.type != .hello { hello = try #require(await nextMessage(router)) }
             #expect(hello.message.after == 0)
