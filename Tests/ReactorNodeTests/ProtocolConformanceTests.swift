@@ -3,8 +3,9 @@ import Testing
 import TestSupport
 import TestTraits
 
-/// docs/PROTOCOL.md against the wire: `examples/python/protocol_conformance.py`, a client written
-/// from the document alone, checks a fresh counter authority and must find no difference.
+/// docs/PROTOCOL.md against the wire: `examples/python/protocol_conformance.py`, a client (and,
+/// with `--workers`, a worker) written from the document alone, checks a fresh counter authority
+/// and must find no difference.
 @Suite(.spawnsProcesses) struct ProtocolConformanceTests {
     /// Whether `python3` runs and imports pyzmq and msgpack (scripts/ensure-deps.sh --python):
     /// actually tried, so the test is skipped only when the script could not run at all.
@@ -16,6 +17,7 @@ import TestTraits
         let script = ChildProcess.packageRoot + "/examples/python/protocol_conformance.py"
         let check = try ChildProcess.program(executable: "/usr/bin/env",
                                     arguments: ["python3", script, "--actions", cluster.endpoints.actions, "--feed", cluster.endpoints.feed,
+                                                "--workers", cluster.endpoints.workers,
                                                 "--doc", ChildProcess.packageRoot + "/docs/PROTOCOL.md"],
                                     name: "protocol-conformance")
         let status = await check.waitForExit(timeout: .seconds(60))
@@ -23,9 +25,10 @@ import TestTraits
         #expect(status == 0, "\(failures)\(check.diagnostics)")
         #expect(failures.isEmpty, "\(failures)")
         let summary = try #require(check.output.last, "no summary line\(check.diagnostics)")
-        // The script ran its whole list (119 checks): a run cut short would report fewer.
-        #expect(summary == "protocol: 119 passed, 0 failed", "\(summary)")
-        #expect(check.output.filter { $0.hasPrefix("ok ") }.count == 119)
+        // The script ran its whole list (135 checks, 16 of them as a worker): a run cut short
+        // would report fewer.
+        #expect(summary == "protocol: 135 passed, 0 failed", "\(summary)")
+        #expect(check.output.filter { $0.hasPrefix("ok ") }.count == 135)
         await cluster.stop()
     }
 }

@@ -11,6 +11,10 @@ authority did not answer at all. Needs pyzmq and msgpack (scripts/ensure-deps.sh
 
 The list of stats names is read from the document's "Stats" table (--doc), so that the check
 "stats has every documented name and no other" follows the document, not a copy of it.
+
+With --workers, it then plays a worker on that endpoint (the authority must have no other
+worker): registration, the features it names, a worker's `features`, a turn's jobs in one
+`jobs` message and a worker's reports in one `reports` message ("Workers socket").
 """
 
 import argparse
@@ -32,8 +36,9 @@ class Unanswered(Exception):
 
 
 class Conformance:
-    def __init__(self, actions, feed, doc, timeout):
+    def __init__(self, actions, feed, doc, timeout, workers=None):
         self.context = zmq.Context()
+        self.workers = workers
         self.actions = self.context.socket(zmq.DEALER)
         self.actions.setsockopt(zmq.LINGER, 0)
         self.actions.connect(actions)
@@ -103,6 +108,8 @@ class Conformance:
         self.check_snapshot(13, 13, {"count": 13})
         self.check_feed_after_actions()
         self.check_stats()
+        if self.workers:
+            self.check_worker_batches()
 
     def check_ping(self):
         reply = self.request([msgpack.packb([VERSION, "ping", 7])])
@@ -264,14 +271,85 @@ class Conformance:
             self.expect(f"stats: {name}", counters.get(name), 0)
 
 
+    # -- workers socket ---------------------------------------------------------------------
+
+    def worker_receive(self, worker):
+        """The next message the authority sends the worker, heartbeats skipped: (header, frames)."""
+        deadline = time.monotonic() + self.timeout
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or not worker.poll(int(remaining * 1000)):
+                raise Unanswered(f"the authority sent the worker nothing within {self.timeout} s")
+            frames = worker.recv_multipart()
+            header = msgpack.unpackb(frames[0], raw=False)
+            if not (isinstance(header, list) and header[:2] == [VERSION, "heartbeat"]):
+                return header, frames
+
+    def check_worker_batches(self):
+        effect, increase = msgpack.packb({"slowIncrease": {}}), msgpack.packb({"increase": {}})
+        worker = self.context.socket(zmq.DEALER)
+        worker.setsockopt(zmq.LINGER, 0)
+        worker.connect(self.workers)
+        worker.send(msgpack.packb([VERSION, "ready", "conformance-worker", "counter", 3, [], 1]))
+        if not worker.poll(int(self.timeout * 1000)):
+            raise Unanswered("no welcome to the worker's ready")
+        welcome = msgpack.unpackb(worker.recv_multipart()[0], raw=False)
+        self.expect("worker: ready is answered [1, \"welcome\", heartbeat_ms]", welcome, [VERSION, "welcome", 500])
+        if not worker.poll(int(self.timeout * 1000)):
+            raise Unanswered("no heartbeat after the welcome")
+        heartbeat = msgpack.unpackb(worker.recv_multipart()[0], raw=False)
+        named = set(heartbeat[2]) if isinstance(heartbeat, list) and len(heartbeat) == 3 and isinstance(heartbeat[2], list) else set()
+        self.check("worker: a heartbeat after the welcome names done_with_emit, job_batches and report_batches",
+                   heartbeat[:2] == [VERSION, "heartbeat"] and {"done_with_emit", "job_batches", "report_batches"} <= named, f"got {heartbeat!r}")
+        worker.send(msgpack.packb([VERSION, "features", ["jobs"], 1 << 20]))
+        # Three actions one after another: a job per turn, so a `job` message each.
+        client = f"conformance-jobs-{uuid.uuid4()}"
+        for seq in range(1, 4):
+            self.expect_ack(f"worker: async action {seq} acked at acceptance", self.action(seq, {"countUpAsync": {}}, client), seq, 13 + seq, 13)
+            worker.send(msgpack.packb([VERSION, "heartbeat"]))  # alive however slow the machine
+        singles = [self.worker_receive(worker) for _ in range(3)]
+        self.expect("worker: a turn's one job is a job message", [(h, f[1:]) for h, f in singles],
+                    [([VERSION, "job", 13 + n, 0, "slowIncrease"], [effect]) for n in range(1, 4)])
+        # Three more wait: the worker holds 3 (its capacity). Its reports of the first three in
+        # one message free three slots in one turn: the three waiting jobs come as one message.
+        for seq in range(4, 7):
+            self.expect_ack(f"worker: async action {seq} acked while its job waits", self.action(seq, {"countUpAsync": {}}, client), seq, 13 + seq, 13)
+            worker.send(msgpack.packb([VERSION, "heartbeat"]))
+        worker.send_multipart([msgpack.packb([VERSION, "reports", 3]),
+                               msgpack.packb([[13 + n, 0, "done", 1, increase] for n in range(1, 4)])])
+        header, frames = self.worker_receive(worker)
+        self.expect("worker: the jobs one turn assigns come as [1, \"jobs\", 3] and one body frame", (header, len(frames)), ([VERSION, "jobs", 3], 2))
+        if len(frames) == 2:
+            self.expect("worker: the jobs body lists [action_seq, effect_index, kind, effect] in order",
+                        msgpack.unpackb(frames[1], raw=False), [[13 + n, 0, "slowIncrease", effect] for n in range(4, 7)])
+        # A reports message whose count disagrees with its body: refused whole, nothing applied.
+        worker.send_multipart([msgpack.packb([VERSION, "reports", 2]), msgpack.packb([[17, 0, "done", 1, increase]])])
+        header, frames = self.worker_receive(worker)
+        self.check("worker: a malformed reports message is answered error malformed, ref 0",
+                   isinstance(header, list) and header[:4] == [VERSION, "error", 0, "malformed"] and len(frames) == 1, f"got {header!r}")
+        self.check_snapshot(16, 19, {"count": 16})
+        worker.send_multipart([msgpack.packb([VERSION, "reports", 3]),
+                               msgpack.packb([[13 + n, 0, "done", 1, increase] for n in range(4, 7)])])
+        deadline = time.monotonic() + self.timeout
+        reply = self.request([msgpack.packb([VERSION, "snapshot", 11])])
+        while reply[0][3] != 19 and time.monotonic() < deadline:
+            time.sleep(0.01)
+            reply = self.request([msgpack.packb([VERSION, "snapshot", 11])])
+        self.expect("worker: every report applied once: version, action_seq and count 19",
+                    (reply[0][3:5], msgpack.unpackb(reply[1], raw=False)), ([19, 19], {"count": 19}))
+        worker.send(msgpack.packb([VERSION, "bye"]))
+        worker.close()
+
+
 def main():
     parser = argparse.ArgumentParser(description="Checks a fresh counter authority against docs/PROTOCOL.md.")
     parser.add_argument("--actions", required=True, help="the authority's actions endpoint")
     parser.add_argument("--feed", required=True, help="the authority's feed endpoint")
     parser.add_argument("--doc", default=DEFAULT_DOC, help="the protocol document (for the list of stats names)")
     parser.add_argument("--timeout", type=float, default=5.0, help="seconds to wait for each answer")
+    parser.add_argument("--workers", help="the authority's workers endpoint: also check the workers socket as a worker (no other worker may run)")
     arguments = parser.parse_args()
-    conformance = Conformance(arguments.actions, arguments.feed, arguments.doc, arguments.timeout)
+    conformance = Conformance(arguments.actions, arguments.feed, arguments.doc, arguments.timeout, arguments.workers)
     status = 0
     try:
         conformance.run()
