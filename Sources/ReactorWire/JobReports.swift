@@ -58,7 +58,7 @@ package enum JobReports {
         writer.packArrayHeader(5)
         writer.packUInt(job.actionSeq)
         writer.packUInt(UInt64(job.effectIndex))
-        writer.packString(kind.description)
+        kind.withUTF8Buffer { writer.packString(utf8: UnsafeRawBufferPointer($0)) }
         writer.packUInt(number)
         if let payload { writer.packBinary(payload) } else { writer.packNil() }
     }

@@ -1,4 +1,5 @@
 import MessagePack
+import ReactorWire
 
 /// The body of a `records` message: the records' payloads, each byte for byte as journaled, as
 /// one MessagePack array of `bin` values in a single frame, packed and read by msgpack-c.
@@ -17,15 +18,6 @@ enum ReplicationRecords {
     /// The payloads a body holds, in order; `nil` for a frame that is not exactly an array of
     /// `bin` values (the standby drops such a message and asks again).
     static func unpack(_ frame: [UInt8]) -> [[UInt8]]? {
-        try? MessagePackView.read(frame) { root -> [[UInt8]]? in
-            guard let count = root.arrayCount else { return nil }
-            var payloads: [[UInt8]] = []
-            payloads.reserveCapacity(count)
-            for index in 0..<count {
-                guard let payload = root.element(at: index).binary else { return nil }
-                payloads.append(payload)
-            }
-            return payloads
-        } ?? nil
+        try? WireBody.elements(of: frame, what: "records", shape: "a record's payload (bin)") { $0.binary }
     }
 }
