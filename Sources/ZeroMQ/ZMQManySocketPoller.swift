@@ -75,8 +75,10 @@ package final class ZMQManySocketPoller {
     /// the readable sockets' indices (empty on timeout), each once. Each of them is asked again
     /// before the next wait.
     ///
-    /// - Parameter timeout: milliseconds; 0 checks without waiting, -1 waits indefinitely. An
-    ///   interrupted wait (`EINTR`) returns what it found, possibly nothing.
+    /// - Parameter timeout: milliseconds; 0 checks without waiting, -1 waits indefinitely. A
+    ///   wait woken by something other than a message (a peer connecting, which libzmq also
+    ///   signals on the descriptor) or interrupted (`EINTR`) returns what it found, possibly
+    ///   nothing: callers wait again until their own deadline.
     /// - Throws: ``ZMQError``: `ENOTSOCK` if a registered socket was closed, `ETERM` if its
     ///   context was terminated, or the `epoll_wait` errno.
     package func readable(timeout: Int) throws(ZMQError) -> [Int] {
