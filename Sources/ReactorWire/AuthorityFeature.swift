@@ -18,4 +18,11 @@ package enum AuthorityFeature {
 
     /// Everything this release's authority reads.
     package static let all = [doneWithEmit, jobBatches, reportBatches]
+
+    /// The authority sends a client that named ``ClientFeature/acks`` the acks a turn owes it as
+    /// one `acks` message. Named in the `features` reply on the actions socket.
+    package static let ackBatches = "ack_batches"
+
+    /// What this release's authority names to clients, in its `features` reply.
+    package static let forClients = [ackBatches]
 }

@@ -14,6 +14,9 @@ package enum ClientMessage: Sendable, Equatable {
     /// A request for `maxBytes` bytes at `offset` of the state's encoding at `version`; `nil`
     /// asks for the current state, from offset 0 (docs/PROTOCOL.md, "Snapshots in chunks").
     case snapshotChunk(requestID: UInt64, version: UInt64?, offset: UInt64, maxBytes: UInt64)
+    /// What the client reads beyond every release's replies (``ClientFeature``), for its
+    /// connection; answered with the authority's own (``AuthorityReply/features(requestID:features:)``).
+    case features(requestID: UInt64, features: [String])
 
     /// The longest client id accepted.
     package static let maxClientIDBytes = 64
@@ -49,6 +52,10 @@ package enum ClientMessage: Sendable, Equatable {
                 guard maxBytes >= 1 else { throw .malformed("snapshot_chunk.max_bytes must be at least 1") }
                 guard version != nil || offset == 0 else { throw .malformed("snapshot_chunk without a version starts at offset 0") }
                 return .snapshotChunk(requestID: id, version: version, offset: offset, maxBytes: maxBytes)
+            case "features":
+                guard frames.count == 1 else { throw .malformed("features is one frame, got \(frames.count)") }
+                try header.expect(fields: 2)
+                return .features(requestID: try header.uint(0, "request_id"), features: try header.strings(1, "features"))
             case "snapshot", "ping", "stats":
                 guard frames.count == 1 else { throw .malformed("\(header.kind) is one frame, got \(frames.count)") }
                 try header.expect(fields: 1)
@@ -89,6 +96,8 @@ package enum ClientMessage: Sendable, Equatable {
                 if let version { w.packUInt(version) } else { w.packNil() }
                 w.packUInt(offset); w.packUInt(maxBytes)
             }, count: 4)]
+        case .features(let id, let features):
+            [writer.header("features", { $0.packUInt(id); $0.packStrings(features) }, count: 2)]
         }
     }
 }
@@ -114,6 +123,12 @@ package enum AuthorityReply: Sendable, Equatable {
     case snapshotChunk(requestID: UInt64, version: UInt64, actionSeq: UInt64, app: String, totalBytes: UInt64, offset: UInt64, payload: [UInt8])
     /// A refusal; `ref` is the client_seq or request_id it answers (0 when unknown).
     case error(ref: UInt64, code: ErrorCode, message: String)
+    /// What the authority does for the client beyond every release's replies
+    /// (``AuthorityFeature/forClients``): the answer to a `features` request.
+    case features(requestID: UInt64, features: [String])
+    /// Several acks, in the order the actions were accepted (``AckBatch``): sent only to a
+    /// connection that named ``ClientFeature/acks``.
+    case acks([AckBatch.Entry])
 
     /// Decodes the frames a DEALER receives.
     package init(frames: [[UInt8]]) throws(ProtocolError) {
@@ -155,6 +170,15 @@ package enum AuthorityReply: Sendable, Equatable {
                                       totalBytes: try header.uint(4, "total_bytes"), offset: try header.uint(5, "offset"), payload: frames[1])
             case "error":
                 return try Self.decodeError(header)
+            case "features":
+                try header.expect(fields: 2)
+                return .features(requestID: try header.uint(0, "request_id"), features: try header.strings(1, "features"))
+            case "acks":
+                guard frames.count == 2 else { throw .malformed("acks needs a header and a body frame") }
+                try header.expect(fields: 1)
+                let count = try header.uint(0, "count")
+                guard count >= 1 else { throw .malformed("acks.count must be at least 1") }
+                return .acks(try AckBatch.read(frames[1], count: count))
             default:
                 throw ProtocolError(.unknownKind, "unknown kind '\(header.kind)' from the authority")
             }
@@ -180,16 +204,12 @@ package enum AuthorityReply: Sendable, Equatable {
         frames.reserveCapacity(envelope.count + 2)
         frames.append(contentsOf: envelope)
         frames.append([UInt8](packedHeader(writer)))
-        if let payload { frames.append(payload) }
-        return frames
-    }
-
-    /// The payload frame of the replies that have one (after the header).
-    private var payload: [UInt8]? {
         switch self {
-        case .snapshot(_, _, _, _, let payload), .snapshotChunk(_, _, _, _, _, _, let payload): payload
-        case .ack, .pong, .stats, .error: nil
+        case .snapshot(_, _, _, _, let payload), .snapshotChunk(_, _, _, _, _, _, let payload): frames.append(payload)
+        case .acks(let entries): frames.append(writer.body { AckBatch.pack(entries, into: $0) })
+        case .ack, .pong, .stats, .error, .features: break
         }
+        return frames
     }
 
     /// The header frame, packed into `writer`'s buffer: valid until it packs again. An ack sent
@@ -222,6 +242,10 @@ package enum AuthorityReply: Sendable, Equatable {
             }
         case .error(let ref, let code, let message):
             writer.packHeader("error", count: 3) { $0.packUInt(ref); $0.packString(code.rawValue); $0.packString(message) }
+        case .features(let id, let features):
+            writer.packHeader("features", count: 2) { $0.packUInt(id); $0.packStrings(features) }
+        case .acks(let entries):
+            writer.packHeader("acks", count: 1) { $0.packUInt(UInt64(entries.count)) }
         }
     }
 }

@@ -211,3 +211,11 @@ package final class HeaderWriter {
         return writer.bytes
     }
 }
+
+extension MessagePackWriter {
+    /// Packs `strings` as one array of strings (the header fields that list kinds or features).
+    package func packStrings(_ strings: [String]) {
+        packArrayHeader(strings.count)
+        for string in strings { packString(string) }
+    }
+}

@@ -106,8 +106,7 @@ package enum WorkerMessage: Sendable, Equatable {
         case .ready(let name, let app, let capacity, let kinds, let schema):
             [writer.header("ready", { w in
                 w.packString(name); w.packString(app); w.packUInt(capacity)
-                w.packArrayHeader(kinds.count)
-                for kind in kinds { w.packString(kind) }
+                w.packStrings(kinds)
                 w.packUInt(UInt64(schema))
             }, count: 5)]
         case .heartbeat:
@@ -127,15 +126,13 @@ package enum WorkerMessage: Sendable, Equatable {
             }, count: 4)]
         case .subscriber(let kinds):
             [writer.header("subscriber", { w in
-                w.packArrayHeader(kinds.count)
-                for kind in kinds { w.packString(kind) }
+                w.packStrings(kinds)
             }, count: 1)]
         case .event(let run, let index, let payload):
             [writer.header("event", { $0.packUInt(run); $0.packUInt(index) }, count: 2), payload]
         case .features(let features, let maxMessageBytes):
             [writer.header("features", { w in
-                w.packArrayHeader(features.count)
-                for feature in features { w.packString(feature) }
+                w.packStrings(features)
                 w.packUInt(maxMessageBytes)
             }, count: 2)]
         case .reports(let reports):
@@ -235,8 +232,7 @@ package enum AuthorityToWorker: Sendable, Equatable {
                 [writer.header("heartbeat", count: 0)]
             } else {
                 [writer.header("heartbeat", { w in
-                    w.packArrayHeader(features.count)
-                    for feature in features { w.packString(feature) }
+                    w.packStrings(features)
                 }, count: 1)]
             }
         case .error(let ref, let code, let message):

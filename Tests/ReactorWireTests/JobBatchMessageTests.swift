@@ -4,12 +4,12 @@ import ReactorCore
 import Testing
 
 /// A header `[1, kind, count]`, as `jobs` and `reports` have.
-private func countHeader(_ kind: String, _ count: Int) -> [UInt8] {
+func countHeader(_ kind: String, _ count: Int) -> [UInt8] {
     HeaderWriter().header(kind, { $0.packUInt(UInt64(count)) }, count: 1)
 }
 
 /// A body of one element, packed by `fill`.
-private func bodyOfOne(_ fill: (MessagePackWriter) -> Void) -> [UInt8] {
+func bodyOfOne(_ fill: (MessagePackWriter) -> Void) -> [UInt8] {
     let writer = MessagePackWriter()
     writer.packArrayHeader(1)
     fill(writer)

@@ -244,7 +244,12 @@ final class Harness<R: FuzzApp> {
         case .request:
             let kinds = ["snapshot", "ping", "stats"]
             let kind = script.byte()
-            client([[0x63, 2]] + [header(kinds[Int(kind % 3)], [.uint(UInt64(script.byte()))])])
+            if kind >= 0xf0 {
+                // The features request, naming `acks` or not (a script byte's low bit).
+                client([[0x63, 2]] + [header("features", [.uint(UInt64(script.byte())), .array(kind & 1 == 0 ? [.string("acks")] : [])])])
+            } else {
+                client([[0x63, 2]] + [header(kinds[Int(kind % 3)], [.uint(UInt64(script.byte()))])])
+            }
         case .ready:
             let peer = workers[Int(script.byte() % 4)]
             let flags = script.byte()
@@ -408,6 +413,11 @@ final class Harness<R: FuzzApp> {
             fuzzCheck(after == before && counters["version"] == after.version, "stats report version \(counters["version"] ?? 0), engine at \(after.version)")
         case .snapshotChunk(_, _, _, let app, let total, let offset, let payload):
             fuzzCheck(after == before && app == R.name && offset + UInt64(payload.count) <= total, "snapshot chunk at \(offset)+\(payload.count) of \(total)")
+        case .features(_, let features):
+            fuzzCheck(after == before && features == AuthorityFeature.forClients, "features reply \(features) or a state change")
+        case .acks(let entries):
+            // One message per step: its ack, if any, is a batch of one, which leaves as an `ack`.
+            fuzzFailure("one client message was answered with \(entries.count) batched acks")
         }
         finishStep(after)
     }

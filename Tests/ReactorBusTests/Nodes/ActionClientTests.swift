@@ -4,6 +4,7 @@ import ReactorApps
 @testable import ReactorBus
 import ReactorCore
 import ReactorLog
+import ReactorWire
 import Synchronization
 import Testing
 import ZeroMQ
@@ -272,6 +273,7 @@ import TestSupport
         #expect(resent.map(\.clientSeq).sorted() == [1, 2, 3])
         #expect(resent.allSatisfy { $0.clientID == "survivor" })
         #expect(second.recorded.acksSent == [1: 1, 2: 1, 3: 1])
+        #expect(first.recorded.features == [["acks"]] && second.recorded.features == [["acks"]], "asked again on the new connection")
         #expect(client.diagnostics.value.connections == 2)
         #expect(client.diagnostics.value.reconnectResends == 3)
         client.close()
@@ -304,6 +306,45 @@ import TestSupport
             #expect(ContinuousClock.now - started < .seconds(5), "resent after the probe, not after the 60 s timeout")
             #expect(fake.recorded.actions.map(\.clientSeq) == [1, 1])
             #expect(fake.recorded.acksSent == [1: 1])
+        }
+    }
+
+    @Test func theClientAsksForBatchedAcksAndSettlesEachAckOfOne() async throws {
+        // The fake answers the first two actions only in the `acks` message it sends for the third.
+        let handler: FakeClientAuthority.Handler = { message, _ in
+            guard case .action(_, let seq, _) = message else { return .answer }
+            guard seq == 3 else { return .ignore }
+            return .reply([.acks((1 ... 3).map { AckBatch.Entry(clientSeq: $0, actionSeq: 10 + $0, version: 20 + $0) })])
+        }
+        try await FakeClientAuthority.with(handler: handler) { context, fake in
+            let client = try makeClient(fake, context, clientID: "batched", timeout: .seconds(60))
+            defer { client.close() }
+            let acks = try await withThrowingTaskGroup(of: ActionAck.self) { group in
+                for _ in 0..<3 { group.addTask { try await client.send(.countUp) } }
+                return try await group.reduce(into: [ActionAck]()) { $0.append($1) }.sorted { $0.clientSeq < $1.clientSeq }
+            }
+            #expect(acks == (1 ... 3).map { ActionAck(clientSeq: $0, actionSeq: 10 + $0, version: 20 + $0) })
+            #expect(fake.recorded.features == [["acks"]], "asked once, on connecting")
+            #expect(fake.recorded.actions.map(\.clientSeq) == [1, 2, 3], "nothing resent")
+            let diagnostics = client.diagnostics.value
+            #expect(diagnostics.lateAnswers == 0 && diagnostics.badReplies == 0)
+        }
+    }
+
+    @Test func anAuthorityThatPredatesTheFeaturesRequestIsUsedAsBefore() async throws {
+        let handler: FakeClientAuthority.Handler = { message, _ in
+            guard case .features(let id, _) = message else { return .answer }
+            return .reply([.error(ref: id, code: .unknownKind, message: "unknown kind 'features' on the actions socket")])
+        }
+        try await FakeClientAuthority.with(handler: handler) { context, fake in
+            let client = try makeClient(fake, context, clientID: "older")
+            defer { client.close() }
+            var acks: [ActionAck] = []
+            for _ in 0..<3 { acks.append(try await client.send(.countUp)) }
+            #expect(acks.map(\.actionSeq) == [1, 2, 3])
+            #expect(fake.recorded.features == [["acks"]])
+            let diagnostics = client.diagnostics.value
+            #expect(diagnostics.lateAnswers == 0 && diagnostics.badReplies == 0, "the refusal answers the request; nothing is left over")
         }
     }
 
@@ -385,7 +426,7 @@ import TestSupport
             let requests = fake.recorded.received.compactMap { message -> UInt64? in
                 switch message {
                 case .snapshot(let id), .ping(let id), .stats(let id), .snapshotChunk(let id, _, _, _): id
-                case .action: nil
+                case .action, .features: nil
                 }
             }
             // Four calls plus the ping the client sends on connecting, to learn the start id.

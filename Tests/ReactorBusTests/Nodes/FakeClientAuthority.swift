@@ -38,6 +38,8 @@ final class FakeClientAuthority: Sendable {
         var acks: [String: (actionSeq: UInt64, version: UInt64)] = [:]
         var acksSent: [UInt64: Int] = [:]
         var subscriptions: [String] = []
+        /// The features each `features` request named, in order (not in ``received``).
+        var features: [[String]] = []
         var actionsReceivedAtLastAnswer: Int?
 
         var actions: [(clientID: String, clientSeq: UInt64, payload: [UInt8])] {
@@ -225,12 +227,16 @@ final class FakeClientAuthority: Sendable {
                     lastPeer = frames[0]
                     guard let message = try? ClientMessage(frames: Array(frames.dropFirst())) else { continue }
                     let copy = shared.record.withLock { record -> Int in
-                        record.received.append(message)
                         let key: String
                         switch message {
                         case .action(let id, let seq, _): key = "\(id)/\(seq)"
                         case .snapshot(let id), .ping(let id), .stats(let id), .snapshotChunk(let id, _, _, _): key = "request/\(id)"
+                        case .features(let id, let features):
+                            // Kept apart: a client sends one on every connection, besides what a test counts.
+                            record.features.append(features)
+                            key = "request/\(id)"
                         }
+                        if case .features = message {} else { record.received.append(message) }
                         record.copies[key, default: 0] += 1
                         return record.copies[key]!
                     }
@@ -258,6 +264,8 @@ final class FakeClientAuthority: Sendable {
                 case .snapshot(let id):
                     let snapshot = shared.answers.withLock { $0.snapshot }
                     return .snapshot(requestID: id, version: snapshot.version, actionSeq: snapshot.actionSeq, app: "counter", payload: snapshot.payload)
+                case .features(let id, _):
+                    return .features(requestID: id, features: AuthorityFeature.forClients)
                 case .ping(let id):
                     return .pong(requestID: id, version: shared.answers.withLock { $0.snapshot.version }, startID: shared.startID, app: "counter")
                 case .stats(let id):

@@ -47,18 +47,21 @@ import Testing
             .ack(routingID: dealer, clientSeq: 4, actionSeq: 10, version: 10),
             .frames([req, []] + AuthorityReply.ack(clientSeq: 5, actionSeq: 11, version: 11).frames(writer)),
             pong,
+            .acks(routingID: dealer, [AckBatch.Entry(clientSeq: 6, actionSeq: 12, version: 12), AckBatch.Entry(clientSeq: 7, actionSeq: 13, version: 13)]),
         ]
-        let sent = queued.map { AuthorityLoop<Counter>.refusingAck($0, because: DiskFull(), writer: writer) }
-        #expect(sent[0].first == dealer && sent[0].count == 2)
-        #expect(Array(sent[1].prefix(2)) == [req, []] && sent[1].count == 3)
-        for (frames, seq) in [(Array(sent[0].dropFirst()), UInt64(4)), (Array(sent[1].dropFirst(2)), 5)] {
+        let sent = queued.map { AuthorityLoop<Counter>.refusingAcks($0, because: DiskFull(), writer: writer) }
+        #expect(sent.map(\.count) == [1, 1, 1, 2], "one refusal per ack, in order; the pong unchanged")
+        let refusals = [sent[0][0], sent[1][0], sent[3][0], sent[3][1]]
+        #expect(refusals.map(\.first) == [dealer, req, dealer, dealer])
+        #expect(refusals.map(\.count) == [2, 3, 2, 2])
+        for (frames, seq) in zip(refusals.map { Array($0.dropFirst($0[1].isEmpty ? 2 : 1)) }, [UInt64(4), 5, 6, 7]) {
             guard case .error(let ref, let code, let message) = try AuthorityReply(frames: frames) else {
-                Issue.record("not an error: \(frames)")
+                Issue.record("not an error: \(frames) \(try AuthorityReply(frames: frames))")
                 continue
             }
             #expect(ref == seq && code == .unavailable)
             #expect(message.contains("cannot write its journal (No space left on device)"))
         }
-        #expect(sent[2] == pong.frames(writer))
+        #expect(sent[2] == [pong.frames(writer)])
     }
 }

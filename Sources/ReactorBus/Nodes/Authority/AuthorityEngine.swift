@@ -23,7 +23,7 @@ package final class AuthorityEngine<R: Reactor> {
     /// Whether journal records are collected (only with persistence).
     let isJournaling: Bool
     // The state touched for every action (`sequencer`, `clients`, `actionClients`, `inFlight`,
-    // `metrics`, `outbox`) is `@exclusivity(unchecked)`: the run-time check of each access to
+    // `metrics`, `outbox`, `ackBatchReaders`) is `@exclusivity(unchecked)`: the run-time check of each access to
     // a class's stored property was 3.7% of the sync authority's samples. Safe because the
     // engine is not `Sendable` and is driven by one loop thread, and no access to these
     // properties can overlap another: the engine's methods never call out while they modify
@@ -52,6 +52,11 @@ package final class AuthorityEngine<R: Reactor> {
     /// Workers that said (this session) that they read `jobs` messages, with the largest frame
     /// each reads: their jobs of a turn go as one message (``WorkerJobBatches``).
     private var jobBatchReaders: [PeerID: Int] = [:]
+    /// The client connections (routing ids) that read `acks` messages: the most recent
+    /// ``ackBatchReaderCapacity`` or more (``RecentSet``); a forgotten one gets plain `ack`s.
+    @exclusivity(unchecked) private var ackBatchReaders = RecentSet<[UInt8]>(capacity: AuthorityEngine.ackBatchReaderCapacity)
+    /// Client connections remembered as reading `acks` per round of ``RecentSet``.
+    static var ackBatchReaderCapacity: Int { 65_536 }
     /// Set while a journaled record is replayed (``replay(_:migrated:collectingApplied:)``): the
     /// record is not journaled again, and its applied mutations go to ``Outbox/applied`` only
     /// when the caller collects them.
@@ -177,6 +182,12 @@ package final class AuthorityEngine<R: Reactor> {
             reply(envelope, .stats(requestID: id, counters: currentMetrics().dictionary), request: id)
         case .snapshotChunk(let id, let version, let offset, let maxBytes):
             handleSnapshotChunk(envelope, id: id, version: version, offset: offset, maxBytes: maxBytes, now: now)
+        case .features(let id, let features):
+            // A REQ peer's envelope has a delimiter: it reads one reply per request, never a batch.
+            if envelope.count == 1, let routingID = envelope.first {
+                if features.contains(ClientFeature.acks) { ackBatchReaders.insert(routingID) } else { ackBatchReaders.remove(routingID) }
+            }
+            reply(envelope, .features(requestID: id, features: envelope.count == 1 ? AuthorityFeature.forClients : []))
         }
     }
 
@@ -846,6 +857,7 @@ package final class AuthorityEngine<R: Reactor> {
             outbox.checkpoint = checkpoint()
         }
         if !outbox.jobBatches.isEmpty { outbox.jobBatches.pack(into: &outbox.toWorkers, writer: writer) }
+        if !outbox.ackBatches.isEmpty { outbox.ackBatches.pack(into: &outbox.replies) }
         defer { outbox = Outbox() }
         return outbox
     }
@@ -861,6 +873,7 @@ package final class AuthorityEngine<R: Reactor> {
         count(.handshakesRefused, report.handshakesRefused)
         count(.repliesRefusedBytes, report.repliesRefusedBytes)
         count(.acks, report.acks)
+        count(.ackBatches, report.ackBatches)
         count(.actionsBytesReceived, report.actionsBytesReceived)
         count(.actionsBytesSent, report.actionsBytesSent)
         count(.workersBytesReceived, report.workersBytesReceived)
@@ -928,11 +941,16 @@ package final class AuthorityEngine<R: Reactor> {
             outbox.replies.append(.frames(AuthorityReply.ack(clientSeq: clientSeq, actionSeq: actionSeq, version: version).frames(writer, after: envelope)))
             return
         }
+        if !ackBatchReaders.isEmpty, ackBatchReaders.contains(routingID) {
+            outbox.ackBatches.add(AckBatch.Entry(clientSeq: clientSeq, actionSeq: actionSeq, version: version), for: routingID, in: &outbox.replies)
+            return
+        }
         outbox.replies.append(.ack(routingID: routingID, clientSeq: clientSeq, actionSeq: actionSeq, version: version))
     }
 
     /// Queues a reply; `request` marks one that answers a request and may be refused for size.
     private func reply(_ envelope: Envelope, _ message: AuthorityReply, request: UInt64? = nil) {
+        if !outbox.ackBatches.isEmpty, let routingID = envelope.first { outbox.ackBatches.close(routingID) }
         if let request {
             outbox.requestReplies[outbox.replies.count] = Outbox.RequestReply(requestID: request, envelopeCount: envelope.count)
         }

@@ -383,9 +383,13 @@ final class AuthorityLoop<R: Reactor>: NodeLoop {
     /// clients learn why instead of waiting for a timeout; nothing else of theirs leaves.
     private func refuseHeld(and outbox: AuthorityEngine<R>.Outbox?, because error: any Error) {
         for turn in held.removeAll() {
-            for reply in turn.outbox.replies { _ = try? actions.trySend(Self.refusingAck(reply, because: error, writer: writer)) }
+            for reply in turn.outbox.replies {
+                for message in Self.refusingAcks(reply, because: error, writer: writer) { _ = try? actions.trySend(message) }
+            }
         }
-        for reply in outbox?.replies ?? [] { _ = try? actions.trySend(Self.refusingAck(reply, because: error, writer: writer)) }
+        for reply in outbox?.replies ?? [] {
+            for message in Self.refusingAcks(reply, because: error, writer: writer) { _ = try? actions.trySend(message) }
+        }
     }
 
     /// Sends the batch's replies. A reply to a `snapshot` or `stats` request is charged to its
@@ -400,6 +404,9 @@ final class AuthorityLoop<R: Reactor>: NodeLoop {
                 let header = AuthorityReply.ack(clientSeq: clientSeq, actionSeq: actionSeq, version: version).packedHeader(writer)
                 if try actions.trySend(routingID, last: header) { report.actionsBytesSent += UInt64(routingID.count + header.count) }
                 continue
+            case .acks:
+                frames = reply.frames(writer)
+                report.ackBatches += 1
             case .frames(let queued):
                 frames = queued
             }
@@ -435,14 +442,18 @@ final class AuthorityLoop<R: Reactor>: NodeLoop {
         return Array(frames.prefix(request.envelopeCount)) + refusal.frames(writer)
     }
 
-    /// An ack that may not leave because its journal record could not be written, turned into
-    /// an `unavailable` error for the same `client_seq`; any other reply unchanged.
-    static func refusingAck(_ reply: QueuedReply, because error: any Error, writer: HeaderWriter) -> [[UInt8]] {
-        guard case .ack(let clientSeq, _, _)? = try? reply.reply() else { return reply.frames(writer) }
-        let refusal = AuthorityReply.error(
-            ref: clientSeq, code: .unavailable,
-            message: "the authority cannot write its journal (\(error)) and stops; whether this action was applied is unknown: resend it with the same client_seq once the authority is back")
-        return refusal.frames(writer, after: reply.envelope)
+    /// Acks that may not leave because their journal records could not be written, turned into
+    /// an `unavailable` error for each `client_seq` (one message each, in order); any other
+    /// reply unchanged.
+    static func refusingAcks(_ reply: QueuedReply, because error: any Error, writer: HeaderWriter) -> [[[UInt8]]] {
+        let acks = reply.acks
+        guard !acks.isEmpty else { return [reply.frames(writer)] }
+        return acks.map { ack in
+            AuthorityReply.error(
+                ref: ack.clientSeq, code: .unavailable,
+                message: "the authority cannot write its journal (\(error)) and stops; whether this action was applied is unknown: resend it with the same client_seq once the authority is back"
+            ).frames(writer, after: reply.envelope)
+        }
     }
 
     /// Publishes the outbox's mutations (when subscribed: `mutations`), then its state as a

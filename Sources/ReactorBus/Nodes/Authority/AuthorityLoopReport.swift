@@ -24,6 +24,8 @@ package struct AuthorityLoopReport: Equatable, Sendable {
     package var observers: UInt64?
     /// Acks handed to ZeroMQ, and how long each waited since its turn began.
     package var acks: UInt64 = 0
+    /// `acks` messages handed to ZeroMQ (their acks are in ``acks``).
+    package var ackBatches: UInt64 = 0
     package var ackLatency = Histogram(bounds: Histogram.Bounds.latency)
     /// Bytes read from and sent on each socket.
     package var actionsBytesReceived: UInt64 = 0
@@ -64,6 +66,7 @@ package struct AuthorityLoopReport: Equatable, Sendable {
         if let mark = other.feedHighWaterMark { feedHighWaterMark = mark }
         if let observers = other.observers { self.observers = observers }
         acks += other.acks
+        ackBatches += other.ackBatches
         ackLatency.merge(other.ackLatency)
         actionsBytesReceived += other.actionsBytesReceived
         actionsBytesSent += other.actionsBytesSent

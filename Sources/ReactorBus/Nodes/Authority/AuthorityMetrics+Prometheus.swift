@@ -31,6 +31,7 @@ extension AuthorityMetrics {
                 ("unknown_client", .actionsUnknownClient), ("bad_action", .badActions),
             ]),
             counter("acks", "Acks sent, for new actions and resends.", .acks),
+            counter("ack_batches", "Acks messages sent: the acks a turn owes one client that reads them, in one message.", .ackBatches),
             counters("mutations_applied", "Mutations applied, by origin: an action's own (sync), emitted by an effect (async), the failure hook's (failure), or the cancel hook's (cancelled).", by: "origin", [
                 ("sync", .mutationsSync), ("async", .mutationsAsync), ("failure", .mutationsFailure), ("cancelled", .mutationsCancel),
             ]),

@@ -96,6 +96,9 @@ public enum AuthorityCounter: String, CaseIterable, Sendable {
     case replicationRecordsSent = "replication_records_sent"
     /// Bytes of journal records and snapshot chunks streamed to standbys.
     case replicationBytesSent = "replication_bytes_sent"
+    /// `acks` messages sent: several acks for one client in one message (each ack in it is
+    /// also counted in ``acks``).
+    case ackBatches = "ack_batches"
 
     /// The counter's position in ``allCases`` (and in the metrics' storage), without hashing
     /// its name: the authority bumps counters for every message.
@@ -163,6 +166,7 @@ public enum AuthorityCounter: String, CaseIterable, Sendable {
         case .subscriptionEventsRefused: 59
         case .replicationRecordsSent: 60
         case .replicationBytesSent: 61
+        case .ackBatches: 62
         }
     }
 }

@@ -56,6 +56,9 @@ extension AuthorityEngine {
         package var acks = 0
         /// Frames for the workers socket, routing id first.
         package var toWorkers: [[[UInt8]]] = []
+        /// Acks for clients that read `acks` messages, packed into ``replies`` when the outbox is
+        /// taken.
+        var ackBatches = ClientAckBatches()
         /// Jobs for workers that read `jobs` messages, packed into ``toWorkers`` when the outbox
         /// is taken.
         var jobBatches = WorkerJobBatches()

@@ -13,13 +13,15 @@ package enum QueuedReply: Equatable, Sendable {
     /// An `ack` for the DEALER whose routing id this is (a REQ peer's, whose envelope has a
     /// delimiter too, is queued as ``frames(_:)``).
     case ack(routingID: [UInt8], clientSeq: UInt64, actionSeq: UInt64, version: UInt64)
+    /// Several acks for a DEALER that reads `acks` messages (``ClientAckBatches``), in order.
+    case acks(routingID: [UInt8], [AckBatch.Entry])
     /// Any other reply, envelope first.
     case frames([[UInt8]])
 
     /// The client's routing id.
     package var routingID: [UInt8]? {
         switch self {
-        case .ack(let routingID, _, _, _): routingID
+        case .ack(let routingID, _, _, _), .acks(let routingID, _): routingID
         case .frames(let frames): frames.first
         }
     }
@@ -27,7 +29,7 @@ package enum QueuedReply: Equatable, Sendable {
     /// The routing envelope the reply goes to.
     package var envelope: ArraySlice<[UInt8]> {
         switch self {
-        case .ack(let routingID, _, _, _): [routingID]
+        case .ack(let routingID, _, _, _), .acks(let routingID, _): [routingID]
         case .frames(let frames): frames.prefix(frames.count > 1 && frames[1].isEmpty ? 2 : 1)
         }
     }
@@ -37,8 +39,24 @@ package enum QueuedReply: Equatable, Sendable {
         switch self {
         case .ack(let routingID, let clientSeq, let actionSeq, let version):
             AuthorityReply.ack(clientSeq: clientSeq, actionSeq: actionSeq, version: version).frames(writer, after: [routingID])
+        case .acks(let routingID, let entries):
+            AuthorityReply.acks(entries).frames(writer, after: [routingID])
         case .frames(let frames):
             frames
+        }
+    }
+
+    /// The acks it carries, in order (none for any other reply); a REQ peer's ack, queued as
+    /// frames, is decoded.
+    package var acks: [AckBatch.Entry] {
+        switch self {
+        case .ack(_, let clientSeq, let actionSeq, let version):
+            return [AckBatch.Entry(clientSeq: clientSeq, actionSeq: actionSeq, version: version)]
+        case .acks(_, let entries):
+            return entries
+        case .frames:
+            guard case .ack(let clientSeq, let actionSeq, let version)? = try? reply() else { return [] }
+            return [AckBatch.Entry(clientSeq: clientSeq, actionSeq: actionSeq, version: version)]
         }
     }
 
@@ -47,6 +65,8 @@ package enum QueuedReply: Equatable, Sendable {
         switch self {
         case .ack(_, let clientSeq, let actionSeq, let version):
             return .ack(clientSeq: clientSeq, actionSeq: actionSeq, version: version)
+        case .acks(_, let entries):
+            return .acks(entries)
         case .frames(let frames):
             return try AuthorityReply(frames: Array(frames.dropFirst(envelope.count)))
         }

@@ -176,6 +176,8 @@ final class ClientLoop: NodeLoop {
     private var probe: UInt64?
     /// The request id of the ping sent on the last handshake.
     private var connectionProbe: UInt64?
+    /// The request id of the `features` request sent on the last handshake, until answered.
+    private var featuresRequest: UInt64?
 
     /// Actions refused `busy`, in `client_seq` order, resent when `pausedUntil` has passed.
     private var busyQueue = Deque<UInt64>()
@@ -395,6 +397,7 @@ final class ClientLoop: NodeLoop {
         stallSince = nil
         unconnectedSince = nil
         refused = false
+        try announceFeatures()
         let resent = try resendUnanswered()
         if movedSinceConnected {
             logger.info("connected to \(endpoints.current); resent \(resent) unacknowledged action(s) with their client_seq")
@@ -404,6 +407,18 @@ final class ClientLoop: NodeLoop {
         movedSinceConnected = false
         try sendProbe()
         connectionProbe = probe
+    }
+
+    /// Names the replies this client reads beyond every release's (``ClientFeature``), on each
+    /// connection: the authority keeps them per routing id, and a new connection has a new one.
+    /// Unanswered, it costs nothing: the authority then sends what every release sends.
+    private func announceFeatures() throws(ZMQError) {
+        let id = nextRequestID
+        nextRequestID += 1
+        featuresRequest = id
+        if try !socket.trySend(ClientMessage.features(requestID: id, features: ClientFeature.all).frames(writer)) {
+            logger.debug("the features request could not be queued; acks come one by one on this connection")
+        }
     }
 
     private func connectionDown() {
@@ -543,14 +558,20 @@ final class ClientLoop: NodeLoop {
     private func handle(_ reply: AuthorityReply) throws(ZMQError) {
         switch reply {
         case .ack(let clientSeq, let actionSeq, let version):
-            // An ack settles the action even while it waits out `busy` (an earlier attempt got
-            // through); its place in `busyQueue` is skipped when the pause ends.
-            guard let pending = actions.removeValue(forKey: clientSeq) else {
+            settle(ActionAck(clientSeq: clientSeq, actionSeq: actionSeq, version: version))
+        case .acks(let entries):
+            for entry in entries { settle(ActionAck(clientSeq: entry.clientSeq, actionSeq: entry.actionSeq, version: entry.version)) }
+        case .features(let id, let features):
+            guard id == featuresRequest else {
                 lateAnswers += 1
                 return
             }
-            busyRound = 0
-            pending.continuation.resume(returning: .success(ActionAck(clientSeq: clientSeq, actionSeq: actionSeq, version: version)))
+            featuresRequest = nil
+            logger.debug("the authority at \(endpoints.current) offers \(features.isEmpty ? "no features" : features.joined(separator: ", "))")
+        case .error(let ref, .unknownKind, _) where ref == featuresRequest:
+            // An authority of an earlier release: it sends every ack on its own, as before.
+            featuresRequest = nil
+            logger.debug("the authority at \(endpoints.current) predates the features request; acks come one by one")
         case .snapshot(let id, _, _, _, _), .pong(let id, _, _, _, _, _, _), .stats(let id, _), .snapshotChunk(let id, _, _, _, _, _, _):
             if case .pong(_, _, let startID, let app, let schema, let compatible, _) = reply {
                 if case .older(let term, let highest) = terms.check(AuthorityTermWatch.term(of: reply)) {
@@ -603,6 +624,17 @@ final class ClientLoop: NodeLoop {
                 logger.warning("the authority reported \(code.rawValue) for \(ref == 0 ? "an unknown message" : "\(ref)"), which no call waits for: \(message)")
             }
         }
+    }
+
+    /// An ack settles its action even while it waits out `busy` (an earlier attempt got
+    /// through); its place in `busyQueue` is skipped when the pause ends.
+    private func settle(_ ack: ActionAck) {
+        guard let pending = actions.removeValue(forKey: ack.clientSeq) else {
+            lateAnswers += 1
+            return
+        }
+        busyRound = 0
+        pending.continuation.resume(returning: .success(ack))
     }
 
     /// Whether the authority's app and schema version (from a `pong`) are the ones configured; a

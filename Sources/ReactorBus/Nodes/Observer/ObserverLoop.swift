@@ -325,7 +325,7 @@ final class ObserverLoop<State: Sendable>: NodeLoop {
                 try requestSnapshot()
             case .error(let ref, let code, let message):
                 logger.warning("the authority refused snapshot request \(ref) (\(code.rawValue)): \(message); asking again after the timeout")
-            case .ack, .stats:
+            case .ack, .acks, .stats, .features:
                 break
             }
         }

@@ -1,0 +1,61 @@
+/// Entries a turn owes several peers (jobs for workers, acks for clients), gathered into one
+/// message per peer at the place in the turn's messages where the peer's first entry was.
+///
+/// Order is kept per peer, which is all the protocol promises (each peer has its own
+/// connection): a batch is closed by any other message to its peer (``close(_:)``), so what was
+/// queued after an entry still arrives after it, and an entry queued after that starts a new
+/// batch. A batch also closes before it would outgrow its byte limit.
+struct TurnBatches<Key: Hashable, Entry> {
+    /// One peer's entries and where their message goes.
+    struct Batch {
+        /// The message's index in the turn's messages for the socket.
+        let slot: Int
+        let key: Key
+        var entries: [Entry]
+        var bytes: Int
+        let limit: Int
+    }
+
+    private(set) var batches: [Batch] = []
+    /// The batch each peer's next entry joins.
+    private var open: [Key: Int] = [:]
+    /// The peer of the last entry and its open batch, checked before hashing: entries for one
+    /// peer come in runs.
+    private var last: (key: Key, index: Int)?
+
+    /// Whether no entry waits to be packed.
+    var isEmpty: Bool { batches.isEmpty }
+
+    /// Adds `entry`, `bytes` long, to `key`'s open batch when it fits that batch's limit, else to
+    /// a new batch at `slot` that starts at `headerBytes` and may hold `limit` bytes. Returns
+    /// whether it opened one: the caller then reserves `slot` in its messages.
+    mutating func add(_ entry: Entry, bytes: Int, for key: Key, slot: Int, headerBytes: Int, limit: Int) -> Bool {
+        let found = if let last, last.key == key { last.index } else { open[key] }
+        if let index = found, batches[index].bytes + bytes <= batches[index].limit {
+            batches[index].entries.append(entry)
+            batches[index].bytes += bytes
+            last = (key, index)
+            return false
+        }
+        open[key] = batches.count
+        last = (key, batches.count)
+        batches.append(Batch(slot: slot, key: key, entries: [entry], bytes: headerBytes + bytes, limit: limit))
+        return true
+    }
+
+    /// Closes `key`'s open batch: another message to that peer follows it.
+    mutating func close(_ key: Key) {
+        if !open.isEmpty { open[key] = nil }
+        if let last, last.key == key { self.last = nil }
+    }
+
+    /// The batches, in the order they were opened; empties them.
+    mutating func take() -> [Batch] {
+        defer {
+            batches.removeAll(keepingCapacity: true)
+            open.removeAll(keepingCapacity: true)
+            last = nil
+        }
+        return batches
+    }
+}
