@@ -87,6 +87,8 @@ struct BenchClientPeer {
         defer { socket.close() }
         let payloads = try options.workload.payloads()
         guard case .pong = try request("ping", timeoutSeconds: 15) else { return failed("the authority at \(options.endpoint) does not answer") }
+        // Acks in batches where the authority sends them (an older one answers unknown_kind).
+        _ = try request("features", timeoutSeconds: 5, features: ClientFeature.all)
         if options.waitWorkers > 0 {
             let deadline = MonotonicClock.milliseconds() + 20_000
             while true {
@@ -151,14 +153,22 @@ struct BenchClientPeer {
             var answered = false
             while let frames = try socket.tryReceiveMultipart() {
                 answered = true
-                switch try? AuthorityReply(frames: frames) {
-                case .ack(let clientSeq, _, let version):
+                let reply = try? AuthorityReply(frames: frames)
+                let acks: [AckBatch.Entry]
+                switch reply {
+                case .ack(let clientSeq, let actionSeq, let version): acks = [AckBatch.Entry(clientSeq: clientSeq, actionSeq: actionSeq, version: version)]
+                case .acks(let entries): acks = entries
+                default: acks = []
+                }
+                if !acks.isEmpty { ackBytes += frames.reduce(0) { $0 + $1.count } }
+                for ack in acks {
                     acked += 1
-                    ackBytes += frames.reduce(0) { $0 + $1.count }
-                    lastVersion = max(lastVersion, version)
-                    if options.recordSamples, clientSeq >= 1, Int(clientSeq) < sendTimes.count {
-                        samples.append((sendTimes[Int(clientSeq)], MonotonicClock.nanoseconds(), version))
+                    lastVersion = max(lastVersion, ack.version)
+                    if options.recordSamples, ack.clientSeq >= 1, Int(ack.clientSeq) < sendTimes.count {
+                        samples.append((sendTimes[Int(ack.clientSeq)], MonotonicClock.nanoseconds(), ack.version))
                     }
+                }
+                switch reply {
                 case .error(_, let code, let message):
                     errors += 1
                     if firstError == nil { firstError = "\(code.rawValue): \(message)" }
@@ -217,11 +227,15 @@ struct BenchClientPeer {
         return 0
     }
 
-    /// Sends a one-frame request (`ping`, `snapshot`, `stats`) and waits for its answer,
-    /// dropping any other message (late acks) meanwhile.
-    private func request(_ kind: String, timeoutSeconds: UInt64) throws -> AuthorityReply? {
+    /// Sends a one-frame request (`ping`, `snapshot`, `stats`, or `features` naming `features`)
+    /// and waits for its answer (for `features`, an error too), dropping any other message (late
+    /// acks) meanwhile.
+    private func request(_ kind: String, timeoutSeconds: UInt64, features: [String]? = nil) throws -> AuthorityReply? {
         let id = UInt64(1) << 63 | UInt64.random(in: 1...UInt64(UInt32.max))
-        try socket.send(HeaderWriter().header(kind, { $0.packUInt(id) }, count: 1))
+        try socket.send(HeaderWriter().header(kind, { w in
+            w.packUInt(id)
+            if let features { w.packStrings(features) }
+        }, count: features == nil ? 1 : 2))
         let deadline = MonotonicClock.milliseconds() + timeoutSeconds * 1_000
         var resent = MonotonicClock.milliseconds()
         while MonotonicClock.milliseconds() < deadline {
@@ -232,6 +246,8 @@ struct BenchClientPeer {
                 case .pong(let answered, _, _, _, _, _, _) where answered == id: return reply
                 case .snapshot(let answered, _, _, _, _) where answered == id: return reply
                 case .stats(let answered, _) where answered == id: return reply
+                case .features(let answered, _) where answered == id: return reply
+                case .error(let answered, _, _) where answered == id && features != nil: return reply
                 default: continue
                 }
             }

@@ -25,7 +25,9 @@ import ZeroMQ
 /// the slot. The feed is published exactly as for `countUp`. As the reactor's authority does
 /// (`job_batches`), it names the features it reads in one `heartbeat` after each `welcome`, and
 /// sends a worker that answered `features` `["jobs"]` the jobs a turn assigns it as one `jobs`
-/// message (a turn's single job as a `job`).
+/// message (a turn's single job as a `job`). Likewise on the actions socket: a client that sent
+/// `features` `["acks"]` gets the acks a turn owes it as `acks` messages of at most
+/// ``maxAcksPerMessage`` (a turn's single ack as an `ack`), sent before any other reply to it.
 /// No other heartbeats, no job timeouts: a worker that re-registers or says `bye` gives its jobs back.
 ///
 /// Run as `reactor-bench peer pipeline-authority --actions EP --feed EP [--workers EP]`; prints
@@ -51,6 +53,12 @@ final class PipelineBaselineAuthority {
     /// Packs the body of each `jobs` message.
     private let bodyWriter = MessagePackWriter()
     private let reader = BaselineMessageReader()
+    /// Acks per `acks` message at most: as many as the reactor's authority puts in its 4 KiB bodies.
+    private static let maxAcksPerMessage = 146
+    /// Clients that read `acks` messages, and the acks this turn owes each, in order.
+    private var ackReaders: Set<[UInt8]> = []
+    private var turnAcks: [[UInt8]: [(seq: UInt64, actionSeq: UInt64, version: UInt64)]] = [:]
+    private var ackOrder: [[UInt8]] = []
     /// Workers that read `jobs` messages, and the jobs this turn assigned each, in order.
     private var batchReaders: Set<[UInt8]> = []
     private var assigned: [(worker: [UInt8], jobs: [UInt64])] = []
@@ -112,6 +120,7 @@ final class PipelineBaselineAuthority {
         } else {
             try drain(actions, wait: true) { handleClient($0, $1, $2) }
         }
+        sendAcks()
         try publish()
     }
 
@@ -158,8 +167,17 @@ final class PipelineBaselineAuthority {
                 return malformed(actions, identity)
             }
             handleAction(identity, client: client, seq: seq, payload)
+        case "features":
+            guard header.elements.count == 2, let id = header.uint(0), let features = header.texts(1) else { return malformed(actions, identity) }
+            if features.contains("acks") { ackReaders.insert(identity) } else { ackReaders.remove(identity) }
+            sendAcks(to: identity)
+            reply(actions, identity) { w in
+                w.packArrayHeader(4); w.packUInt(Self.version); w.packString("features"); w.packUInt(id)
+                w.packArrayHeader(1); w.packString("ack_batches")
+            }
         case "snapshot", "ping", "stats":
             guard header.elements.count == 1, let id = header.uint(0) else { return malformed(actions, identity) }
+            sendAcks(to: identity)
             switch header.kind {
             case "snapshot":
                 counters.snapshotRequests += 1
@@ -214,7 +232,38 @@ final class PipelineBaselineAuthority {
     }
 
     private func ack(_ identity: [UInt8], seq: UInt64, actionSeq: UInt64, version: UInt64) {
-        reply(actions, identity) { $0.packArrayHeader(5); $0.packUInt(Self.version); $0.packString("ack"); $0.packUInt(seq); $0.packUInt(actionSeq); $0.packUInt(version) }
+        guard ackReaders.contains(identity) else { return sendAck(identity, (seq, actionSeq, version)) }
+        if turnAcks[identity] == nil { ackOrder.append(identity) }
+        turnAcks[identity, default: []].append((seq, actionSeq, version))
+    }
+
+    private func sendAck(_ identity: [UInt8], _ ack: (seq: UInt64, actionSeq: UInt64, version: UInt64)) {
+        reply(actions, identity) { $0.packArrayHeader(5); $0.packUInt(Self.version); $0.packString("ack"); $0.packUInt(ack.seq); $0.packUInt(ack.actionSeq); $0.packUInt(ack.version) }
+    }
+
+    /// Sends the acks this turn owes `identity` (every client's, without one): `[1, "acks", n]`
+    /// + `[[client_seq, action_seq, version], ...]`, or an `ack` for a single one.
+    private func sendAcks(to identity: [UInt8]? = nil) {
+        guard !turnAcks.isEmpty else { return }
+        for client in identity.map({ [$0] }) ?? ackOrder {
+            guard let acks = turnAcks.removeValue(forKey: client) else { continue }
+            var start = 0
+            while start < acks.count {
+                let part = acks[start ..< min(acks.count, start + Self.maxAcksPerMessage)]
+                start = part.endIndex
+                if part.count == 1, let only = part.first {
+                    sendAck(client, only)
+                    continue
+                }
+                bodyWriter.reset()
+                bodyWriter.packArrayHeader(part.count)
+                for ack in part {
+                    bodyWriter.packArrayHeader(3); bodyWriter.packUInt(ack.seq); bodyWriter.packUInt(ack.actionSeq); bodyWriter.packUInt(ack.version)
+                }
+                reply(actions, client, payload: bodyWriter.bytes) { $0.packArrayHeader(3); $0.packUInt(Self.version); $0.packString("acks"); $0.packUInt(UInt64(part.count)) }
+            }
+        }
+        if identity == nil || turnAcks.isEmpty { ackOrder.removeAll(keepingCapacity: true) }
     }
 
     // MARK: Workers socket
@@ -363,6 +412,7 @@ final class PipelineBaselineAuthority {
     }
 
     private func error(_ socket: ZMQSocket, _ identity: [UInt8], ref: UInt64, code: String, _ message: String) {
+        if socket === actions { sendAcks(to: identity) }
         reply(socket, identity) { $0.packArrayHeader(5); $0.packUInt(Self.version); $0.packString("error"); $0.packUInt(ref); $0.packString(code); $0.packString(message) }
     }
 

@@ -11,7 +11,9 @@ prints the bound endpoints as one JSON line, like `reactor-node authority`, then
 
 - actions socket (ROUTER): `action` (`countUp` is applied, acked with action_seq and version;
   a resent (client_id, client_seq) is acked again, not applied again), `snapshot`, `ping`,
-  `stats`; anything else is answered with `error`;
+  `stats`, `features` (a connection that names `acks` gets the acks a batch owes it as `acks`
+  messages of at most 146, a single one as an `ack`, ahead of any other reply to it, as the Swift
+  authority does); anything else is answered with `error`;
 - feed (PUB): one `snapshot` after each batch that changed the state, and a `heartbeat` at
   least once a second when idle.
 
@@ -30,6 +32,7 @@ import zmq
 VERSION = 1
 APP = "counter"
 REMEMBERED = 4096  # client_seq remembered per client, as docs/PROTOCOL.md says
+MAX_ACKS = 146  # acks per `acks` message at most, as the Swift authority sends (4 KiB bodies)
 
 
 class Authority:
@@ -50,6 +53,8 @@ class Authority:
         self.clients = {}  # client_id -> {client_seq: (action_seq, version)}
         self.counters = {"actions_accepted": 0, "actions_duplicate": 0, "bad_actions": 0, "malformed": 0,
                          "snapshots_published": 0, "snapshot_requests": 0}
+        self.ack_readers = set()  # routing ids that asked for `acks` messages
+        self.pending_acks = {}  # routing id -> [[client_seq, action_seq, version], ...] of this batch
         self.published_version = None
         self.last_published = 0.0
 
@@ -58,10 +63,30 @@ class Authority:
                 "feed": self.feed.getsockopt_string(zmq.LAST_ENDPOINT)}
 
     def reply(self, envelope, header, payload=None):
+        self.flush_acks(envelope[0])
         frames = envelope + [msgpack.packb([VERSION] + header)]
         if payload is not None:
             frames.append(payload)
         self.actions.send_multipart(frames)
+
+    def ack(self, envelope, seq, action_seq, version):
+        if envelope[0] in self.ack_readers:
+            self.pending_acks.setdefault(envelope[0], []).append([seq, action_seq, version])
+        else:
+            self.reply(envelope, ["ack", seq, action_seq, version])
+
+    def flush_acks(self, identity=None):
+        """Sends the acks this batch owes `identity` (every connection's without one)."""
+        if not self.pending_acks:
+            return
+        for peer in [identity] if identity is not None else list(self.pending_acks):
+            acks = self.pending_acks.pop(peer, None)
+            for start in range(0, len(acks or []), MAX_ACKS):
+                part = acks[start:start + MAX_ACKS]
+                if len(part) == 1:
+                    self.actions.send_multipart([peer, msgpack.packb([VERSION, "ack"] + part[0])])
+                else:
+                    self.actions.send_multipart([peer, msgpack.packb([VERSION, "acks", len(part)]), msgpack.packb(part)])
 
     def error(self, envelope, ref, code, message):
         self.reply(envelope, ["error", ref, code, message])
@@ -85,10 +110,16 @@ class Authority:
             self.reply(envelope, ["snapshot", header[2], self.version, self.action_seq, APP], msgpack.packb(self.state))
         elif kind == "ping" and len(header) == 3:
             self.reply(envelope, ["pong", header[2], self.version])
+        elif kind == "features" and len(header) == 4 and isinstance(header[3], list):
+            if "acks" in header[3]:
+                self.ack_readers.add(envelope[0])
+            else:
+                self.ack_readers.discard(envelope[0])
+            self.reply(envelope, ["features", header[2], ["ack_batches"]])
         elif kind == "stats" and len(header) == 3:
             counters = dict(self.counters, version=self.version, action_seq=self.action_seq)
             self.reply(envelope, ["stats", header[2], counters])
-        elif kind in ("action", "snapshot", "ping", "stats"):
+        elif kind in ("action", "snapshot", "ping", "stats", "features"):
             self.counters["malformed"] += 1
             self.error(envelope, 0, "malformed", f"{kind} has the wrong shape")
         else:
@@ -101,7 +132,7 @@ class Authority:
         if seq in seen:
             self.counters["actions_duplicate"] += 1
             action_seq, version = seen[seq]
-            self.reply(envelope, ["ack", seq, action_seq, version])
+            self.ack(envelope, seq, action_seq, version)
             return
         try:
             action = msgpack.unpackb(payload, raw=False)
@@ -119,7 +150,7 @@ class Authority:
         if len(seen) > 2 * REMEMBERED:
             for old in sorted(seen)[:-REMEMBERED]:
                 del seen[old]
-        self.reply(envelope, ["ack", seq, self.action_seq, self.version])
+        self.ack(envelope, seq, self.action_seq, self.version)
 
     def publish(self):
         now = time.monotonic()
@@ -143,6 +174,7 @@ class Authority:
                     except zmq.Again:
                         break
                     self.handle(frames)
+            self.flush_acks()
             self.publish()
 
 

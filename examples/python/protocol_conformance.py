@@ -12,7 +12,11 @@ authority did not answer at all. Needs pyzmq and msgpack (scripts/ensure-deps.sh
 The list of stats names is read from the document's "Stats" table (--doc), so that the check
 "stats has every documented name and no other" follows the document, not a copy of it.
 
-With --workers, it then plays a worker on that endpoint (the authority must have no other
+Last, on a connection of its own, it asks for batched acks (`features`) and checks that the
+acks of actions sent in a burst come as `ack` and `acks` messages, each action acked once, in
+order ("Batched acks"), while the connection that never asked gets an `ack` each.
+
+With --workers, it plays a worker on that endpoint (the authority must have no other
 worker): registration, the features it names, a worker's `features`, a turn's jobs in one
 `jobs` message and a worker's reports in one `reports` message ("Workers socket").
 """
@@ -42,6 +46,7 @@ class Conformance:
         self.actions = self.context.socket(zmq.DEALER)
         self.actions.setsockopt(zmq.LINGER, 0)
         self.actions.connect(actions)
+        self.actions_endpoint = actions
         self.feed = self.context.socket(zmq.SUB)
         self.feed.setsockopt(zmq.LINGER, 0)
         self.feed.connect(feed)
@@ -110,6 +115,7 @@ class Conformance:
         self.check_stats()
         if self.workers:
             self.check_worker_batches()
+        self.check_ack_batches()
 
     def check_ping(self):
         reply = self.request([msgpack.packb([VERSION, "ping", 7])])
@@ -267,7 +273,7 @@ class Conformance:
             self.expect("stats: names the document does not list", sorted(set(counters) - documented), [])
         for name, value in sorted(self.expected.items()):
             self.expect(f"stats: {name}", counters.get(name), value)
-        for name in ("actions_stale", "actions_busy", "actions_unknown_client", "jobs_dispatched", "workers", "open_jobs"):
+        for name in ("actions_stale", "actions_busy", "actions_unknown_client", "jobs_dispatched", "workers", "open_jobs", "ack_batches"):
             self.expect(f"stats: {name}", counters.get(name), 0)
 
 
@@ -339,6 +345,68 @@ class Conformance:
                     (reply[0][3:5], msgpack.unpackb(reply[1], raw=False)), ([19, 19], {"count": 19}))
         worker.send(msgpack.packb([VERSION, "bye"]))
         worker.close()
+
+    def read_acks(self, socket, count):
+        """Reads replies until `count` acks arrived: ([(client_seq, action_seq, version)], messages)
+        where messages lists each reply's kind and, for `acks`, whether its count matched its body."""
+        acks, messages = [], []
+        deadline = time.monotonic() + self.timeout
+        while len(acks) < count:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or not socket.poll(int(remaining * 1000)):
+                raise Unanswered(f"{len(acks)} of {count} acks within {self.timeout} s")
+            frames = socket.recv_multipart()
+            header = msgpack.unpackb(frames[0], raw=False)
+            if header[:2] == [VERSION, "ack"] and len(header) == 5 and len(frames) == 1:
+                acks.append(tuple(header[2:]))
+                messages.append(("ack", True))
+            elif header[:2] == [VERSION, "acks"] and len(header) == 3 and len(frames) == 2:
+                body = msgpack.unpackb(frames[1], raw=False)
+                messages.append(("acks", isinstance(body, list) and len(body) == header[2] and header[2] >= 2
+                                 and all(isinstance(a, list) and len(a) == 3 for a in body)))
+                acks.extend(tuple(a) for a in body)
+            else:
+                messages.append((repr(header), False))
+        return acks, messages
+
+    def burst(self, socket, client, count):
+        up = msgpack.packb({"countUp": {}})
+        for seq in range(1, count + 1):
+            socket.send_multipart([msgpack.packb([VERSION, "action", client, seq]), up])
+        return self.read_acks(socket, count)
+
+    def check_ack_batches(self):
+        batched = self.context.socket(zmq.DEALER)
+        batched.setsockopt(zmq.LINGER, 0)
+        batched.connect(self.actions_endpoint)
+        batched.send(msgpack.packb([VERSION, "features", 21, ["acks"]]))
+        if not batched.poll(int(self.timeout * 1000)):
+            raise Unanswered("no answer to features")
+        reply = batched.recv_multipart()
+        self.expect("acks: features is answered [1, \"features\", request_id, [\"ack_batches\"]], one frame",
+                    (len(reply), msgpack.unpackb(reply[0], raw=False)), (1, [VERSION, "features", 21, ["ack_batches"]]))
+        # Actions sent in a burst: the authority reads several in one turn and their acks share a
+        # message. Which ones do depends on timing, so up to five bursts until one did.
+        kinds, shapes, order = [], [], []
+        for attempt in range(5):
+            acks, messages = self.burst(batched, f"conformance-acks-{uuid.uuid4()}", 40)
+            kinds += [kind for kind, _ in messages]
+            shapes += [(kind, ok) for kind, ok in messages if not ok]
+            seqs = [a[0] for a in acks]
+            numbers = [(a[1] - acks[0][1], a[2] - acks[0][2]) for a in acks]
+            order.append(seqs == list(range(1, 41)) and numbers == [(n, n) for n in range(40)])
+            if "acks" in kinds:
+                break
+        self.expect("acks: every reply is an ack, or [1, \"acks\", n] with a body of n >= 2 [client_seq, action_seq, version]", shapes, [])
+        self.check("acks: each action of a burst acked once, in order, action_seq and version consecutive", all(order), f"bursts in order: {order}")
+        self.check("acks: a burst's acks share an acks message", "acks" in kinds, f"replies: {kinds}")
+        # The connection that never asked gets an ack per action, whatever the timing.
+        acks, messages = self.burst(self.actions, f"conformance-single-{uuid.uuid4()}", 40)
+        self.expect("acks: a connection that did not ask gets one ack message per action", [kind for kind, _ in messages], ["ack"] * 40)
+        self.expect("acks: in order", [a[0] for a in acks], list(range(1, 41)))
+        stats = self.request([msgpack.packb([VERSION, "stats", 91])])[0][3]
+        self.expect("acks: stats ack_batches counts the acks messages sent", stats.get("ack_batches"), kinds.count("acks"))
+        batched.close()
 
 
 def main():
