@@ -9,7 +9,9 @@ It speaks wire protocol version 1 with pyzmq and msgpack:
     python3 reactorbus_client.py --actions ... --feed ... follow --until 'count=200' --timeout 30
 
 `send` pipelines the actions (a window of unacked ones), resends after a timeout with the same
-(client_id, client_seq) and exits 0 only when every action was acked. `follow` fetches the current
+(client_id, client_seq) and exits 0 only when every action was acked; it first asks for batched
+acks (`features` naming `acks`), so the acks of one turn of the authority arrive as one `acks`
+message, and reads single `ack`s as well (from an authority that predates batching). `follow` fetches the current
 snapshot, then applies feed snapshots with higher versions (the Clone pattern), printing one
 JSON line per snapshot, until the state matches `--until` (a top-level field equal to a number).
 Logs go to stderr, data to stdout.
@@ -43,6 +45,7 @@ class Client:
         self.next_request = 1
         self.timeout = timeout
         self.retries = retries
+        self.features_request = None  # the request id of the `features` request, until answered
 
     def _send_action(self, seq, payload):
         header = msgpack.packb([VERSION, "action", self.client_id, seq])
@@ -58,6 +61,11 @@ class Client:
         """Sends every action (already msgpack-encoded); returns the acks by client_seq."""
         pending = {}  # client_seq -> (payload, deadline, attempts)
         acks = {}
+        if self.features_request is None:
+            # Once per connection: the acks of one turn then come as one `acks` message.
+            self.features_request = self.next_request
+            self.next_request += 1
+            self.socket.send_multipart([msgpack.packb([VERSION, "features", self.features_request, ["acks"]])])
         queue = list(actions)
         position = 0
         while position < len(queue) or pending:
@@ -69,13 +77,20 @@ class Client:
                 position += 1
             message = self._receive(0.05)
             if message is not None:
-                header, _ = message
+                header, rest = message
                 kind = header[1]
                 if kind == "ack":
-                    seq, action_seq, version = header[2], header[3], header[4]
+                    answered = [header[2:5]]
+                elif kind == "acks":
+                    answered = msgpack.unpackb(rest[0], raw=False)  # [[client_seq, action_seq, version], ...]
+                else:
+                    answered = []
+                for seq, action_seq, version in answered:
                     if seq in pending:
                         del pending[seq]
                         acks[seq] = (action_seq, version)
+                if kind == "error" and header[2] == self.features_request and header[3] == "unknown_kind":
+                    pass  # an authority before batched acks: it sends an `ack` per action
                 elif kind == "error":
                     raise RuntimeError(f"authority refused client_seq {header[2]}: {header[3]}: {header[4]}")
             now = time.monotonic()
