@@ -134,6 +134,21 @@ import TestTraits
         await cluster.stop()
     }
 
+    @Test func aPipeliningClientsAcksShareMessagesAndEachActionIsAckedOnce() async throws {
+        // `send` (an ActionClient) asks for batched acks on connecting; with 1,000 in flight the
+        // authority reads many of its actions per turn, and their acks share `acks` messages.
+        let cluster = try await ClusterProcesses()
+        let sent = try await cluster.send([Self.countUp], repeat: 2_000, concurrency: 1_000)
+        #expect(sent.status == 0, "\(sent.process.diagnostics)")
+        #expect(sent.summary?.contains(#""acked":2000"#) == true, "\(sent.summary ?? "no summary")")
+        let stats = try await cluster.stats()
+        #expect(stats["actions_accepted"] == 2_000 && stats["acks"] == 2_000 && stats["version"] == 2_000)
+        #expect(stats["actions_duplicate"] == 0, "nothing resent: every ack arrived")
+        let batches = stats["ack_batches"] ?? 0
+        #expect(batches >= 1 && batches <= 1_000, "acks messages carry 2 acks or more: \(batches)")
+        await cluster.stop()
+    }
+
     @Test func thePythonClientDrivesTheAuthorityAndFollowsTheFeed() async throws {
         let cluster = try await ClusterProcesses()
         try cluster.addWorker()
