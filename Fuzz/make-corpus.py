@@ -284,6 +284,18 @@ def authority_seeds():
     s.raw_worker([header("ready", "w0", "counter", 8, [])]).raw_client([header("action", "c1", 4), count_up_async])
     seeds.append(("job-batches", s.data))
 
+    # A client that reads `acks` messages (it says so with `features`), its actions and a
+    # resend, another reply between them, one that stops asking, malformed requests, a REQ peer.
+    s = Script()
+    s.raw_client([header("features", 1, ["acks"])])
+    for seq in range(1, 4):
+        s.raw_client([header("action", "c1", seq), count_up])
+    s.raw_client([header("action", "c1", 2), count_up]).raw_client([header("stats", 2)])
+    s.raw_client([header("features", 3, [])]).raw_client([header("action", "c1", 4), count_up])
+    s.raw_client([header("features", 4, [5])]).raw_client([header("features", 5)]).raw_client([header("features", 6, ["acks"], 1)])
+    s.raw_client([header("features", 7, ["acks"])], delimiter=True)
+    seeds.append(("ack-batches", s.data))
+
     # A worker's reports of a turn in one message (`report_batches`): an emit and its done, a
     # done with its mutation, a foreign job; then wrong shapes (the whole message refused).
     s = Script()
