@@ -23,14 +23,14 @@ package final class AuthorityEngine<R: Reactor> {
     /// Whether journal records are collected (only with persistence).
     let isJournaling: Bool
     // The state touched for every action (`sequencer`, `clients`, `actionClients`, `inFlight`,
-    // `metrics`, `outbox`, `ackBatchReaders`) is `@exclusivity(unchecked)`: the run-time check of each access to
-    // a class's stored property was 3.7% of the sync authority's samples. Safe because the
-    // engine is not `Sendable` and is driven by one loop thread, and no access to these
-    // properties can overlap another: the engine's methods never call out while they modify
-    // one except into the value itself (`inSequencer`, `withLedger`, `withMetrics` hand the
-    // property to a closure that only calls its own methods; the sequencer calls the app's
-    // reactor, which holds no reference to the engine). The compiler still checks every
-    // access it can see statically.
+    // `metrics`, `outbox`, `ackBatchReaders`) is `@exclusivity(unchecked)`: the run-time check
+    // of each access to a class's stored property was 3.7% of the sync authority's samples.
+    // Safe because the engine is not `Sendable` and is driven by one loop thread, and no access
+    // to these properties can overlap another: the engine's methods never call out while they
+    // modify one except into the value itself (`inSequencer`, `withLedger`, `withMetrics` hand
+    // the property to a closure that only calls its own methods; the sequencer calls the app's
+    // reactor, which holds no reference to the engine). The compiler still checks every access
+    // it can see statically.
     @exclusivity(unchecked) package internal(set) var sequencer: Sequencer<R>
     var dispatcher: Dispatcher
     @exclusivity(unchecked) private(set) var clients: ClientLedger
