@@ -331,10 +331,12 @@ import TestSupport
         }
     }
 
-    @Test func anAuthorityThatPredatesTheFeaturesRequestIsUsedAsBefore() async throws {
+    /// An older authority answers `unknown_kind`; one that refuses it otherwise is used alike.
+    @Test(arguments: [ErrorCode.unknownKind, .malformed])
+    func anAuthorityThatRefusesTheFeaturesRequestIsUsedAsBefore(refusal: ErrorCode) async throws {
         let handler: FakeClientAuthority.Handler = { message, _ in
             guard case .features(let id, _) = message else { return .answer }
-            return .reply([.error(ref: id, code: .unknownKind, message: "unknown kind 'features' on the actions socket")])
+            return .reply([.error(ref: id, code: refusal, message: "refused 'features'")])
         }
         try await FakeClientAuthority.with(handler: handler) { context, fake in
             let client = try makeClient(fake, context, clientID: "older")

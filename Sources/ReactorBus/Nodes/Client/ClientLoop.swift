@@ -568,10 +568,15 @@ final class ClientLoop: NodeLoop {
             }
             featuresRequest = nil
             logger.debug("the authority at \(endpoints.current) offers \(features.isEmpty ? "no features" : features.joined(separator: ", "))")
-        case .error(let ref, .unknownKind, _) where ref == featuresRequest:
-            // An authority of an earlier release: it sends every ack on its own, as before.
+        case .error(let ref, let code, let message) where ref == featuresRequest:
+            // An authority of an earlier release (`unknown_kind`): it sends every ack on its own,
+            // as before; so does one that refuses the request for another reason.
             featuresRequest = nil
-            logger.debug("the authority at \(endpoints.current) predates the features request; acks come one by one")
+            if code == .unknownKind {
+                logger.debug("the authority at \(endpoints.current) predates the features request; acks come one by one")
+            } else {
+                logger.info("the authority at \(endpoints.current) refused the features request (\(code.rawValue): \(message)); acks come one by one")
+            }
         case .snapshot(let id, _, _, _, _), .pong(let id, _, _, _, _, _, _), .stats(let id, _), .snapshotChunk(let id, _, _, _, _, _, _):
             if case .pong(_, _, let startID, let app, let schema, let compatible, _) = reply {
                 if case .older(let term, let highest) = terms.check(AuthorityTermWatch.term(of: reply)) {
