@@ -89,8 +89,8 @@ class Client:
                     if seq in pending:
                         del pending[seq]
                         acks[seq] = (action_seq, version)
-                if kind == "error" and header[2] == self.features_request and header[3] == "unknown_kind":
-                    pass  # an authority before batched acks: it sends an `ack` per action
+                if kind == "error" and header[2] == self.features_request:
+                    pass  # an authority before batched acks (unknown_kind): it sends an `ack` per action
                 elif kind == "error":
                     raise RuntimeError(f"authority refused client_seq {header[2]}: {header[3]}: {header[4]}")
             now = time.monotonic()
