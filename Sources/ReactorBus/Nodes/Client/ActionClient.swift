@@ -14,6 +14,9 @@ import ZeroMQ
 /// - At most ``ActionClientConfiguration/window`` actions are on the wire unanswered; further
 ///   `send` calls stay suspended until a slot frees. Pipelining is the fast path: issue many
 ///   sends concurrently (for example from a task group), they share one socket and one thread.
+/// - On every connection it asks the authority for batched acks (docs/PROTOCOL.md, "Batched
+///   acks"): the acks of the actions one authority turn accepted then arrive as one message,
+///   each settling its own call; an authority that does not offer them sends an ack per action.
 /// - An attempt unanswered after ``ActionClientConfiguration/timeout`` over a live connection is
 ///   resent with the same `(client_id, client_seq)`; the authority applies it once and acks the
 ///   original. After `retries` resends the call fails with ``ClientError/timedOut(attempts:)``.
