@@ -24,7 +24,7 @@ import CMsgPack
 ///    linear pass; only suspicious input pays for stage 2.
 /// 2. Otherwise `validate` walks the structure exactly. It reads only the
 ///    array/map header forms (the allocation-relevant ones) and lets
-///    msgpack-c's own `msgpack_unpack_next` parse and measure every other
+///    msgpack-c's own `msgpack_unpack` parse and measure every other
 ///    element (scalars, str, bin, ext: these never allocate by size, they
 ///    are referenced in place). It also reproduces msgpack-c's nesting limit
 ///    so that too-deep input gets a precise error.
@@ -120,8 +120,12 @@ enum InputGuard {
 
     /// Stage 2: exact structural validation of one value at the start of
     /// `input`. Returns the number of bytes the value occupies.
+    ///
+    /// msgpack-c measures every element that is not a container, unpacked into `zone` (the
+    /// caller's, about to be cleared; or one made for this call): such elements take nothing
+    /// from it, where `msgpack_unpack_next` made and freed a zone (an 8 KiB `malloc`) for each.
     @discardableResult
-    static func validate(_ input: UnsafeRawBufferPointer) throws(Failure) -> Int {
+    static func validate(_ input: UnsafeRawBufferPointer, zone given: UnsafeMutablePointer<msgpack_zone>? = nil) throws(Failure) -> Int {
         guard let base = input.baseAddress, input.count > 0 else { throw .empty }
         let total = input.count
         var offset = 0
@@ -129,9 +133,9 @@ enum InputGuard {
         var owed: [Int] = [1]
         owed.reserveCapacity(MessagePack.maximumNestingDepth + 1)
         var owedTotal = 1
-        var unpacked = msgpack_unpacked()
-        msgpack_unpacked_init(&unpacked)
-        defer { msgpack_unpacked_destroy(&unpacked) }
+        guard let zone = given ?? msgpack_zone_new(Int(MSGPACK_ZONE_CHUNK_SIZE)) else { throw .outOfMemory }
+        defer { if given == nil { msgpack_zone_free(zone) } }
+        var element = msgpack_object()
 
         while true {
             while let last = owed.last, last == 0 { owed.removeLast() }
@@ -155,12 +159,11 @@ enum InputGuard {
                 continue
             }
 
-            var consumed = 0
-            let start = (base + offset).assumingMemoryBound(to: CChar.self)
-            let status = msgpack_unpack_next(&unpacked, start, total - offset, &consumed)
+            var end = offset
+            let status = msgpack_unpack(base.assumingMemoryBound(to: CChar.self), total, &end, zone, &element)
             switch status {
             case MSGPACK_UNPACK_SUCCESS, MSGPACK_UNPACK_EXTRA_BYTES:
-                offset += consumed
+                offset = end
             case MSGPACK_UNPACK_CONTINUE:
                 throw .truncated(offset: offset)
             case MSGPACK_UNPACK_NOMEM_ERROR:

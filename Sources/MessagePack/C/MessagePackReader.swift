@@ -46,7 +46,7 @@ public final class MessagePackReader {
                                root: inout msgpack_object) throws(InputGuard.Failure) {
         guard let base = input.baseAddress, input.count > 0 else { throw .empty }
         if !InputGuard.isPlainlySafe(input) {
-            try InputGuard.validate(input)
+            try InputGuard.validate(input, zone: zone)
         }
         var consumed = 0
         let status = msgpack_unpack(base.assumingMemoryBound(to: CChar.self), input.count, &consumed, zone, &root)
@@ -58,7 +58,7 @@ public final class MessagePackReader {
         default:
             // msgpack-c only reports a status code; let the exact walk say
             // what and where. It must fail for input msgpack-c rejected.
-            try InputGuard.validate(input)
+            try InputGuard.validate(input, zone: zone)
             throw status == MSGPACK_UNPACK_NOMEM_ERROR ? .outOfMemory : .truncated(offset: 0)
         }
     }
