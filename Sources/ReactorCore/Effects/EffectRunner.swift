@@ -198,10 +198,8 @@ public struct EffectRunner<Handler: EffectHandler>: Sendable {
     /// handler returned (as the task-group path reports it).
     private func runInline(_ effect: Handler.Effect, emitter: Emitter<Handler.Mutation>, timeout: Duration,
                            deadlines: any EffectDeadlines, run: EffectRun, generation: UInt64) async throws -> Bool {
-        let race = AttemptRace()
-        let token = deadlines.schedule(after: timeout) {
-            if race.claim(.timedOut) { run.interrupt(generation: generation) }
-        }
+        let race = AttemptRace(run: run, generation: generation)
+        let token = deadlines.schedule(after: timeout) { race.timeOut() }
         let result: Result<Void, any Error>
         do {
             try await handler.run(effect, emit: emitter)

@@ -11,7 +11,7 @@ import Testing
     @Test func aJobThatEmitsOnceAndEndsInTheBatchIsOneDone() {
         var batch = ReportBatch()
         #expect(batch.emit(job, run: 1, emitIndex: 0, payload: [0xa0]) == nil)
-        #expect(batch.end(job, outcome: .done(emitCount: 1)) == [.doneWithEmit(job: job, emitCount: 1, payload: [0xa0])])
+        #expect(batch.end(job, outcome: .done(emitCount: 1)).messages == [.doneWithEmit(job: job, emitCount: 1, payload: [0xa0])])
         #expect(batch.isEmpty)
         #expect(batch.close { _, _ in true }.isEmpty)
     }
@@ -21,7 +21,7 @@ import Testing
         #expect(batch.emit(job, run: 1, emitIndex: 0, payload: [0]) == nil)
         #expect(batch.emit(job, run: 1, emitIndex: 1, payload: [1]) == .emit(job: job, emitIndex: 0, payload: [0]))
         #expect(batch.emit(job, run: 1, emitIndex: 2, payload: [2]) == .emit(job: job, emitIndex: 1, payload: [1]))
-        #expect(batch.end(job, outcome: .done(emitCount: 3)) == [.doneWithEmit(job: job, emitCount: 3, payload: [2])])
+        #expect(batch.end(job, outcome: .done(emitCount: 3)).messages == [.doneWithEmit(job: job, emitCount: 3, payload: [2])])
     }
 
     @Test func aJobStillRunningAtTheEndOfTheBatchSendsItsEmitThen() {
@@ -31,7 +31,7 @@ import Testing
         #expect(batch.close { _, _ in true } == [.emit(job: job, emitIndex: 0, payload: [8]), .emit(job: other, emitIndex: 0, payload: [9])])
         #expect(batch.isEmpty)
         // The next batch's end is a plain done: its mutation went already.
-        #expect(batch.end(job, outcome: .done(emitCount: 1)) == [.done(job: job, emitCount: 1)])
+        #expect(batch.end(job, outcome: .done(emitCount: 1)).messages == [.done(job: job, emitCount: 1)])
     }
 
     @Test func anAbandonedRunsHeldEmitIsDropped() {
@@ -49,14 +49,14 @@ import Testing
         // as sent, so it can fail the job for the gap.
         var batch = ReportBatch()
         _ = batch.emit(job, run: 1, emitIndex: 3, payload: [3])
-        #expect(batch.end(job, outcome: .done(emitCount: 2)) == [.emit(job: job, emitIndex: 3, payload: [3]), .done(job: job, emitCount: 2)])
+        #expect(batch.end(job, outcome: .done(emitCount: 2)).messages == [.emit(job: job, emitIndex: 3, payload: [3]), .done(job: job, emitCount: 2)])
     }
 
     @Test func aFailureSendsTheHeldEmitFirst() {
         var batch = ReportBatch()
         _ = batch.emit(job, run: 1, emitIndex: 0, payload: [1])
         let failure = EffectFailure(message: "gave up", attempts: 3)
-        #expect(batch.end(job, outcome: .failed(failure)) == [.emit(job: job, emitIndex: 0, payload: [1]), .failed(job: job, failure: failure)])
-        #expect(batch.end(other, outcome: .done(emitCount: 0)) == [.done(job: other, emitCount: 0)])
+        #expect(batch.end(job, outcome: .failed(failure)).messages == [.emit(job: job, emitIndex: 0, payload: [1]), .failed(job: job, failure: failure)])
+        #expect(batch.end(other, outcome: .done(emitCount: 0)).messages == [.done(job: other, emitCount: 0)])
     }
 }

@@ -32,21 +32,29 @@ struct ReportBatch {
         held.updateValue(Held(run: run, emitIndex: emitIndex, payload: payload), forKey: job)?.emit(of: job)
     }
 
+    /// What ends a job: the emit held for it, sent first (`nil` when none is held, or when it
+    /// rides in the `done`), then the report. A value, not an array: one ends every job.
+    struct Ending: Equatable {
+        let emit: WorkerMessage?
+        let report: WorkerMessage
+
+        /// Both, in the order they are sent.
+        var messages: [WorkerMessage] { (emit.map { [$0] } ?? []) + [report] }
+    }
+
     /// The messages that end `job`, whose run reported `outcome`: one `done` carrying the held
     /// emit when it is the job's last, else the held emit (if any) and then the report.
-    mutating func end(_ job: JobID, outcome: EffectOutcome) -> [WorkerMessage] {
+    mutating func end(_ job: JobID, outcome: EffectOutcome) -> Ending {
         let last = held.removeValue(forKey: job)
-        let report: WorkerMessage
         switch outcome {
         case .done(let emitCount):
             if let last, last.emitIndex &+ 1 == emitCount {
-                return [.doneWithEmit(job: job, emitCount: emitCount, payload: last.payload)]
+                return Ending(emit: nil, report: .doneWithEmit(job: job, emitCount: emitCount, payload: last.payload))
             }
-            report = .done(job: job, emitCount: emitCount)
+            return Ending(emit: last?.emit(of: job), report: .done(job: job, emitCount: emitCount))
         case .failed(let failure):
-            report = .failed(job: job, failure: failure)
+            return Ending(emit: last?.emit(of: job), report: .failed(job: job, failure: failure))
         }
-        return (last.map { [$0.emit(of: job)] } ?? []) + [report]
     }
 
     /// Ends the batch: the emits still held, of the jobs for which `isCurrent(job, run)` (the

@@ -74,10 +74,10 @@ extension WorkerLoop {
         case .finished(let run, let job, let outcome, let elapsed):
             guard running[job]?.run == run else { return }
             running[job] = nil
-            for message in reports.end(job, outcome: outcome) {
-                if case .doneWithEmit = message { tally.combinedReports += 1 }
-                try report(message)
-            }
+            let ending = reports.end(job, outcome: outcome)
+            if let emit = ending.emit { try report(emit) }
+            if case .doneWithEmit = ending.report { tally.combinedReports += 1 }
+            try report(ending.report)
             switch outcome {
             case .done(let emitCount):
                 tally.jobsDone += 1
