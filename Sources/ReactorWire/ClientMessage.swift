@@ -175,10 +175,7 @@ package enum AuthorityReply: Sendable, Equatable {
                 return .features(requestID: try header.uint(0, "request_id"), features: try header.strings(1, "features"))
             case "acks":
                 guard frames.count == 2 else { throw .malformed("acks needs a header and a body frame") }
-                try header.expect(fields: 1)
-                let count = try header.uint(0, "count")
-                guard count >= 1 else { throw .malformed("acks.count must be at least 1") }
-                return .acks(try AckBatch.read(frames[1], count: count))
+                return .acks(try AckBatch.read(frames[1], count: try header.batchCount()))
             default:
                 throw ProtocolError(.unknownKind, "unknown kind '\(header.kind)' from the authority")
             }

@@ -147,6 +147,15 @@ struct WireHeader {
         return result
     }
 
+    /// The element count of a batched message (`jobs`, `reports`, `acks`): the header's only
+    /// field, at least 1; its body frame holds that many elements.
+    func batchCount() throws(ProtocolError) -> UInt64 {
+        try expect(fields: 1)
+        let count = try uint(0, "count")
+        guard count >= 1 else { throw .malformed("\(kind).count must be at least 1") }
+        return count
+    }
+
     func strings(_ index: Int, _ name: String) throws(ProtocolError) -> [String] {
         guard let items = field(index), let count = items.arrayCount else {
             throw .malformed("\(kind).\(name) must be an array of strings")

@@ -86,10 +86,7 @@ package enum WorkerMessage: Sendable, Equatable {
                 try header.expect(fields: 2)
                 return .features(try header.strings(0, "features"), maxMessageBytes: try header.uint(1, "max_message_bytes"))
             case "reports":
-                try header.expect(fields: 1)
-                let count = try header.uint(0, "count")
-                guard count >= 1 else { throw .malformed("reports.count must be at least 1") }
-                return .reports(try JobReports.read(frames[1], count: count))
+                return .reports(try JobReports.read(frames[1], count: try header.batchCount()))
             default:
                 throw ProtocolError(.unknownKind, "unknown kind '\(header.kind)' on the workers socket")
             }
@@ -181,10 +178,7 @@ package enum AuthorityToWorker: Sendable, Equatable {
                 return .job(try WorkerMessage.job(header), kind: try header.string(2, "kind"), payload: frames[1])
             case "jobs":
                 guard frames.count == 2 else { throw .malformed("jobs needs a header and a body frame") }
-                try header.expect(fields: 1)
-                let count = try header.uint(0, "count")
-                guard count >= 1 else { throw .malformed("jobs.count must be at least 1") }
-                return .jobs(try JobBatch.read(frames[1], count: count))
+                return .jobs(try JobBatch.read(frames[1], count: try header.batchCount()))
             case "heartbeat":
                 // Read leniently, as every release did: a list this worker cannot read names nothing.
                 let features = header.fieldCount >= 1 ? (try? header.strings(0, "features")) ?? [] : []

@@ -126,6 +126,15 @@ struct BenchClientPeer {
         var lastAnswer = MonotonicClock.milliseconds()
         var nextProgress = options.progressEvery
 
+        /// Counts one ack (alone or in an `acks` message), with its sample when recording.
+        func record(clientSeq: UInt64, version: UInt64) {
+            acked += 1
+            lastVersion = max(lastVersion, version)
+            if options.recordSamples, clientSeq >= 1, Int(clientSeq) < sendTimes.count {
+                samples.append((sendTimes[Int(clientSeq)], MonotonicClock.nanoseconds(), version))
+            }
+        }
+
         while acked + errors < target {
             while sent < target && sent - (acked + errors) < options.window {
                 if let raw, sent.isMultiple(of: options.roundSize) {
@@ -153,22 +162,13 @@ struct BenchClientPeer {
             var answered = false
             while let frames = try socket.tryReceiveMultipart() {
                 answered = true
-                let reply = try? AuthorityReply(frames: frames)
-                let acks: [AckBatch.Entry]
-                switch reply {
-                case .ack(let clientSeq, let actionSeq, let version): acks = [AckBatch.Entry(clientSeq: clientSeq, actionSeq: actionSeq, version: version)]
-                case .acks(let entries): acks = entries
-                default: acks = []
-                }
-                if !acks.isEmpty { ackBytes += frames.reduce(0) { $0 + $1.count } }
-                for ack in acks {
-                    acked += 1
-                    lastVersion = max(lastVersion, ack.version)
-                    if options.recordSamples, ack.clientSeq >= 1, Int(ack.clientSeq) < sendTimes.count {
-                        samples.append((sendTimes[Int(ack.clientSeq)], MonotonicClock.nanoseconds(), ack.version))
-                    }
-                }
-                switch reply {
+                switch try? AuthorityReply(frames: frames) {
+                case .ack(let clientSeq, _, let version):
+                    ackBytes += frames.reduce(0) { $0 + $1.count }
+                    record(clientSeq: clientSeq, version: version)
+                case .acks(let entries):
+                    ackBytes += frames.reduce(0) { $0 + $1.count }
+                    for ack in entries { record(clientSeq: ack.clientSeq, version: ack.version) }
                 case .error(_, let code, let message):
                     errors += 1
                     if firstError == nil { firstError = "\(code.rawValue): \(message)" }

@@ -3,19 +3,6 @@ import ReactorCore
 @testable import ReactorWire
 import Testing
 
-/// A header `[1, kind, count]`, as `jobs` and `reports` have.
-func countHeader(_ kind: String, _ count: Int) -> [UInt8] {
-    HeaderWriter().header(kind, { $0.packUInt(UInt64(count)) }, count: 1)
-}
-
-/// A body of one element, packed by `fill`.
-func bodyOfOne(_ fill: (MessagePackWriter) -> Void) -> [UInt8] {
-    let writer = MessagePackWriter()
-    writer.packArrayHeader(1)
-    fill(writer)
-    return writer.bytes
-}
-
 /// A `jobs` message carries its jobs exactly, in order, in one body frame; a worker's
 /// `features` names what it reads; anything else in their place is a typed `malformed` error.
 @Suite struct JobBatchMessageTests {
@@ -65,14 +52,7 @@ func bodyOfOne(_ fill: (MessagePackWriter) -> Void) -> [UInt8] {
             [header(1), element { $0.packArrayHeader(4); $0.packInt(-1); $0.packUInt(0); $0.packString("k"); $0.packBinary([]) }],
             [header(1), element { $0.packArrayHeader(4); $0.packUInt(1); $0.packUInt(0); $0.packString(String(repeating: "k", count: 1_025)); $0.packBinary([]) }],
         ]
-        for frames in wrongShapes {
-            #expect(throws: ProtocolError.self) { try AuthorityToWorker(frames: frames) }
-            do {
-                _ = try AuthorityToWorker(frames: frames)
-            } catch {
-                #expect(error.code == .malformed, "\(error)")
-            }
-        }
+        expectMalformed(wrongShapes) { frames throws(ProtocolError) in try AuthorityToWorker(frames: frames) }
         // A worker's `features` is an array of strings and its largest frame, nothing else.
         let notStrings = writer.header("features", { $0.packArrayHeader(1); $0.packUInt(1); $0.packUInt(1_024) }, count: 2)
         let noLimit = writer.header("features", { $0.packArrayHeader(0) }, count: 1)
@@ -143,13 +123,6 @@ func bodyOfOne(_ fill: (MessagePackWriter) -> Void) -> [UInt8] {
             [header(1), element { $0.packArrayHeader(5); $0.packUInt(1); $0.packUInt(0); $0.packString("done"); $0.packUInt(1 << 32); $0.packNil() }],
             [header(1), element { $0.packArrayHeader(5); $0.packUInt(1); $0.packUInt(0); $0.packString("emit"); $0.packUInt(1); $0.packString("text") }],
         ]
-        for frames in wrongShapes {
-            do {
-                _ = try WorkerMessage(frames: frames)
-                Issue.record("accepted \(frames)")
-            } catch {
-                #expect(error.code == .malformed, "\(error)")
-            }
-        }
+        expectMalformed(wrongShapes) { frames throws(ProtocolError) in try WorkerMessage(frames: frames) }
     }
 }

@@ -52,11 +52,9 @@ package final class AuthorityEngine<R: Reactor> {
     /// Workers that said (this session) that they read `jobs` messages, with the largest frame
     /// each reads: their jobs of a turn go as one message (``WorkerJobBatches``).
     private var jobBatchReaders: [PeerID: Int] = [:]
-    /// The client connections (routing ids) that read `acks` messages: the most recent
-    /// ``ackBatchReaderCapacity`` or more (``RecentSet``); a forgotten one gets plain `ack`s.
-    @exclusivity(unchecked) private var ackBatchReaders = RecentSet<[UInt8]>(capacity: AuthorityEngine.ackBatchReaderCapacity)
-    /// Client connections remembered as reading `acks` per round of ``RecentSet``.
-    static var ackBatchReaderCapacity: Int { 65_536 }
+    /// The client connections (routing ids) that read `acks` messages: at least the 65,536 used
+    /// most recently (``RecentSet``); a forgotten one gets plain `ack`s.
+    @exclusivity(unchecked) private var ackBatchReaders = RecentSet<[UInt8]>(capacity: 65_536)
     /// Set while a journaled record is replayed (``replay(_:migrated:collectingApplied:)``): the
     /// record is not journaled again, and its applied mutations go to ``Outbox/applied`` only
     /// when the caller collects them.
@@ -184,10 +182,12 @@ package final class AuthorityEngine<R: Reactor> {
             handleSnapshotChunk(envelope, id: id, version: version, offset: offset, maxBytes: maxBytes, now: now)
         case .features(let id, let features):
             // A REQ peer's envelope has a delimiter: it reads one reply per request, never a batch.
-            if envelope.count == 1, let routingID = envelope.first {
-                if features.contains(ClientFeature.acks) { ackBatchReaders.insert(routingID) } else { ackBatchReaders.remove(routingID) }
+            guard envelope.count == 1, let routingID = envelope.first else {
+                reply(envelope, .features(requestID: id, features: []))
+                return
             }
-            reply(envelope, .features(requestID: id, features: envelope.count == 1 ? AuthorityFeature.forClients : []))
+            if features.contains(ClientFeature.acks) { ackBatchReaders.insert(routingID) } else { ackBatchReaders.remove(routingID) }
+            reply(envelope, .features(requestID: id, features: AuthorityFeature.forClients))
         }
     }
 

@@ -16,7 +16,7 @@ struct TurnBatches<Key: Hashable, Entry> {
         let limit: Int
     }
 
-    private(set) var batches: [Batch] = []
+    private var batches: [Batch] = []
     /// The batch each peer's next entry joins.
     private var open: [Key: Int] = [:]
     /// The peer of the last entry and its open batch, checked before hashing: entries for one
