@@ -4,8 +4,13 @@ import Testing
 
 /// `EffectRunner.start` with a deadline service: a run's attempts share one task, an attempt
 /// that times out hands the run on to a new task, and the run's handle reaches whichever task
-/// runs now. Deadlines pass when the test fires them, so every order here is exact.
+/// runs now. Deadlines pass when the test fires them, so every order here is exact. Each test
+/// runs twice: with tasks of the run's own, and with tasks reused from a pool
+/// (`reusableTasks`), which must behave exactly alike.
 @Suite struct EffectRunStartTests {
+    /// Tasks of the run's own; tasks from a pool keeping up to 4.
+    static let taskReuse = [0, 4]
+
     /// A run's outcomes (exactly one is expected), the attempts its handler began and what they emitted.
     final class Record: Sendable {
         private let state = Mutex<(outcomes: [EffectOutcome], attempts: Int, emits: [Int], placements: [Bool])>(([], 0, [], []))
@@ -48,26 +53,27 @@ import Testing
     private static let retrying = RetryPolicy(maxAttempts: 3, initialBackoff: .milliseconds(1), timeout: .seconds(30))
 
     private func start(_ record: Record, hangIn: Set<Int> = [], policy: RetryPolicy = Self.retrying, deadlines: ManualDeadlines,
-                       executor: ForwardingExecutor? = nil, probe: ForwardingExecutor? = nil,
+                       executor: ForwardingExecutor? = nil, probe: ForwardingExecutor? = nil, reusableTasks: Int,
                        prepare: @escaping @Sendable () -> Result<Int, EffectFailure> = { .success(7) }) -> EffectRun {
-        EffectRunner(handler: Hanging(record: record, hangIn: hangIn, probe: probe), policy: policy, deadlines: deadlines, executor: executor)
+        EffectRunner(handler: Hanging(record: record, hangIn: hangIn, probe: probe), policy: policy, deadlines: deadlines, executor: executor,
+                     reusableTasks: reusableTasks)
             .start(preparing: prepare, sink: { _, value in record.emitted(value) }, completion: record.ended)
     }
 
-    @Test func aQuickRunEndsOnceWithItsEmitsAndLeavesNoDeadline() async {
+    @Test(arguments: EffectRunStartTests.taskReuse) func aQuickRunEndsOnceWithItsEmitsAndLeavesNoDeadline(reusableTasks: Int) async {
         let deadlines = ManualDeadlines()
         let record = Record()
-        _ = start(record, deadlines: deadlines)
+        _ = start(record, deadlines: deadlines, reusableTasks: reusableTasks)
         #expect(await eventually { !record.outcomes.isEmpty })
         #expect(record.outcomes == [.done(emitCount: 1)])
         #expect(record.emits == [71])
         #expect(deadlines.pendingCount == 0)
     }
 
-    @Test func anAttemptThatTimesOutIsFollowedInANewTaskThatSucceeds() async {
+    @Test(arguments: EffectRunStartTests.taskReuse) func anAttemptThatTimesOutIsFollowedInANewTaskThatSucceeds(reusableTasks: Int) async {
         let deadlines = ManualDeadlines()
         let record = Record()
-        _ = start(record, hangIn: [1], deadlines: deadlines)
+        _ = start(record, hangIn: [1], deadlines: deadlines, reusableTasks: reusableTasks)
         #expect(await eventually { record.attempts == 1 && deadlines.pendingCount == 1 })
         deadlines.fireAll()
         #expect(await eventually { !record.outcomes.isEmpty })
@@ -78,11 +84,11 @@ import Testing
         #expect(deadlines.pendingCount == 0)
     }
 
-    @Test func theLastAttemptTimingOutFailsTheRunWithTheTimeout() async {
+    @Test(arguments: EffectRunStartTests.taskReuse) func theLastAttemptTimingOutFailsTheRunWithTheTimeout(reusableTasks: Int) async {
         let deadlines = ManualDeadlines()
         let record = Record()
         let policy = RetryPolicy(maxAttempts: 2, initialBackoff: .milliseconds(1), timeout: .milliseconds(250))
-        _ = start(record, hangIn: [1, 2], policy: policy, deadlines: deadlines)
+        _ = start(record, hangIn: [1, 2], policy: policy, deadlines: deadlines, reusableTasks: reusableTasks)
         for attempt in 1...2 {
             #expect(await eventually { record.attempts == attempt && deadlines.pendingCount == 1 })
             deadlines.fireAll()
@@ -92,10 +98,10 @@ import Testing
         #expect(record.emits == [])
     }
 
-    @Test func cancellingReachesTheAttemptThatRunsInTheNewTask() async {
+    @Test(arguments: EffectRunStartTests.taskReuse) func cancellingReachesTheAttemptThatRunsInTheNewTask(reusableTasks: Int) async {
         let deadlines = ManualDeadlines()
         let record = Record()
-        let run = start(record, hangIn: [1, 2], deadlines: deadlines)
+        let run = start(record, hangIn: [1, 2], deadlines: deadlines, reusableTasks: reusableTasks)
         #expect(await eventually { record.attempts == 1 && deadlines.pendingCount == 1 })
         deadlines.fireAll()
         #expect(await eventually { record.attempts == 2 && deadlines.pendingCount == 1 })
@@ -106,11 +112,11 @@ import Testing
         #expect(deadlines.pendingCount == 0)
     }
 
-    @Test func cancellingDuringTheBackoffStartsNoFurtherAttempt() async {
+    @Test(arguments: EffectRunStartTests.taskReuse) func cancellingDuringTheBackoffStartsNoFurtherAttempt(reusableTasks: Int) async {
         let deadlines = ManualDeadlines()
         let record = Record()
         let policy = RetryPolicy(maxAttempts: 3, initialBackoff: .seconds(600), timeout: .seconds(30))
-        let run = start(record, hangIn: [1], policy: policy, deadlines: deadlines)
+        let run = start(record, hangIn: [1], policy: policy, deadlines: deadlines, reusableTasks: reusableTasks)
         #expect(await eventually { record.attempts == 1 && deadlines.pendingCount == 1 })
         deadlines.fireAll()
         // The new task sleeps out the 600 s backoff before attempt 2; cancelling ends the run.
@@ -121,11 +127,11 @@ import Testing
         #expect(record.attempts == 1)
     }
 
-    @Test func aPreparationThatFailsEndsTheRunWithoutAnAttempt() async {
+    @Test(arguments: EffectRunStartTests.taskReuse) func aPreparationThatFailsEndsTheRunWithoutAnAttempt(reusableTasks: Int) async {
         let deadlines = ManualDeadlines()
         let record = Record()
         let refused = EffectFailure(message: "does not decode", attempts: 0)
-        _ = start(record, deadlines: deadlines, prepare: { .failure(refused) })
+        _ = start(record, deadlines: deadlines, reusableTasks: reusableTasks, prepare: { .failure(refused) })
         #expect(await eventually { !record.outcomes.isEmpty })
         #expect(record.outcomes == [.failed(refused)])
         #expect(record.attempts == 0)
@@ -145,8 +151,8 @@ import Testing
         #expect(deadlines.pendingCount == 0)
     }
 
-    @Test func aTimeoutThatArrivesLateLeavesTheNextTaskAlone() async {
-        let run = EffectRun()
+    @Test(arguments: EffectRunStartTests.taskReuse) func aTimeoutThatArrivesLateLeavesTheNextTaskAlone(reusableTasks: Int) async {
+        let run = EffectRun(pool: reusableTasks > 0 ? EffectTaskPool(executor: nil, idleLimit: reusableTasks) : nil)
         let first = Mutex<Bool?>(nil), second = Mutex<Bool?>(nil)
         #expect(run.launch { _ in first.withLock { $0 = Task.isCancelled } })
         #expect(await eventually { first.withLock { $0 } != nil })
@@ -175,11 +181,11 @@ import Testing
         }
     }
 
-    @Test func everyTaskOfARunPrefersTheRunnersExecutorAlsoAfterATimeout() async {
+    @Test(arguments: EffectRunStartTests.taskReuse) func everyTaskOfARunPrefersTheRunnersExecutorAlsoAfterATimeout(reusableTasks: Int) async {
         let deadlines = ManualDeadlines()
         let record = Record()
         let executor = ForwardingExecutor()
-        _ = start(record, hangIn: [1], deadlines: deadlines, executor: executor, probe: executor)
+        _ = start(record, hangIn: [1], deadlines: deadlines, executor: executor, probe: executor, reusableTasks: reusableTasks)
         #expect(await eventually { record.placements.count == 1 && deadlines.pendingCount == 1 })
         deadlines.fireAll()
         #expect(await eventually { !record.outcomes.isEmpty })
@@ -189,11 +195,11 @@ import Testing
         #expect(executor.enqueued.load(ordering: .relaxed) >= 2)
     }
 
-    @Test func withoutAnExecutorARunsTasksPreferNone() async {
+    @Test(arguments: EffectRunStartTests.taskReuse) func withoutAnExecutorARunsTasksPreferNone(reusableTasks: Int) async {
         let deadlines = ManualDeadlines()
         let record = Record()
         let executor = ForwardingExecutor()
-        _ = start(record, deadlines: deadlines, probe: executor)
+        _ = start(record, deadlines: deadlines, probe: executor, reusableTasks: reusableTasks)
         #expect(await eventually { !record.outcomes.isEmpty })
         #expect(record.placements == [false])
         #expect(executor.enqueued.load(ordering: .relaxed) == 0)

@@ -9,29 +9,40 @@ import Synchronization
 /// task that runs now, and a cancelled run starts no further task.
 public final class EffectRun: Sendable {
     private struct State {
-        var task: Task<Void, Never>?
+        /// The task that runs the run's work now: its own, or one of a pool's.
+        var task: RunTask?
         /// How many tasks the run has had: a timeout interrupts only the task it was set in.
         var generation: UInt64 = 0
         var isCancelled = false
     }
 
-    private let state = Mutex(State())
-    /// The executor the run's tasks prefer; `nil`: the global concurrent executor.
-    private let executor: (any TaskExecutor)?
+    /// A task of the run's own, or a pool's task lent for one generation.
+    private enum RunTask {
+        case own(Task<Void, Never>)
+        case pooled(EffectTaskPool.PooledTask)
+    }
 
-    /// Creates a run that has no task yet; ``EffectRunner`` gives it one, preferring `executor`.
-    init(executor: (any TaskExecutor)? = nil) {
+    private let state = Mutex(State())
+    /// The executor the run's own tasks prefer; `nil`: the global concurrent executor.
+    private let executor: (any TaskExecutor)?
+    /// Where the run's work runs instead of tasks of its own, when given.
+    private let pool: EffectTaskPool?
+
+    /// Creates a run that has no task yet; ``EffectRunner`` gives it one: a task of `pool`, or
+    /// else a new task preferring `executor`.
+    init(executor: (any TaskExecutor)? = nil, pool: EffectTaskPool? = nil) {
         self.executor = executor
+        self.pool = pool
     }
 
     /// Cancels the run: the running attempt sees its task cancelled, no further attempt starts,
     /// and the run ends with a "cancelled" failure unless it had ended already.
     public func cancel() {
-        let task = state.withLock { state in
+        let (task, generation) = state.withLock { state in
             state.isCancelled = true
-            return state.task
+            return (state.task, state.generation)
         }
-        task?.cancel()
+        cancel(task, generation: generation)
     }
 
     /// Whether ``cancel()`` was called.
@@ -47,7 +58,11 @@ public final class EffectRun: Sendable {
             guard !state.isCancelled else { return false }
             state.generation &+= 1
             let generation = state.generation
-            state.task = Task(executorPreference: executor) { await body(generation) }
+            if let pool {
+                state.task = .pooled(pool.start(EffectTaskPool.Work(run: self, generation: generation, body: body)))
+            } else {
+                state.task = .own(Task(executorPreference: executor) { await body(generation) })
+            }
             return true
         }
     }
@@ -56,6 +71,16 @@ public final class EffectRun: Sendable {
     /// (the timeout may come after its attempt has already moved on to a new task).
     func interrupt(generation: UInt64) {
         let task = state.withLock { $0.generation == generation ? $0.task : nil }
-        task?.cancel()
+        cancel(task, generation: generation)
+    }
+
+    /// Cancels `task` if it still runs this run's work of `generation` (a pool's task may have
+    /// moved on to another run's: then it is left alone).
+    private func cancel(_ task: RunTask?, generation: UInt64) {
+        switch task {
+        case .own(let task): task.cancel()
+        case .pooled(let task): task.cancel(self, generation: generation)
+        case nil: break
+        }
     }
 }

@@ -30,15 +30,32 @@ public struct EffectRunner<Handler: EffectHandler>: Sendable {
     /// `nil`: the global concurrent executor. A worker node passes its loop's executor, so that
     /// a job's code runs between the loop's socket reads instead of on another thread.
     public let executor: (any TaskExecutor)?
+    /// Tasks kept from finished runs for the next ones, when the runner reuses tasks.
+    let pool: EffectTaskPool?
 
     /// Creates a runner; `deadlines`, when given, times out every attempt, and `executor`, when
     /// given, is where runs execute (see the type's documentation and ``executor``).
+    ///
+    /// `reusableTasks` above 0 makes runs started with ``start(preparing:sink:completion:)``
+    /// share long-lived tasks: a task whose run's work returned waits for the next run's,
+    /// and up to that many wait at once. A runtime that starts many short runs (a worker: one
+    /// per job) saves creating and destroying a task per run. Their work then does not inherit
+    /// the task-local values or the priority of the code that starts them; a task that a run
+    /// cancelled is never reused. Call ``retireIdleTasks()`` when done with the runner.
     public init(handler: Handler, policy: RetryPolicy = .standard, deadlines: (any EffectDeadlines)? = nil,
-                executor: (any TaskExecutor)? = nil) {
+                executor: (any TaskExecutor)? = nil, reusableTasks: Int = 0) {
         self.handler = handler
         self.policy = policy
         self.deadlines = deadlines
         self.executor = executor
+        self.pool = reusableTasks > 0 ? EffectTaskPool(executor: executor, idleLimit: reusableTasks) : nil
+    }
+
+    /// Ends the tasks kept for reuse, and each task still running when its work returns (see
+    /// `reusableTasks` in ``init(handler:policy:deadlines:executor:reusableTasks:)``); runs
+    /// started later get tasks of their own. Does nothing for a runner that does not reuse tasks.
+    public func retireIdleTasks() {
+        pool?.retireIdle()
     }
 
     /// Runs `effect` until it succeeds or the policy gives up, passing every emit to `sink`.
@@ -75,7 +92,7 @@ public struct EffectRunner<Handler: EffectHandler>: Sendable {
         sink: @escaping @Sendable (_ emitIndex: UInt32, _ mutation: Handler.Mutation) async -> Void,
         completion: @escaping @Sendable (EffectOutcome) -> Void
     ) -> EffectRun {
-        let run = EffectRun(executor: executor)
+        let run = EffectRun(executor: executor, pool: pool)
         start(run, preparing: prepare, sink: sink, completion: completion)
         return run
     }

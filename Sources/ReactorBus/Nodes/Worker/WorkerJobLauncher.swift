@@ -4,7 +4,8 @@ import ReactorLog
 import Synchronization
 import ZeroMQ
 
-/// Starts jobs as Swift tasks, one per job: decodes the effect, runs it with retries, encodes
+/// Runs each job in a Swift task of its own while it runs (one kept from an earlier job when one
+/// waits: the worker's runner reuses tasks): decodes the effect, runs it with retries, encodes
 /// each emitted mutation and posts everything to the loop thread's mailbox, in order.
 ///
 /// All the MessagePack work happens in the task: on the loop thread between its socket reads
@@ -28,7 +29,8 @@ where Handler.Effect == R.Effect, Handler.Mutation == R.Mutation {
     let decoder = MessagePackDecoder()
     let encoder = MessagePackEncoder()
 
-    /// Starts one job in a task of its own; cancelling the returned run cancels the effect.
+    /// Starts one job in a task (a waiting one, else a new one); cancelling the returned run
+    /// cancels the effect.
     /// Its duration counts from here, so it includes the wait for a thread.
     func launch(run: UInt64, job: JobID, kind: String, payload: [UInt8]) -> EffectRun {
         // One object per job that the three closures share: each closure captures only it, so

@@ -123,8 +123,12 @@ where Handler.Effect == R.Effect, Handler.Mutation == R.Mutation {
 
     /// Runs turns until the worker stops, then says `bye` and closes the socket.
     func run() {
-        // Tasks cancelled by the stop, and any resumed later, finish on the pool: none is stranded.
-        defer { executor?.moveToPool() }
+        // Tasks cancelled by the stop, and any resumed later, finish on the pool: none is stranded;
+        // the tasks kept for later jobs end.
+        defer {
+            launcher.runner.retireIdleTasks()
+            executor?.moveToPool()
+        }
         var graceful = true
         while true {
             do {

@@ -1,0 +1,134 @@
+import Synchronization
+import Testing
+@testable import ReactorCore
+
+/// Runs that reuse tasks (`reusableTasks`): a finished run's task takes the next run's work, a
+/// run's cancellation reaches only its own work, and a cancelled task is never reused.
+@Suite struct EffectTaskPoolTests {
+    /// Effects that wait, when `holds` says so, until the test opens the gate; each records
+    /// whether its task was cancelled when it went on, and emits its own number.
+    final class Gated: EffectHandler, Sendable {
+        private let state = Mutex<(open: Set<Int>, entered: Set<Int>, sawCancelled: [Int: Bool])>(([], [], [:]))
+        let holds: Set<Int>
+
+        init(holding holds: Set<Int> = []) { self.holds = holds }
+
+        func open(_ effect: Int) { state.withLock { _ = $0.open.insert(effect) } }
+        func sawCancelled(_ effect: Int) -> Bool? { state.withLock { $0.sawCancelled[effect] } }
+        func entered(_ effect: Int) -> Bool { state.withLock { $0.entered.contains(effect) } }
+
+        func run(_ effect: Int, emit: Emitter<Int>) async throws {
+            state.withLock { _ = $0.entered.insert(effect) }
+            if holds.contains(effect) {
+                while !state.withLock({ $0.open.contains(effect) }) {
+                    try await Task.sleep(for: .milliseconds(1))
+                }
+            }
+            state.withLock { $0.sawCancelled[effect] = Task.isCancelled }
+            await emit(effect)
+        }
+    }
+
+    /// Every run's outcome, by effect.
+    final class Outcomes: Sendable {
+        private let state = Mutex<[Int: [EffectOutcome]]>([:])
+        func ended(_ effect: Int, _ outcome: EffectOutcome) { state.withLock { $0[effect, default: []].append(outcome) } }
+        func of(_ effect: Int) -> [EffectOutcome] { state.withLock { $0[effect] ?? [] } }
+    }
+
+    private func start(_ effect: Int, on runner: EffectRunner<Gated>, _ outcomes: Outcomes) -> EffectRun {
+        runner.start(preparing: { .success(effect) }, sink: { _, _ in }, completion: { outcomes.ended(effect, $0) })
+    }
+
+    private func runner(_ handler: Gated, reusableTasks: Int = 4) -> EffectRunner<Gated> {
+        EffectRunner(handler: handler, policy: .once, reusableTasks: reusableTasks)
+    }
+
+    @Test func runsOneAfterAnotherShareOneTask() async throws {
+        let outcomes = Outcomes()
+        let runner = runner(Gated())
+        let pool = try #require(runner.pool)
+        for effect in 1 ... 3 {
+            _ = start(effect, on: runner, outcomes)
+            #expect(await eventually { outcomes.of(effect) == [.done(emitCount: 1)] && pool.idleCount == 1 })
+        }
+        #expect(pool.tasksStarted == 1)
+    }
+
+    @Test func aFinishedRunsLateCancelLeavesTheNextRunOnItsTaskAlone() async throws {
+        let outcomes = Outcomes()
+        let handler = Gated(holding: [2])
+        let runner = runner(handler)
+        let pool = try #require(runner.pool)
+        let first = start(1, on: runner, outcomes)
+        #expect(await eventually { outcomes.of(1) == [.done(emitCount: 1)] && pool.idleCount == 1 })
+        _ = start(2, on: runner, outcomes)
+        #expect(await eventually { handler.entered(2) })
+        #expect(pool.idleCount == 0)
+        // The first run's handle still names the task that now runs the second run's work.
+        first.cancel()
+        handler.open(2)
+        #expect(await eventually { !outcomes.of(2).isEmpty })
+        #expect(outcomes.of(2) == [.done(emitCount: 1)])
+        #expect(handler.sawCancelled(2) == false)
+        #expect(outcomes.of(1) == [.done(emitCount: 1)])
+        #expect(pool.tasksStarted == 1)
+        #expect(await eventually { pool.idleCount == 1 })
+    }
+
+    @Test func aCancelledRunsTaskIsNeverReused() async throws {
+        let outcomes = Outcomes()
+        let handler = Gated(holding: [1])
+        let runner = runner(handler)
+        let pool = try #require(runner.pool)
+        let first = start(1, on: runner, outcomes)
+        #expect(await eventually { handler.entered(1) })
+        first.cancel()
+        #expect(await eventually { !outcomes.of(1).isEmpty })
+        #expect(outcomes.of(1) == [.failed(EffectFailure(message: "cancelled", attempts: 1))])
+        // The cancelled task ended instead of parking: the next run gets a new one, uncancelled.
+        #expect(pool.idleCount == 0)
+        _ = start(2, on: runner, outcomes)
+        #expect(await eventually { !outcomes.of(2).isEmpty })
+        #expect(outcomes.of(2) == [.done(emitCount: 1)])
+        #expect(handler.sawCancelled(2) == false)
+        #expect(pool.tasksStarted == 2)
+    }
+
+    @Test func noMoreThanTheLimitWaitForWork() async throws {
+        let outcomes = Outcomes()
+        let handler = Gated(holding: [1, 2, 3, 4])
+        let runner = runner(handler, reusableTasks: 2)
+        let pool = try #require(runner.pool)
+        for effect in 1 ... 4 { _ = start(effect, on: runner, outcomes) }
+        #expect(pool.tasksStarted == 4)
+        for effect in 1 ... 4 { handler.open(effect) }
+        #expect(await eventually { (1 ... 4).allSatisfy { outcomes.of($0) == [.done(emitCount: 1)] } })
+        #expect(await eventually { pool.idleCount == 2 })
+        // The two parked tasks take the next two runs.
+        for effect in 5 ... 6 { _ = start(effect, on: runner, outcomes) }
+        #expect(await eventually { (5 ... 6).allSatisfy { outcomes.of($0) == [.done(emitCount: 1)] } })
+        #expect(pool.tasksStarted == 4)
+    }
+
+    @Test func retiringEndsTheWaitingTasksAndLaterRunsStillRun() async throws {
+        let outcomes = Outcomes()
+        let runner = runner(Gated())
+        let pool = try #require(runner.pool)
+        _ = start(1, on: runner, outcomes)
+        #expect(await eventually { outcomes.of(1) == [.done(emitCount: 1)] && pool.idleCount == 1 })
+        runner.retireIdleTasks()
+        #expect(pool.idleCount == 0)
+        for effect in 2 ... 3 {
+            _ = start(effect, on: runner, outcomes)
+            #expect(await eventually { outcomes.of(effect) == [.done(emitCount: 1)] })
+        }
+        // A task each, none kept.
+        #expect(pool.tasksStarted == 3)
+        #expect(pool.idleCount == 0)
+    }
+
+    @Test func aRunnerThatDoesNotReuseTasksHasNoPool() {
+        #expect(runner(Gated(), reusableTasks: 0).pool == nil)
+    }
+}
