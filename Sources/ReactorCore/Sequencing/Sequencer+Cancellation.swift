@@ -15,26 +15,44 @@
 /// has waiting. Cancelling a job that already ended does nothing.
 extension Sequencer {
     /// Applies the cancellations of the action just accepted (see the rules above).
-    @usableFromInline
+    ///
+    /// Inlinable, as the rest of `accept`: an action with jobs and nothing to cancel (the common
+    /// case) only asks each new job's effect whether it cancels in flight, in code compiled for
+    /// the reactor; the cancelling itself stays out of line.
+    @inlinable
     mutating func cancel(_ ids: [CancelID], into acceptance: inout Acceptance<R.Mutation, R.Effect>) {
-        if !ids.isEmpty {
-            let wanted = Set(ids)
-            for id in openJobs(before: JobID(actionSeq: acceptance.actionSeq, effectIndex: 0), where: { wanted.contains($0) }) {
-                cancelJob(id, into: &acceptance)
-            }
+        if !ids.isEmpty { cancelListed(ids, into: &acceptance) }
+        for index in acceptance.jobs.indices where reactor.cancelsInFlight(acceptance.jobs[index].effect) {
+            cancelInFlight(before: acceptance.jobs[index], into: &acceptance)
         }
-        let newJobs = acceptance.jobs
-        for job in newJobs where reactor.cancelsInFlight(job.effect) && ledger.open[job.id] != nil {
-            guard let cancelID = reactor.cancelID(for: job.effect) else { continue }
-            for id in openJobs(before: job.id, where: { $0 == cancelID }) {
-                cancelJob(id, into: &acceptance)
-            }
-        }
-        if !acceptance.cancelled.isEmpty {
-            let cancelled = Set(acceptance.cancelled)
-            acceptance.jobs.removeAll { cancelled.contains($0.id) }
-        }
+        if !acceptance.cancelled.isEmpty { dropCancelledJobs(from: &acceptance) }
         acceptance.version = version
+    }
+
+    /// Rule 1: the open jobs of earlier actions with one of `ids`.
+    @usableFromInline
+    mutating func cancelListed(_ ids: [CancelID], into acceptance: inout Acceptance<R.Mutation, R.Effect>) {
+        let wanted = Set(ids)
+        for id in openJobs(before: JobID(actionSeq: acceptance.actionSeq, effectIndex: 0), where: { wanted.contains($0) }) {
+            cancelJob(id, into: &acceptance)
+        }
+    }
+
+    /// Rule 2 for one new job whose effect cancels in flight: the open jobs before it with its
+    /// cancel id (nothing if the job itself was cancelled meanwhile).
+    @usableFromInline
+    mutating func cancelInFlight(before job: Job<R.Effect>, into acceptance: inout Acceptance<R.Mutation, R.Effect>) {
+        guard ledger.open[job.id] != nil, let cancelID = reactor.cancelID(for: job.effect) else { return }
+        for id in openJobs(before: job.id, where: { $0 == cancelID }) {
+            cancelJob(id, into: &acceptance)
+        }
+    }
+
+    /// The action's new jobs that its own cancellations ended run nowhere.
+    @usableFromInline
+    func dropCancelledJobs(from acceptance: inout Acceptance<R.Mutation, R.Effect>) {
+        let cancelled = Set(acceptance.cancelled)
+        acceptance.jobs.removeAll { cancelled.contains($0.id) }
     }
 
     /// Open jobs older than `limit` whose cancel id satisfies `matches`, in job order.
