@@ -133,6 +133,23 @@ import Testing
         #expect(Probe.calls - start == PlainValueMemo.limit + 11)
     }
 
+    @Test func valuesCodedInTurnBeyondTheRecentSlotsEachKeepTheirOwn() throws {
+        typealias Probe = Counted<RotateTag, Level>
+        // More values than the recent entries hold, in turn: each lookup evicts another.
+        let values: [Level] = [.low] + (1 ... 6).map { .high(Int8($0)) }
+        let inputs = try values.map { try MessagePackEncoder(remembersPlainValues: false).encode(Probe($0)) }
+        let (decoder, encoder) = (MessagePackDecoder(), MessagePackEncoder())
+        let (decodes, encodes) = (Probe.calls, Probe.encodes)
+        for _ in 0 ..< 5 {
+            for (value, input) in zip(values, inputs) {
+                #expect(try decoder.decode(Probe.self, from: input).value == value)
+                #expect(try encoder.encode(Probe(value)) == input)
+            }
+        }
+        #expect(Probe.calls - decodes == values.count)
+        #expect(Probe.encodes - encodes == values.count)
+    }
+
     @Test func eachThreadRemembersForItself() throws {
         typealias Probe = Counted<ThreadTag, Level>
         let input = try MessagePackEncoder(remembersPlainValues: false).encode(Probe(.high(3)))
@@ -187,6 +204,7 @@ private enum EncodeTag {}
 private enum BoundTag {}
 private enum ThreadTag {}
 private enum StampTag {}
+private enum RotateTag {}
 
 /// Plain and small, but opted out of the memo.
 private typealias Stamped = Counted<StampTag, Level>
