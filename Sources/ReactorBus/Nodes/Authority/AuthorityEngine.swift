@@ -22,17 +22,18 @@ package final class AuthorityEngine<R: Reactor> {
     let logger: Logger
     /// Whether journal records are collected (only with persistence).
     let isJournaling: Bool
-    // The state touched for every action (`sequencer`, `clients`, `actionClients`, `inFlight`,
-    // `metrics`, `outbox`, `ackBatchReaders`) is `@exclusivity(unchecked)`: the run-time check
-    // of each access to a class's stored property was 3.7% of the sync authority's samples.
+    // The state touched for every action or job (`sequencer`, `dispatcher`, `clients`,
+    // `actionClients`, `inFlight`, `cancelledJobs`, `metrics`, `outbox`, `jobBatchReaders`,
+    // `ackBatchReaders`) is `@exclusivity(unchecked)`: the run-time check of each access to a
+    // class's stored property was 3.7% of the sync authority's samples.
     // Safe because the engine is not `Sendable` and is driven by one loop thread, and no access
     // to these properties can overlap another: the engine's methods never call out while they
     // modify one except into the value itself (`inSequencer`, `withLedger`, `withMetrics` hand
     // the property to a closure that only calls its own methods; the sequencer calls the app's
-    // reactor, which holds no reference to the engine). The compiler still checks every access
-    // it can see statically.
+    // reactor, which holds no reference to the engine; the dispatcher calls nothing). The
+    // compiler still checks every access it can see statically.
     @exclusivity(unchecked) package internal(set) var sequencer: Sequencer<R>
-    var dispatcher: Dispatcher
+    @exclusivity(unchecked) var dispatcher: Dispatcher
     @exclusivity(unchecked) private(set) var clients: ClientLedger
     /// Client of each action that still has open jobs, by action sequence number: a ring, not
     /// a hash table (see ``SequenceWindow``), as it holds every action of a backlog.
@@ -40,7 +41,7 @@ package final class AuthorityEngine<R: Reactor> {
     @exclusivity(unchecked) private var inFlight: [String: Int] = [:]
     /// Jobs cancelled while a worker held them (the most recent ones): what their workers still
     /// send is counted as `cancelled_results_dropped`.
-    private var cancelledJobs = RecentJobs(limit: 65_536)
+    @exclusivity(unchecked) private var cancelledJobs = RecentJobs(limit: 65_536)
     /// The term (epoch) of this authority's leadership when it was elected (`--election`), named
     /// in every `pong` and `welcome` so that peers never follow an older authority again; `nil`
     /// for an authority that runs without an election.
@@ -51,7 +52,7 @@ package final class AuthorityEngine<R: Reactor> {
     @exclusivity(unchecked) var outbox = Outbox()
     /// Workers that said (this session) that they read `jobs` messages, with the largest frame
     /// each reads: their jobs of a turn go as one message (``WorkerJobBatches``).
-    private var jobBatchReaders: [PeerID: Int] = [:]
+    @exclusivity(unchecked) private var jobBatchReaders: [PeerID: Int] = [:]
     /// The client connections (routing ids) that read `acks` messages: at least the 65,536 used
     /// most recently (``RecentSet``); a forgotten one gets plain `ack`s.
     @exclusivity(unchecked) private var ackBatchReaders = RecentSet<[UInt8]>(capacity: 65_536)
@@ -421,7 +422,7 @@ package final class AuthorityEngine<R: Reactor> {
             subscriptionPlacement.forget(peer)
             return
         }
-        guard dispatcher.knows(peer) else {
+        guard withDispatcher({ $0.knows(peer) }) else {
             metrics[.unknownWorkerMessages] += 1
             toWorker(peer, .error(ref: 0, code: .unknownWorker, message: "unknown worker: send ready first"))
             return
@@ -481,7 +482,7 @@ package final class AuthorityEngine<R: Reactor> {
     /// cancelled, is not `peer`'s, or the payload is not the app's mutation.
     private func handleEmit(_ job: JobID, index: UInt32, payload: [UInt8], from peer: PeerID) {
         if dropIfCancelled(job) { return }
-        guard dispatcher.isOwner(peer, of: job) else {
+        guard withDispatcher({ $0.isOwner(peer, of: job) }) else {
             metrics[.foreignReports] += 1
             return
         }
@@ -638,6 +639,11 @@ package final class AuthorityEngine<R: Reactor> {
     /// Runs `body` on the client ledger where it is stored (see ``inSequencer(_:)``).
     @inline(__always)
     private func withLedger<T>(_ body: (inout ClientLedger) -> T) -> T { body(&clients) }
+
+    /// Runs `body` on the dispatcher where it is stored: a method called on the stored property
+    /// itself ran on a copy of the whole dispatcher (its tables retained and released), per job.
+    @inline(__always)
+    private func withDispatcher<T>(_ body: (inout Dispatcher) -> T) -> T { body(&dispatcher) }
 
     /// Counts an action whose last job ended (the sequencer says which) as applied, and frees
     /// its client's in-flight slot.
@@ -923,7 +929,7 @@ package final class AuthorityEngine<R: Reactor> {
     func send(_ assignment: Dispatcher.Assignment) {
         guard let effect = inSequencer({ $0.openEffect(assignment.job) }), let payload = encode(effect) else { return }
         // The kind was worked out (by reflection, by default) when the job was queued.
-        let kind = dispatcher.kind(ofAssigned: assignment.job) ?? sequencer.reactor.kind(of: effect)
+        let kind = withDispatcher { $0.kind(ofAssigned: assignment.job) } ?? sequencer.reactor.kind(of: effect)
         metrics[.jobsDispatched] += 1
         noteJob { $0.dispatched(assignment.job, to: dispatcher.name(of: assignment.worker)) }
         if !jobBatchReaders.isEmpty, let limit = jobBatchReaders[assignment.worker] {
