@@ -21,12 +21,12 @@ extension Reactor {
     @inlinable
     public static func _sequencerApply(job: JobID, emitIndex: UInt32, mutation: Mutation,
                                        in sequencer: inout Sequencer<Self>) throws(SequencerError) -> Progress<Mutation> {
-        try sequencer.applySpecialized(job: job, emitIndex: emitIndex, mutation: mutation)
+        try sequencer.applySpecialized(job: job, emitIndex: emitIndex, mutation: mutation).counted()
     }
 
     @inlinable
     public static func _sequencerComplete(job: JobID, emitCount: UInt32, in sequencer: inout Sequencer<Self>) throws(SequencerError) -> Progress<Mutation> {
-        try sequencer.completeSpecialized(job: job, emitCount: emitCount)
+        try sequencer.completeSpecialized(job: job, emitCount: emitCount).counted()
     }
 
     @inlinable

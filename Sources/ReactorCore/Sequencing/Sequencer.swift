@@ -156,7 +156,7 @@ public struct Sequencer<R: Reactor> {
         guard !job.isReported else { return Progress(.duplicate) }
         job.failure = error
         ledger.open[id] = job
-        return settleIfReady(id, job)
+        return settleIfReady(id, job).counted()
     }
 
     // MARK: Queries

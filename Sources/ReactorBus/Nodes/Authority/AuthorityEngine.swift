@@ -328,7 +328,7 @@ package final class AuthorityEngine<R: Reactor> {
     /// Accepts a decoded action: sequencer, client ledger, in-flight bookkeeping, jobs.
     @discardableResult
     private func accept(_ action: R.Action, client: String, seq: UInt64, payload: [UInt8], now: UInt64, dispatch: Bool) -> ClientLedger.Ack {
-        let acceptance = sequencer.accept(action)
+        let acceptance = R._sequencerAccept(action, in: &sequencer)
         let ack = ClientLedger.Ack(actionSeq: acceptance.actionSeq, version: acceptance.version)
         clients.record(client: client, seq: seq, payload: payload, ack: ack)
         // The counts, not `applied.count` or `jobs.isEmpty`: this code is not specialised for
@@ -492,7 +492,7 @@ package final class AuthorityEngine<R: Reactor> {
             return
         }
         record(.emitted(job: job, emitIndex: index, mutation: payload)) { sequencer throws(SequencerError) in
-            try sequencer.apply(job: job, emitIndex: index, mutation: mutation)
+            try R._sequencerApply(job: job, emitIndex: index, mutation: mutation, in: &sequencer)
         } payload: { payload }
     }
 
@@ -504,7 +504,7 @@ package final class AuthorityEngine<R: Reactor> {
         // A worker's messages arrive in order, so every mutation a DONE declares is here by
         // now; one that is missing was never sent (or was refused) and would hold the job
         // open for ever. The job fails instead: its contiguous mutations, then the app's hook.
-        if let received = inSequencer({ $0.receivedEmits(of: job) }), received < count {
+        if let received = inSequencer({ R._sequencerReceivedEmits(of: job, in: $0) }), received < count {
             metrics[.incompleteReports] += 1
             metrics[.jobsFailed] += 1
             let failure = EffectFailure(message: "worker reported \(count) mutation(s) but \(received) arrived", attempts: 1)
@@ -518,7 +518,7 @@ package final class AuthorityEngine<R: Reactor> {
         metrics[.jobsDone] += 1
         noteJob { $0.ended(job, .done, worker: dispatcher.name(of: peer)) }
         record(.completed(job: job, emitCount: count)) { sequencer throws(SequencerError) in
-            try sequencer.complete(job: job, emitCount: count)
+            try R._sequencerComplete(job: job, emitCount: count, in: &sequencer)
         }
     }
 
@@ -595,6 +595,15 @@ package final class AuthorityEngine<R: Reactor> {
     }
 
     private func absorb(_ progress: Progress<R.Mutation>, firstPayload: [UInt8]?) {
+        // Most DONEs apply nothing (the job's last emit did): then no generic work at all.
+        if progress.appliedCount > 0 { absorbApplied(progress, firstPayload: firstPayload) }
+        for actionSeq in progress.completedActions { completeAction(actionSeq) }
+    }
+
+    /// The mutations an event applied: counted, and queued for the feed. Out of line, as it
+    /// asks the runtime for the reactor's types on entry.
+    @inline(never)
+    private func absorbApplied(_ progress: Progress<R.Mutation>, firstPayload: [UInt8]?) {
         metrics[.mutationsApplied] += UInt64(progress.applied.count)
         for offset in 0 ..< progress.applied.count {
             let applied = progress.applied[offset]
@@ -608,7 +617,6 @@ package final class AuthorityEngine<R: Reactor> {
             let isOwn = offset == 0 && progress.applied.count == 1
             if queuesApplied { outbox.applied.append(Outbox.Applied(mutation: applied, payload: isOwn ? firstPayload : nil)) }
         }
-        for actionSeq in progress.completedActions { completeAction(actionSeq) }
     }
 
     /// Queues the mutations an accepted action applied for the feed; their payloads are encoded
@@ -629,6 +637,11 @@ package final class AuthorityEngine<R: Reactor> {
     /// Runs `body` on the sequencer where it is stored. A method of the generic `Sequencer`
     /// called on the stored property itself runs on a copy of it (the property is read into a
     /// temporary first), which retains and releases each of its tables, per call.
+    ///
+    /// The engine calls the reactor's sequencer witnesses (`R._sequencerAccept`, …) rather than
+    /// the `Sequencer` methods that forward to them: calling a method of `Sequencer<R>` from
+    /// this unspecialised code asks the runtime for that type's metadata on every call, while
+    /// `R` and its witnesses come with the engine (see Reactor+Specialization.swift).
     @inline(__always)
     private func inSequencer<T>(_ body: (inout Sequencer<R>) -> T) -> T { body(&sequencer) }
 
@@ -733,9 +746,9 @@ package final class AuthorityEngine<R: Reactor> {
             accept(action, client: client, seq: seq, payload: payload, now: 0, dispatch: false)
         case .emitted(let job, let index, let payload):
             let mutation = try decoder.decode(R.Mutation.self, from: migrated ?? payload)
-            absorb(try sequencer.apply(job: job, emitIndex: index, mutation: mutation), firstPayload: nil)
+            absorb(try R._sequencerApply(job: job, emitIndex: index, mutation: mutation, in: &sequencer), firstPayload: nil)
         case .completed(let job, let count):
-            absorb(try sequencer.complete(job: job, emitCount: count), firstPayload: nil)
+            absorb(try R._sequencerComplete(job: job, emitCount: count, in: &sequencer), firstPayload: nil)
         case .failed(let job, let failure):
             absorb(try sequencer.fail(job: job, error: failure), firstPayload: nil)
         case .schema:
@@ -927,7 +940,7 @@ package final class AuthorityEngine<R: Reactor> {
     }
 
     func send(_ assignment: Dispatcher.Assignment) {
-        guard let effect = inSequencer({ $0.openEffect(assignment.job) }), let payload = encode(effect) else { return }
+        guard let effect = inSequencer({ R._sequencerOpenEffect(assignment.job, in: $0) }), let payload = encode(effect) else { return }
         // The kind was worked out (by reflection, by default) when the job was queued.
         let kind = withDispatcher { $0.kind(ofAssigned: assignment.job) } ?? sequencer.reactor.kind(of: effect)
         metrics[.jobsDispatched] += 1
