@@ -276,27 +276,38 @@ struct Dispatcher: Sendable {
     private mutating func assignQueued(now: UInt64) -> [Assignment] {
         guard !queue.isEmpty, !workers.isEmpty else { return [] }
         var assignments: [Assignment] = []
-        while let (pending, worker) = queue.first(placedBy: { pickWorker(for: $0.kind, avoiding: $0.avoid) }) {
-            queue.popFirst(ofKind: pending.kind)
+        while let (pending, worker) = queue.popFirst(placedBy: { Self.pickWorker(in: workers, for: $0.kind, avoiding: $0.avoid) }) {
             assignments.append(assign(pending.job, to: worker, kind: pending.kind, now: now))
         }
         return assignments
     }
 
     /// The least busy worker with room that serves `kind`, preferring any but `avoiding`.
+    ///
+    /// Walks the table by index and reads each worker in place: `for (peer, worker) in workers`
+    /// copied every worker (its name, kinds and running set retained and released) for each
+    /// job placed.
     private func pickWorker(for kind: String, avoiding: PeerID?) -> PeerID? {
-        var best: (peer: PeerID, load: Int)?
-        var fallback: PeerID?
-        for (peer, worker) in workers where worker.hasRoom && worker.serves(kind) {
-            if peer == avoiding {
-                fallback = peer
+        Self.pickWorker(in: workers, for: kind, avoiding: avoiding)
+    }
+
+    private static func pickWorker(in workers: [PeerID: Worker], for kind: String, avoiding: PeerID?) -> PeerID? {
+        var best: (index: Dictionary<PeerID, Worker>.Index, load: Int)?
+        var fallback: Dictionary<PeerID, Worker>.Index?
+        var index = workers.startIndex
+        while index != workers.endIndex {
+            defer { workers.formIndex(after: &index) }
+            let load = workers.values[index].running.count
+            guard load < workers.values[index].trustedCapacity, workers.values[index].serves(kind) else { continue }
+            if let avoiding, workers.keys[index] == avoiding {
+                fallback = index
                 continue
             }
-            if worker.running.count < best?.load ?? Int.max {
-                best = (peer, worker.running.count)
+            if load < best?.load ?? Int.max {
+                best = (index, load)
             }
         }
-        return best?.peer ?? fallback
+        return (best?.index ?? fallback).map { workers.keys[$0] }
     }
 
     private mutating func assign(_ job: JobID, to peer: PeerID, kind: String, now: UInt64) -> Assignment {

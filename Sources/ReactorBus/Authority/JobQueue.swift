@@ -71,11 +71,27 @@ struct JobQueue: Sendable {
     /// The first job in the global order that `place` finds a place for, with that place.
     /// `place` is asked about the first job of each kind only: jobs of one kind wait in line.
     func first<Choice>(placedBy place: (Pending) -> Choice?) -> (pending: Pending, choice: Choice)? {
-        var best: (pending: Pending, choice: Choice)?
-        for queue in kinds {
-            guard let head = queue.jobs.first else { continue }
+        firstPlaced(by: place).map { ($0.pending, $0.choice) }
+    }
+
+    /// Removes and returns the job ``first(placedBy:)`` finds, with its place: one walk of the
+    /// kinds, and the kind's queue taken by its position rather than found again by its name.
+    mutating func popFirst<Choice>(placedBy place: (Pending) -> Choice?) -> (pending: Pending, choice: Choice)? {
+        guard let found = firstPlaced(by: place) else { return nil }
+        _ = kinds[found.index].jobs.popFirst()
+        if kinds[found.index].jobs.isEmpty { kinds.remove(at: found.index) }
+        count -= 1
+        return (found.pending, found.choice)
+    }
+
+    /// ``first(placedBy:)`` with the position of the job's kind in ``kinds``. Reads each kind's
+    /// first job in place (an array's elements are borrowed, not copied).
+    private func firstPlaced<Choice>(by place: (Pending) -> Choice?) -> (index: Int, pending: Pending, choice: Choice)? {
+        var best: (index: Int, pending: Pending, choice: Choice)?
+        for index in kinds.indices {
+            guard let head = kinds[index].jobs.first else { continue }
             if let best, best.pending.order < head.order { continue }
-            if let choice = place(head) { best = (head, choice) }
+            if let choice = place(head) { best = (index, head, choice) }
         }
         return best
     }

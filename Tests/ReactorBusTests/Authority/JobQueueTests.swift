@@ -59,4 +59,28 @@ import Testing
         #expect(found?.pending.job.actionSeq == 3)
         #expect(asked.sorted() == [1, 3])
     }
+
+    @Test func poppingThePlacedJobTakesItFromItsKindAndKeepsTheOthersInOrder() {
+        var queue = JobQueue()
+        queue.append(pending(1, "a"))
+        queue.append(pending(2, "b"))
+        queue.append(pending(3, "a"))
+        queue.append(pending(4, "b"))
+        // Only kind "b" has a place: its jobs come out, in order, with the place found.
+        var placed: [(UInt64, String)] = []
+        while let (next, place) = queue.popFirst(placedBy: { $0.kind == "b" ? "worker-\($0.job.actionSeq)" : nil }) {
+            placed.append((next.job.actionSeq, place))
+        }
+        #expect(placed.map(\.0) == [2, 4])
+        #expect(placed.map(\.1) == ["worker-2", "worker-4"])
+        #expect(queue.count == 2)
+        #expect(queue.all.map(\.job.actionSeq) == [1, 3])
+        // Every kind placeable: the global order across kinds, until empty.
+        queue.prepend(pending(9, "b"))
+        var order: [UInt64] = []
+        while let (next, _) = queue.popFirst(placedBy: { _ in true }) { order.append(next.job.actionSeq) }
+        #expect(order == [9, 1, 3])
+        #expect(queue.isEmpty)
+        #expect(queue.popFirst(placedBy: { _ in true }) == nil)
+    }
 }
