@@ -90,6 +90,16 @@ import TestSupport
         }
     }
 
+    @Test func finishedJobsTasksAreKeptOnePerRunningJobUpToABound() {
+        func kept(_ concurrency: Int) -> Int {
+            WorkerConfiguration(authorityEndpoint: "", appName: "", concurrency: concurrency).reusableTasks
+        }
+        #expect(kept(1) == 1)
+        #expect(kept(256) == 256)
+        #expect(kept(1_024) == 1_024)
+        #expect(kept(10_000) == 1_024)
+    }
+
     @Test func checkedKindsRememberABoundedNumber() {
         let checked = CheckedKinds()
         #expect(checked.isFirst("a"))

@@ -34,6 +34,11 @@ public struct WorkerConfiguration: Sendable, Hashable {
     /// The jobs the worker holds at once, running and waiting: announced to the authority as
     /// its capacity.
     public var capacity: Int { concurrency + prefetchedJobs }
+    /// The most finished jobs' tasks kept waiting for the next jobs (see `reusableTasks` in
+    /// ``EffectRunner``): one per running job, up to 1,024. A parked task keeps its memory (a
+    /// few kilobytes), so a worker that once ran 10,000 effects at once does not keep 10,000
+    /// of them; beyond the bound a job gets a task of its own, as every job did before.
+    public var reusableTasks: Int { min(concurrency, 1_024) }
     /// The effect kinds this worker runs; empty means every kind.
     public var kinds: [String]
     /// How often to send a heartbeat when nothing else was sent. The authority's `welcome`

@@ -101,7 +101,7 @@ where Handler.Effect == R.Effect, Handler.Mutation == R.Mutation {
         let executor = configuration.effectThreads == .loop ? try LoopEffectExecutor() : nil
         let launcher = WorkerJobLauncher<R, Handler>(
             reactor: reactor, runner: EffectRunner(handler: effects, policy: configuration.retry, deadlines: DeadlineWheel(name: "worker deadlines"),
-                                                   executor: executor, reusableTasks: configuration.concurrency),
+                                                   executor: executor, reusableTasks: configuration.reusableTasks),
             events: events,
             kinds: configuration.kinds, maxPayloadBytes: configuration.maxMessageBytes, logger: logger)
         let subscriptionLauncher = subscriptions.map { [reactor, configuration, logger] in
