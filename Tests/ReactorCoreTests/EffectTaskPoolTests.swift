@@ -44,10 +44,17 @@ import Testing
         EffectRunner(handler: handler, policy: .once, reusableTasks: reusableTasks)
     }
 
+    /// A runner reusing tasks over a `Gated` handler holding `holds`, with its pool and a record
+    /// of outcomes.
+    private func fixture(holding holds: Set<Int> = [], reusableTasks: Int = 4) throws
+        -> (outcomes: Outcomes, handler: Gated, runner: EffectRunner<Gated>, pool: EffectTaskPool) {
+        let handler = Gated(holding: holds)
+        let runner = runner(handler, reusableTasks: reusableTasks)
+        return (Outcomes(), handler, runner, try #require(runner.pool))
+    }
+
     @Test func runsOneAfterAnotherShareOneTask() async throws {
-        let outcomes = Outcomes()
-        let runner = runner(Gated())
-        let pool = try #require(runner.pool)
+        let (outcomes, _, runner, pool) = try fixture()
         for effect in 1 ... 3 {
             _ = start(effect, on: runner, outcomes)
             #expect(await eventually { outcomes.of(effect) == [.done(emitCount: 1)] && pool.idleCount == 1 })
@@ -56,10 +63,7 @@ import Testing
     }
 
     @Test func aFinishedRunsLateCancelLeavesTheNextRunOnItsTaskAlone() async throws {
-        let outcomes = Outcomes()
-        let handler = Gated(holding: [2])
-        let runner = runner(handler)
-        let pool = try #require(runner.pool)
+        let (outcomes, handler, runner, pool) = try fixture(holding: [2])
         let first = start(1, on: runner, outcomes)
         #expect(await eventually { outcomes.of(1) == [.done(emitCount: 1)] && pool.idleCount == 1 })
         _ = start(2, on: runner, outcomes)
@@ -77,10 +81,7 @@ import Testing
     }
 
     @Test func aCancelledRunsTaskIsNeverReused() async throws {
-        let outcomes = Outcomes()
-        let handler = Gated(holding: [1])
-        let runner = runner(handler)
-        let pool = try #require(runner.pool)
+        let (outcomes, handler, runner, pool) = try fixture(holding: [1])
         let first = start(1, on: runner, outcomes)
         #expect(await eventually { handler.entered(1) })
         first.cancel()
@@ -96,10 +97,7 @@ import Testing
     }
 
     @Test func noMoreThanTheLimitWaitForWork() async throws {
-        let outcomes = Outcomes()
-        let handler = Gated(holding: [1, 2, 3, 4])
-        let runner = runner(handler, reusableTasks: 2)
-        let pool = try #require(runner.pool)
+        let (outcomes, handler, runner, pool) = try fixture(holding: [1, 2, 3, 4], reusableTasks: 2)
         for effect in 1 ... 4 { _ = start(effect, on: runner, outcomes) }
         #expect(pool.tasksStarted == 4)
         for effect in 1 ... 4 { handler.open(effect) }
@@ -112,9 +110,7 @@ import Testing
     }
 
     @Test func retiringEndsTheWaitingTasksAndLaterRunsStillRun() async throws {
-        let outcomes = Outcomes()
-        let runner = runner(Gated())
-        let pool = try #require(runner.pool)
+        let (outcomes, _, runner, pool) = try fixture()
         _ = start(1, on: runner, outcomes)
         #expect(await eventually { outcomes.of(1) == [.done(emitCount: 1)] && pool.idleCount == 1 })
         runner.retireIdleTasks()
