@@ -124,6 +124,25 @@ import Testing
         #expect(pool.idleCount == 0)
     }
 
+    /// Something a run's closures hold, to see when they are let go.
+    final class Held: Sendable {}
+
+    @Test func aParkedTaskHoldsNothingOfTheRunItRan() async throws {
+        let (outcomes, _, runner, pool) = try fixture()
+        weak var first: Held?
+        weak var second: Held?
+        // The first run's work is a new task's first; the second's is given to it while parked.
+        for (effect, held) in [(1, Held()), (2, Held())] {
+            if effect == 1 { first = held } else { second = held }
+            _ = runner.start(preparing: { _ = held; return .success(effect) }, sink: { _, _ in },
+                             completion: { outcomes.ended(effect, $0) })
+            #expect(await eventually { outcomes.of(effect) == [.done(emitCount: 1)] && pool.idleCount == 1 })
+        }
+        #expect(pool.tasksStarted == 1)
+        // Parked, the task keeps neither run's closures (nor what they captured).
+        #expect(await eventually { first == nil && second == nil })
+    }
+
     @Test func aRunnerThatDoesNotReuseTasksHasNoPool() {
         #expect(runner(Gated(), reusableTasks: 0).pool == nil)
     }

@@ -27,6 +27,9 @@ final class EffectTaskPool: Sendable {
     final class PooledTask: Sendable {
         private struct State {
             var task: Task<Void, Never>?
+            /// A new task's first work, until the task takes it (not captured by the task's
+            /// closure, which lives as long as the task).
+            var first: Work?
             /// The run and generation whose work runs now; `nil` while parked.
             var current: (run: ObjectIdentifier, generation: UInt64)?
             /// Cancelled while running `current`: ends when that work returns.
@@ -39,6 +42,15 @@ final class EffectTaskPool: Sendable {
 
         fileprivate func begin(_ work: Work) {
             state.withLock { $0.current = (ObjectIdentifier(work.run), work.generation) }
+        }
+
+        fileprivate func hand(first work: Work) { state.withLock { $0.first = work } }
+
+        fileprivate func takeFirst() -> Work? {
+            state.withLock { state in
+                defer { state.first = nil }
+                return state.first
+            }
         }
 
         /// The current work returned; whether this task is to end (it was cancelled).
@@ -63,7 +75,7 @@ final class EffectTaskPool: Sendable {
 
     private struct State {
         /// Parked tasks, the most recently parked last.
-        var idle: [(worker: PooledTask, next: UnsafeContinuation<Work?, Never>)] = []
+        var idle: [(task: PooledTask, next: UnsafeContinuation<Work?, Never>)] = []
         /// Set by ``retireIdle()``: tasks that finish their work end instead of parking.
         var closed = false
         /// Tasks created so far.
@@ -84,22 +96,23 @@ final class EffectTaskPool: Sendable {
     /// Runs `work` in a parked task, or in a new one if none is parked; returns that task, through
     /// which the run cancels it.
     func start(_ work: Work) -> PooledTask {
-        let parked = state.withLock { state -> (worker: PooledTask, next: UnsafeContinuation<Work?, Never>)? in
+        let parked = state.withLock { state -> (task: PooledTask, next: UnsafeContinuation<Work?, Never>)? in
             if let parked = state.idle.popLast() { return parked }
             state.started += 1
             return nil
         }
         if let parked {
-            parked.worker.begin(work)
+            parked.task.begin(work)
             parked.next.resume(returning: work)
-            return parked.worker
+            return parked.task
         }
-        let worker = PooledTask()
-        worker.begin(work)
+        let pooled = PooledTask()
+        pooled.begin(work)
+        pooled.hand(first: work)
         // The handle is stored before anything can cancel through it: a cancel for this work
         // goes through the run, whose lock is held while this runs (see `EffectRun.launch`).
-        worker.set(Task(executorPreference: executor) { [self] in await self.serve(worker, first: work) })
-        return worker
+        pooled.set(Task(executorPreference: executor) { [self] in await self.serve(pooled) })
+        return pooled
     }
 
     /// Ends every parked task, and every task when its work returns: for a runtime that stops.
@@ -120,22 +133,30 @@ final class EffectTaskPool: Sendable {
 
     /// A task's life: its first work, then what it is given while parked, until it is
     /// cancelled, not wanted back (the pool is full or closed) or retired.
-    private func serve(_ worker: PooledTask, first: Work) async {
-        var work = first
-        while true {
-            await work.body(work.generation)
-            if worker.end() { return }
-            guard let next = await park(worker) else { return }
-            work = next
+    ///
+    /// A parked task holds nothing of the work it ran: each work is consumed by the call that
+    /// runs it, so a finished job's closures and payload go with it, as they went with its task.
+    private func serve(_ pooled: PooledTask) async {
+        var next = pooled.takeFirst()
+        while let work = next {
+            next = nil
+            await Self.perform(consume work)
+            if pooled.end() { return }
+            next = await park(pooled)
         }
     }
 
+    /// Runs `work`, which ends with this call.
+    private static func perform(_ work: consuming Work) async {
+        await work.body(work.generation)
+    }
+
     /// Waits for the next work; `nil` when this task is to end instead.
-    private func park(_ worker: PooledTask) async -> Work? {
+    private func park(_ pooled: PooledTask) async -> Work? {
         await withUnsafeContinuation { (next: UnsafeContinuation<Work?, Never>) in
             let parked = state.withLock { state in
                 guard !state.closed, state.idle.count < idleLimit else { return false }
-                state.idle.append((worker, next))
+                state.idle.append((pooled, next))
                 return true
             }
             if !parked { next.resume(returning: nil) }
