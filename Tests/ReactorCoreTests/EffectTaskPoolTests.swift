@@ -5,24 +5,31 @@ import Testing
 /// Runs that reuse tasks (`reusableTasks`): a finished run's task takes the next run's work, a
 /// run's cancellation reaches only its own work, and a cancelled task is never reused.
 @Suite struct EffectTaskPoolTests {
-    /// Effects that wait, when `holds` says so, until the test opens the gate; each records
-    /// whether its task was cancelled when it went on, and emits its own number.
+    /// Effects that wait, when `holds` says so, until the test opens the gate (or their task is
+    /// cancelled); each records whether its task was cancelled when it went on, and emits its
+    /// own number.
     final class Gated: EffectHandler, Sendable {
-        private let state = Mutex<(open: Set<Int>, entered: Set<Int>, sawCancelled: [Int: Bool])>(([], [], [:]))
-        let holds: Set<Int>
+        private let state = Mutex<(entered: Set<Int>, sawCancelled: [Int: Bool])>(([], [:]))
+        /// One gate per held effect: opening it ends the stream its run waits on.
+        private let gates: [Int: (wait: AsyncStream<Void>, open: AsyncStream<Void>.Continuation)]
 
-        init(holding holds: Set<Int> = []) { self.holds = holds }
+        init(holding holds: Set<Int> = []) {
+            gates = Dictionary(uniqueKeysWithValues: holds.map { effect in
+                let (wait, open) = AsyncStream<Void>.makeStream()
+                return (effect, (wait, open))
+            })
+        }
 
-        func open(_ effect: Int) { state.withLock { _ = $0.open.insert(effect) } }
+        func open(_ effect: Int) { gates[effect]?.open.finish() }
         func sawCancelled(_ effect: Int) -> Bool? { state.withLock { $0.sawCancelled[effect] } }
         func entered(_ effect: Int) -> Bool { state.withLock { $0.entered.contains(effect) } }
 
         func run(_ effect: Int, emit: Emitter<Int>) async throws {
             state.withLock { _ = $0.entered.insert(effect) }
-            if holds.contains(effect) {
-                while !state.withLock({ $0.open.contains(effect) }) {
-                    try await Task.sleep(for: .milliseconds(1))
-                }
+            if let gate = gates[effect] {
+                // Ends when the gate opens, or at once when the task is cancelled.
+                for await _ in gate.wait {}
+                try Task.checkCancellation()
             }
             state.withLock { $0.sawCancelled[effect] = Task.isCancelled }
             await emit(effect)

@@ -68,14 +68,9 @@ struct JobQueue: Sendable {
         for pending in jobs.reversed() { prepend(pending) }
     }
 
-    /// The first job in the global order that `place` finds a place for, with that place.
-    /// `place` is asked about the first job of each kind only: jobs of one kind wait in line.
-    func first<Choice>(placedBy place: (Pending) -> Choice?) -> (pending: Pending, choice: Choice)? {
-        firstPlaced(by: place).map { ($0.pending, $0.choice) }
-    }
-
-    /// Removes and returns the job ``first(placedBy:)`` finds, with its place: one walk of the
-    /// kinds, and the kind's queue taken by its position rather than found again by its name.
+    /// Removes and returns the first job in the global order that `place` finds a place for,
+    /// with that place. `place` is asked about the first job of each kind only: jobs of one kind
+    /// wait in line. One walk of the kinds; the kind's queue is taken by its position.
     mutating func popFirst<Choice>(placedBy place: (Pending) -> Choice?) -> (pending: Pending, choice: Choice)? {
         guard let found = firstPlaced(by: place) else { return nil }
         _ = kinds[found.index].jobs.popFirst()
@@ -84,8 +79,9 @@ struct JobQueue: Sendable {
         return (found.pending, found.choice)
     }
 
-    /// ``first(placedBy:)`` with the position of the job's kind in ``kinds``. Reads each kind's
-    /// first job in place (an array's elements are borrowed, not copied).
+    /// The job ``popFirst(placedBy:)`` takes, its place, and the position of its kind in
+    /// ``kinds``. Reads each kind's first job in place (an array's elements are borrowed, not
+    /// copied).
     private func firstPlaced<Choice>(by place: (Pending) -> Choice?) -> (index: Int, pending: Pending, choice: Choice)? {
         var best: (index: Int, pending: Pending, choice: Choice)?
         for index in kinds.indices {
@@ -94,15 +90,6 @@ struct JobQueue: Sendable {
             if let choice = place(head) { best = (index, head, choice) }
         }
         return best
-    }
-
-    /// Removes the first job of `kind`.
-    @discardableResult
-    mutating func popFirst(ofKind kind: String) -> Pending? {
-        guard let index = kinds.firstIndex(where: { $0.kind == kind }), let pending = kinds[index].jobs.popFirst() else { return nil }
-        if kinds[index].jobs.isEmpty { kinds.remove(at: index) }
-        count -= 1
-        return pending
     }
 
     /// Removes a waiting job (a cancelled one); whether it was waiting. O(jobs waiting).

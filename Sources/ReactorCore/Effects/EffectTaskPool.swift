@@ -40,11 +40,13 @@ final class EffectTaskPool: Sendable {
 
         fileprivate func set(_ task: Task<Void, Never>) { state.withLock { $0.task = task } }
 
-        fileprivate func begin(_ work: Work) {
-            state.withLock { $0.current = (ObjectIdentifier(work.run), work.generation) }
+        /// `work` runs now; a new task's first work is also left here for the task to take.
+        fileprivate func begin(_ work: Work, asFirst: Bool = false) {
+            state.withLock { state in
+                state.current = (ObjectIdentifier(work.run), work.generation)
+                if asFirst { state.first = work }
+            }
         }
-
-        fileprivate func hand(first work: Work) { state.withLock { $0.first = work } }
 
         fileprivate func takeFirst() -> Work? {
             state.withLock { state in
@@ -107,8 +109,7 @@ final class EffectTaskPool: Sendable {
             return parked.task
         }
         let pooled = PooledTask()
-        pooled.begin(work)
-        pooled.hand(first: work)
+        pooled.begin(work, asFirst: true)
         // The handle is stored before anything can cancel through it: a cancel for this work
         // goes through the run, whose lock is held while this runs (see `EffectRun.launch`).
         pooled.set(Task(executorPreference: executor) { [self] in await self.serve(pooled) })

@@ -38,9 +38,8 @@ import Testing
         #expect(queue.count == 6)
         #expect(queue.all.map(\.job.actionSeq) == [12, 10, 11, 1, 2, 3])
         var order: [UInt64] = []
-        while let (next, _) = queue.first(placedBy: { _ in true }) {
+        while let (next, _) = queue.popFirst(placedBy: { _ in true }) {
             order.append(next.job.actionSeq)
-            #expect(queue.popFirst(ofKind: next.kind) == next)
         }
         #expect(order == [12, 10, 11, 1, 2, 3])
         #expect(queue.isEmpty)
@@ -52,7 +51,7 @@ import Testing
         queue.append(pending(2, "a"))
         queue.append(pending(3, "b"))
         var asked: [UInt64] = []
-        let found = queue.first(placedBy: { candidate -> Bool? in
+        let found = queue.popFirst(placedBy: { candidate -> Bool? in
             asked.append(candidate.job.actionSeq)
             return candidate.kind == "b" ? true : nil
         })
