@@ -39,4 +39,19 @@ import Testing
         #expect(job != JobID(actionSeq: 91_000, effectIndex: 4))
         #expect(job != JobID(actionSeq: 91_001, effectIndex: 3))
     }
+
+    /// The tables use the hash's low bits as the bucket. Identities that differ only in their
+    /// high bits (the effects of one action are folded in above bit 40) must still spread over
+    /// the buckets, as must consecutive actions, and another table seed must move them.
+    @Test func identitiesSpreadOverTheLowBits() {
+        let effects = (UInt32(0)..<1_024).map { JobID(actionSeq: 77, effectIndex: $0) }
+        let actions = (UInt64(1)...1_024).map { JobID(actionSeq: $0, effectIndex: 0) }
+        for jobs in [effects, actions] {
+            let buckets = Set(jobs.map { $0._rawHashValue(seed: 5) & 1_023 })
+            // Random keys fill about 63% of the buckets; a hash that drops the high bits, 1.
+            #expect(buckets.count >= 560)
+            let moved = jobs.count { $0._rawHashValue(seed: 5) != $0._rawHashValue(seed: 6) }
+            #expect(moved == jobs.count)
+        }
+    }
 }

@@ -26,14 +26,23 @@ public struct JobID: Hashable, Comparable, Codable, Sendable, CustomStringConver
         hasher.combine(effectIndex)
     }
 
-    /// The hash the standard library's dictionaries and sets use: one word hashed in one pass,
-    /// as an `Int` key is, instead of a hasher built, fed twice and finished. The authority looks
-    /// jobs up in several tables for every job, and the general path was a tenth of its time.
+    /// The hash the standard library's dictionaries and sets use: the identity folded into one
+    /// word and that word mixed with the table's seed by a few multiplications and shifts
+    /// (SplitMix64's finaliser), instead of a SipHash pass. The authority looks jobs up, inserts
+    /// and deletes them in several tables for every job (a delete rehashes the entries after
+    /// it), and SipHash was a few percent of its time.
+    ///
+    /// A keyed hash is not needed here: every job identity a table holds is numbered by the
+    /// authority itself (or read from its own snapshot), so nobody outside can pick identities
+    /// that collide; a worker's report of a made-up identity is one lookup, never an insert.
     /// Equal identities give equal words; two identities share a word only past 2^40 actions
     /// or 2^24 effects of one action, which costs a probe, never a wrong answer.
     @inlinable
     public func _rawHashValue(seed: Int) -> Int {
-        (actionSeq ^ (UInt64(effectIndex) << 40))._rawHashValue(seed: seed)
+        var word = (actionSeq ^ (UInt64(effectIndex) << 40)) &+ UInt64(UInt(bitPattern: seed))
+        word = (word ^ (word >> 30)) &* 0xbf58_476d_1ce4_e5b9
+        word = (word ^ (word >> 27)) &* 0x94d0_49bb_1331_11eb
+        return Int(truncatingIfNeeded: word ^ (word >> 31))
     }
 
     public static func < (lhs: JobID, rhs: JobID) -> Bool {
