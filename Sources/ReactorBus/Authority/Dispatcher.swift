@@ -42,20 +42,67 @@ struct Dispatcher: Sendable {
         var onProbation: [PeerID] = []
     }
 
+    /// A worker's entry. What placing a job reads (its load, capacity, health and whether it
+    /// serves every kind) are plain values: reading a field that holds a reference (a set, a
+    /// string) from the table retains and releases it, for every worker, per job placed.
     struct Worker: Sendable {
         var name: String
         /// The capacity it announced, clamped to `maxWorkerCapacity`.
         var capacity: Int
-        var kinds: Set<String>
-        var running: Set<JobID> = []
+        let kinds: Set<String>
+        /// Whether it announced no kinds: then it serves every kind.
+        let servesEveryKind: Bool
+        /// How many jobs it owns: the owner table says which. Counted rather than listed, as
+        /// a set of them cost an insert and a delete (with its rehashes) per job.
+        var owned = 0
+        /// Jobs taken from it after a timeout that it has not reported yet: they keep a slot
+        /// each (a worker that hangs gets no more work). Empty unless a job timed out.
+        private(set) var released: Set<JobID> = []
+        /// `released.count`.
+        private(set) var releasedCount = 0
         var lastHeard: UInt64
         var health = WorkerHealth()
 
+        init(name: String, capacity: Int, kinds: Set<String>, lastHeard: UInt64) {
+            self.name = name
+            self.capacity = capacity
+            self.kinds = kinds
+            self.servesEveryKind = kinds.isEmpty
+            self.lastHeard = lastHeard
+        }
+
         /// Announced kinds may be patterns (`cart.*`: one part of a composed app).
-        func serves(_ kind: String) -> Bool { EffectKind.serves(kinds, kind: kind) }
+        func serves(_ kind: String) -> Bool { servesEveryKind || EffectKind.serves(kinds, kind: kind) }
         /// Jobs it may hold at once now: its capacity, 1 on probation, 0 in quarantine.
         var trustedCapacity: Int { health.capacity(trusted: capacity) }
-        var hasRoom: Bool { running.count < trustedCapacity }
+        /// The slots its jobs take: those it owns and those taken from it but still running.
+        var load: Int { owned + releasedCount }
+
+        /// `job` is its own now. Given back to the worker it was taken from, it takes one slot,
+        /// as before it timed out.
+        mutating func take(_ job: JobID) {
+            owned += 1
+            freeSlot(of: job)
+        }
+
+        /// `job` was taken from it but still runs there.
+        mutating func keepSlot(of job: JobID) {
+            if released.insert(job).inserted { releasedCount += 1 }
+        }
+
+        /// Frees the slot `job` kept after it was taken; whether it kept one.
+        @discardableResult
+        mutating func freeSlot(of job: JobID) -> Bool {
+            guard releasedCount > 0, released.remove(job) != nil else { return false }
+            releasedCount -= 1
+            return true
+        }
+
+        /// Frees every slot kept by jobs taken from it.
+        mutating func freeKeptSlots() {
+            released = []
+            releasedCount = 0
+        }
     }
 
     struct Owner: Sendable {
@@ -131,7 +178,7 @@ struct Dispatcher: Sendable {
         var worker = Worker(name: name, capacity: min(max(1, capacity), maxWorkerCapacity), kinds: Set(kinds), lastHeard: now)
         if let previous = workers[peer] {
             // Only its own: a job taken from it after a timeout belongs to another worker now.
-            requeue = takeOwned(previous.running, from: peer, avoid: nil)
+            requeue = takeOwned(from: peer, avoid: nil)
             worker.health = previous.health
         }
         workers[peer] = worker
@@ -165,8 +212,12 @@ struct Dispatcher: Sendable {
         let owned = release(job, ownedBy: peer) != nil
         var recovered = false
         if let index = workers.index(forKey: peer) {
-            workers.values[index].running.remove(job)
-            if owned { recovered = workers.values[index].health.reportedInTime() }
+            if owned {
+                workers.values[index].owned -= 1
+                recovered = workers.values[index].health.reportedInTime()
+            } else {
+                workers.values[index].freeSlot(of: job)
+            }
         }
         return (owned, assignQueued(now: now), recovered)
     }
@@ -183,9 +234,19 @@ struct Dispatcher: Sendable {
     mutating func cancel(_ job: JobID, now: UInt64) -> (queued: Bool, holders: [PeerID], assignments: [Assignment]) {
         // A job is either given to a worker or waiting (a job taken from a slow worker waits
         // again, while that worker may still hold it).
-        let queued = owners.removeValue(forKey: job) == nil && queue.remove(job)
-        let holders = workers.compactMap { $0.value.running.contains(job) ? $0.key : nil }
-        for peer in holders { workers[peer]?.running.remove(job) }
+        let owner = owners.removeValue(forKey: job)?.worker
+        let queued = owner == nil && queue.remove(job)
+        var holders: [PeerID] = []
+        var index = workers.startIndex
+        while index != workers.endIndex {
+            defer { workers.formIndex(after: &index) }
+            if workers.keys[index] == owner {
+                workers.values[index].owned -= 1
+                holders.append(workers.keys[index])
+            } else if workers.values[index].freeSlot(of: job) {
+                holders.append(workers.keys[index])
+            }
+        }
         return (queued, holders, holders.isEmpty ? [] : assignQueued(now: now))
     }
 
@@ -195,8 +256,8 @@ struct Dispatcher: Sendable {
     /// Forgets a worker that said goodbye; queues its jobs again at once.
     mutating func forget(_ peer: PeerID, now: UInt64) -> Expiry {
         var expiry = Expiry()
-        guard let worker = workers.removeValue(forKey: peer) else { return expiry }
-        let requeue = takeOwned(worker.running, from: peer, avoid: peer)
+        guard workers.removeValue(forKey: peer) != nil else { return expiry }
+        let requeue = takeOwned(from: peer, avoid: peer)
         expiry.requeued = requeue.map(\.job)
         queue.prepend(contentsOf: requeue)
         expiry.assignments = assignQueued(now: now)
@@ -214,7 +275,7 @@ struct Dispatcher: Sendable {
         for (peer, worker) in workers where now >= worker.lastHeard + deadAfter {
             expiry.deadWorkers.append(peer)
             expiry.deadWorkerNames[peer] = worker.name
-            for pending in takeOwned(worker.running, from: peer, avoid: peer) {
+            for pending in takeOwned(from: peer, avoid: peer) {
                 expiry.requeued.append(pending.job)
                 queue.prepend(pending)
             }
@@ -223,6 +284,11 @@ struct Dispatcher: Sendable {
         let overdue = owners.filter { now >= $0.value.since + jobTimeout }.sorted { $0.key < $1.key }
         // A quarantine takes back the worker's other jobs too: skip those already taken.
         for (job, owner) in overdue where release(job, ownedBy: owner.worker) != nil {
+            // Taken from the worker, which still runs it: its slot stays taken until it reports.
+            if let index = workers.index(forKey: owner.worker) {
+                workers.values[index].owned -= 1
+                workers.values[index].keepSlot(of: job)
+            }
             expiry.requeued.append(job)
             expiry.timedOut += 1
             queue.append(Pending(job: job, kind: owner.kind, avoid: owner.worker))
@@ -242,19 +308,21 @@ struct Dispatcher: Sendable {
     /// Takes every job a quarantined worker owns, ahead of the backlog, and frees all its slots
     /// (also those still held by jobs that timed out): on probation it starts from nothing.
     private mutating func takeBack(from peer: PeerID) -> [JobID] {
-        guard let worker = workers[peer] else { return [] }
-        let jobs = takeOwned(worker.running, from: peer, avoid: peer)
-        workers[peer]?.running = []
+        guard let index = workers.index(forKey: peer) else { return [] }
+        let jobs = takeOwned(from: peer, avoid: peer)
+        workers.values[index].owned = 0
+        workers.values[index].freeKeptSlots()
         queue.prepend(contentsOf: jobs)
         return jobs.map(\.job)
     }
 
     // MARK: Internals
 
-    /// Of `running`, the jobs `peer` owns, in job order, as queue entries (with their kinds),
-    /// no longer owned by anyone.
-    private mutating func takeOwned(_ running: Set<JobID>, from peer: PeerID, avoid: PeerID?) -> [Pending] {
-        running.sorted().compactMap { job in
+    /// The jobs `peer` owns, in job order, as queue entries (with their kinds), no longer owned
+    /// by anyone. Walks the owner table: a worker's jobs are taken only when it restarts, leaves,
+    /// dies or is quarantined. The caller settles the worker's count.
+    private mutating func takeOwned(from peer: PeerID, avoid: PeerID?) -> [Pending] {
+        owners.compactMap { $0.value.worker == peer ? $0.key : nil }.sorted().compactMap { job in
             guard let owner = release(job, ownedBy: peer) else { return nil }
             return Pending(job: job, kind: owner.kind, avoid: avoid)
         }
@@ -285,8 +353,8 @@ struct Dispatcher: Sendable {
     /// The least busy worker with room that serves `kind`, preferring any but `avoiding`.
     ///
     /// Walks the table by index and reads each worker in place: `for (peer, worker) in workers`
-    /// copied every worker (its name, kinds and running set retained and released) for each
-    /// job placed.
+    /// copied every worker (its name, kinds and sets retained and released) for each
+    /// job placed, and only plain fields are read (see ``Worker``).
     private func pickWorker(for kind: String, avoiding: PeerID?) -> PeerID? {
         Self.pickWorker(in: workers, for: kind, avoiding: avoiding)
     }
@@ -297,7 +365,7 @@ struct Dispatcher: Sendable {
         var index = workers.startIndex
         while index != workers.endIndex {
             defer { workers.formIndex(after: &index) }
-            let load = workers.values[index].running.count
+            let load = workers.values[index].load
             guard load < workers.values[index].trustedCapacity, workers.values[index].serves(kind) else { continue }
             if let avoiding, workers.keys[index] == avoiding {
                 fallback = index
@@ -311,7 +379,7 @@ struct Dispatcher: Sendable {
     }
 
     private mutating func assign(_ job: JobID, to peer: PeerID, kind: String, now: UInt64) -> Assignment {
-        if let index = workers.index(forKey: peer) { workers.values[index].running.insert(job) }
+        if let index = workers.index(forKey: peer) { workers.values[index].take(job) }
         owners[job] = Owner(worker: peer, since: now, kind: kind)
         return Assignment(job: job, worker: peer)
     }

@@ -77,6 +77,28 @@ import Testing
         #expect(late.assignments == [.init(job: job(2), worker: w1)])
     }
 
+    @Test func aJobThatTimesOutOnTheOnlyWorkerGoesBackToItAndTakesOneSlot() {
+        var dispatcher = Dispatcher(deadAfterMilliseconds: 100_000, jobTimeoutMilliseconds: 1_000)
+        _ = dispatcher.register(w1, name: "one", capacity: 2, kinds: [], now: 0)
+        #expect(dispatcher.enqueue(job(1), kind: "k", now: 0) == .init(job: job(1), worker: w1))
+        // No other worker: the job it is taken from is the one that gets it again.
+        let expiry = dispatcher.tick(now: 1_000)
+        #expect(expiry.requeued == [job(1)])
+        #expect(expiry.assignments == [.init(job: job(1), worker: w1)])
+        // Both runs of job 1 hold one slot between them: the second slot is free.
+        #expect(dispatcher.enqueue(job(2), kind: "k", now: 1_001) == .init(job: job(2), worker: w1))
+        #expect(dispatcher.enqueue(job(3), kind: "k", now: 1_001) == nil)
+        let done = dispatcher.finished(job(1), by: w1, now: 1_002)
+        #expect(done.owned)
+        #expect(done.assignments == [.init(job: job(3), worker: w1)])
+        // The other run's report is not the owner's any more and frees nothing.
+        let late = dispatcher.finished(job(1), by: w1, now: 1_003)
+        #expect(late.owned == false)
+        #expect(late.assignments.isEmpty)
+        #expect(dispatcher.enqueue(job(4), kind: "k", now: 1_004) == nil)
+        #expect(dispatcher.finished(job(2), by: w1, now: 1_005).assignments == [.init(job: job(4), worker: w1)])
+    }
+
     @Test func aSlowWorkerThatAnnouncesItselfAgainLeavesItsTakenJobToItsNewOwner() {
         var dispatcher = Dispatcher(deadAfterMilliseconds: 100_000, jobTimeoutMilliseconds: 1_000)
         _ = dispatcher.register(w1, name: "one", capacity: 1, kinds: [], now: 0)
