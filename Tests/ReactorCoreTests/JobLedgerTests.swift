@@ -61,6 +61,33 @@ import Testing
         #expect(sequencer.openJobCount == 0)
     }
 
+    @Test mutating func aLaneAndAHeldFailureSurviveACheckpointAndLeaveNothingBehind() throws {
+        _ = sequencer.accept(.act(effects: [.init("a", lane: "L")]))
+        _ = sequencer.accept(.act(effects: [.init("b", lane: "L"), .init("c")]))
+        // b fails while a runs: its failure waits for its turn in the lane.
+        let failure = EffectFailure(message: "boom", attempts: 2)
+        #expect(try sequencer.fail(job: job(2), error: failure).disposition == .buffered)
+        #expect(sequencer.job(job(2))?.lane == "L")
+        #expect(sequencer.job(job(2, 1))?.lane == nil)
+        let bytes = try JSONEncoder().encode(sequencer.checkpoint())
+        var restored = Sequencer(reactor: CancelReactor(), restoring: try JSONDecoder().decode(SequencerCheckpoint<CancelReactor>.self, from: bytes))
+        #expect(restored.job(job(1))?.lane == "L")
+        #expect(restored.job(job(2))?.lane == "L")
+        #expect(restored.ledger.failures == [job(2): failure])
+        #expect(restored.unreportedJobs.map(\.id) == [job(1), job(2, 1)])
+        #expect(try restored.fail(job: job(2), error: failure).disposition == .duplicate)
+        _ = try restored.apply(job: job(1), emitIndex: 0, mutation: .log("a"))
+        let first = try restored.complete(job: job(1), emitCount: 1)
+        #expect(first.finished == [job(1), job(2)])
+        #expect(first.completedActions == [1])
+        _ = try restored.apply(job: job(2, 1), emitIndex: 0, mutation: .log("c"))
+        #expect(try restored.complete(job: job(2, 1), emitCount: 1).completedActions == [2])
+        #expect(restored.openJobCount == 0)
+        #expect(restored.ledger.jobLanes.isEmpty)
+        #expect(restored.ledger.failures.isEmpty)
+        #expect(restored.ledger.lanes.isEmpty)
+    }
+
     @Test mutating func cancellingTheLastOpenJobOfAnActionCompletesIt() throws {
         _ = sequencer.accept(.act(effects: [.init("a", id: "s")]))
         _ = sequencer.accept(.act(effects: [.init("b", id: "s"), .init("c")]))

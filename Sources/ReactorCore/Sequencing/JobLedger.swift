@@ -29,13 +29,22 @@ struct JobLedger<Effect: Codable, Mutation: Codable> {
     /// Actions with more than one job and at least one open.
     @usableFromInline var actions: [UInt64: ActionJobs] = [:]
     @usableFromInline var lanes: [String: LaneQueue] = [:]
+    /// The lane of every open job that runs in one (``JobProgress/inLane``).
+    @usableFromInline var jobLanes: [JobID: String] = [:]
+    /// The failure of every open job whose FAILED waits for its turn (``JobProgress/failed``).
+    @usableFromInline var failures: [JobID: EffectFailure] = [:]
 
     @usableFromInline init() {}
 
-    /// Whether the job may apply results now: it is in no lane, or first in its lane.
+    /// The lane of open job `id`, whose progress is `job`.
     @inlinable
-    func isReady(_ id: JobID, lane: String?) -> Bool {
-        guard let lane else { return true }
+    func lane(of id: JobID, _ job: JobProgress) -> String? { job.inLane ? jobLanes[id] : nil }
+
+    /// Whether open job `id`, whose progress is `job`, may apply results now: it is in no lane,
+    /// or first in its lane.
+    @inlinable
+    func isReady(_ id: JobID, _ job: JobProgress) -> Bool {
+        guard let lane = lane(of: id, job) else { return true }
         return lanes[lane]?.first == id
     }
 
@@ -46,9 +55,12 @@ struct JobLedger<Effect: Codable, Mutation: Codable> {
         let shares = jobs.count > 1
         for index in 0 ..< jobs.count {
             let id = jobs[index].id, lane = jobs[index].lane
-            open[id] = JobProgress(lane: lane, sharesAction: shares)
+            open[id] = JobProgress(inLane: lane != nil, sharesAction: shares)
             effects[id] = jobs[index].effect
-            if let lane { lanes[lane, default: LaneQueue()].append(id) }
+            if let lane {
+                jobLanes[id] = lane
+                lanes[lane, default: LaneQueue()].append(id)
+            }
         }
         if shares { actions[actionSeq] = ActionJobs(effectCount: UInt32(jobs.count), remaining: UInt32(jobs.count)) }
     }
@@ -83,6 +95,7 @@ struct JobLedger<Effect: Codable, Mutation: Codable> {
         guard let job = open.removeValue(forKey: id) else { return nil }
         effects[id] = nil
         if job.bufferedCount > 0 { buffered[id] = nil }
+        if job.failed { failures[id] = nil }
         if !job.sharesAction {
             completed.append(id.actionSeq)
         } else if let index = actions.index(forKey: id.actionSeq) {
@@ -95,7 +108,7 @@ struct JobLedger<Effect: Codable, Mutation: Codable> {
             }
         }
         // In place: copying the lane out of the dictionary would copy all of it on every close.
-        guard let lane = job.lane, lanes[lane] != nil else { return nil }
+        guard job.inLane, let lane = jobLanes.removeValue(forKey: id), lanes[lane] != nil else { return nil }
         lanes[lane]?.remove(id)
         guard let next = lanes[lane]?.first else {
             lanes[lane] = nil
@@ -121,34 +134,41 @@ struct JobLedger<Effect: Codable, Mutation: Codable> {
 
 /// Where one open job stands.
 @usableFromInline
+///
+/// Plain values only: the ledger reads and writes a job's progress several times per event, and
+/// a field holding a reference (the lane's name, a failure's message) made every copy retain and
+/// release it, through the type's value witnesses. The rare lane and failure live in tables of
+/// the ledger (``JobLedger/jobLanes``, ``JobLedger/failures``).
 struct JobProgress: Hashable, Sendable {
-    @usableFromInline var lane: String?
+    /// Whether the job runs in an ordered lane (named in ``JobLedger/jobLanes``).
+    @usableFromInline var inLane: Bool
     /// Every emit below this index is applied.
     @usableFromInline var nextEmit: UInt32 = 0
     /// How many of its emits wait in the ledger's buffer.
     @usableFromInline var bufferedCount = 0
     /// The emit count a DONE declared; the job ends once that many emits are applied.
     @usableFromInline var declaredCount: UInt32?
-    /// A FAILED that waits for the job's turn in its lane.
-    @usableFromInline var failure: EffectFailure?
+    /// Whether a FAILED waits for the job's turn in its lane (its failure is in
+    /// ``JobLedger/failures``).
+    @usableFromInline var failed: Bool
     /// Whether its action has other jobs: then the ledger counts the action's open jobs in
     /// ``JobLedger/actions``; a job alone ends its action when it ends.
     @usableFromInline var sharesAction: Bool
 
     @usableFromInline
-    init(lane: String?, sharesAction: Bool, nextEmit: UInt32 = 0, bufferedCount: Int = 0, declaredCount: UInt32? = nil,
-         failure: EffectFailure? = nil) {
-        self.lane = lane
+    init(inLane: Bool, sharesAction: Bool, nextEmit: UInt32 = 0, bufferedCount: Int = 0, declaredCount: UInt32? = nil,
+         failed: Bool = false) {
+        self.inLane = inLane
         self.sharesAction = sharesAction
         self.nextEmit = nextEmit
         self.bufferedCount = bufferedCount
         self.declaredCount = declaredCount
-        self.failure = failure
+        self.failed = failed
     }
 
     /// Whether the worker has reported an end (DONE or FAILED).
     @inlinable
-    var isReported: Bool { declaredCount != nil || failure != nil }
+    var isReported: Bool { declaredCount != nil || failed }
 }
 
 /// Open jobs of one action.
@@ -187,9 +207,11 @@ extension JobLedger: Codable {
         actions = try container.decode([UInt64: ActionJobs].self, forKey: .actions).filter { $0.value.effectCount > 1 }
         // In job order: the ledger's tables keep jobs opened in order next to each other.
         for (id, job) in try container.decode([JobID: StoredJob].self, forKey: .open).sorted(by: { $0.key < $1.key }) {
-            open[id] = JobProgress(lane: job.lane, sharesAction: actions[id.actionSeq] != nil, nextEmit: job.nextEmit,
-                                   bufferedCount: job.buffered.count, declaredCount: job.declaredCount, failure: job.failure)
+            open[id] = JobProgress(inLane: job.lane != nil, sharesAction: actions[id.actionSeq] != nil, nextEmit: job.nextEmit,
+                                   bufferedCount: job.buffered.count, declaredCount: job.declaredCount, failed: job.failure != nil)
             effects[id] = job.effect
+            if let lane = job.lane { jobLanes[id] = lane }
+            if let failure = job.failure { failures[id] = failure }
             if !job.buffered.isEmpty { buffered[id] = job.buffered }
         }
         lanes = try container.decode([String: LaneQueue].self, forKey: .lanes)
@@ -218,8 +240,8 @@ extension JobLedger: Codable {
         var stored: [JobID: StoredJob] = [:]
         open.forEach { id, progress in
             guard let effect = effects[id] else { return }
-            stored[id] = StoredJob(effect: effect, lane: progress.lane, nextEmit: progress.nextEmit, buffered: buffered[id] ?? [:],
-                                   declaredCount: progress.declaredCount, failure: progress.failure)
+            stored[id] = StoredJob(effect: effect, lane: lane(of: id, progress), nextEmit: progress.nextEmit, buffered: buffered[id] ?? [:],
+                                   declaredCount: progress.declaredCount, failure: progress.failed ? failures[id] : nil)
         }
         return stored
     }
@@ -291,6 +313,8 @@ extension JobLedger {
         }
         result.actions = actions
         result.lanes = lanes
+        result.jobLanes = jobLanes
+        result.failures = failures
         return result
     }
 }

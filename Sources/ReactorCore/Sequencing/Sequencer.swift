@@ -115,7 +115,7 @@ public struct Sequencer<R: Reactor> {
         guard emitIndex - job.nextEmit < emitWindow else {
             throw .emitOutOfWindow(job: id, emitIndex: emitIndex, window: emitWindow)
         }
-        guard emitIndex == job.nextEmit, ledger.isReady(id, lane: job.lane) else {
+        guard emitIndex == job.nextEmit, ledger.isReady(id, job) else {
             ledger.buffer(mutation, job: id, emitIndex: emitIndex)
             return Progress(.buffered)
         }
@@ -154,7 +154,8 @@ public struct Sequencer<R: Reactor> {
     public mutating func fail(job id: JobID, error: EffectFailure) throws(SequencerError) -> Progress<R.Mutation> {
         guard var job = ledger.open[id] else { return try spent(id) }
         guard !job.isReported else { return Progress(.duplicate) }
-        job.failure = error
+        job.failed = true
+        ledger.failures[id] = error
         ledger.open[id] = job
         return settleIfReady(id, job).counted()
     }
@@ -164,7 +165,7 @@ public struct Sequencer<R: Reactor> {
     /// The open job with this identity, if any.
     public func job(_ id: JobID) -> Job<R.Effect>? {
         guard let job = ledger.open[id], let effect = ledger.effects[id] else { return nil }
-        return Job(id: id, effect: effect, kind: reactor.kind(of: effect), lane: job.lane)
+        return Job(id: id, effect: effect, kind: reactor.kind(of: effect), lane: ledger.lane(of: id, job))
     }
 
     /// The effect of the open job with this identity, if any (``job(_:)`` without working out
@@ -213,7 +214,7 @@ public struct Sequencer<R: Reactor> {
     /// Settles open job `id`, whose progress is `job`, if it is its turn.
     @inlinable
     mutating func settleIfReady(_ id: JobID, _ job: JobProgress) -> Progress<R.Mutation> {
-        guard ledger.isReady(id, lane: job.lane) else { return Progress(.buffered) }
+        guard ledger.isReady(id, job) else { return Progress(.buffered) }
         var progress = Progress<R.Mutation>(.applied)
         settle(id, job, into: &progress)
         if progress.finished.isEmpty { progress.disposition = .buffered }
@@ -238,8 +239,8 @@ public struct Sequencer<R: Reactor> {
                 job.nextEmit += 1
                 drained = true
             }
-            if let failure = job.failure {
-                if let effect = ledger.effects[id] {
+            if job.failed {
+                if let failure = ledger.failures[id], let effect = ledger.effects[id] {
                     let mutations = reactor.failed(effect: effect, error: failure)
                     for index in 0 ..< mutations.count {
                         progress.applied.append(reduce(mutations[index], actionSeq: id.actionSeq, origin: .failure(job: id, index: UInt32(index))))
