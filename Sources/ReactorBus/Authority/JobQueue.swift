@@ -29,14 +29,26 @@ struct JobQueue: Sendable {
         }
     }
 
+    /// A waiting job as its kind's queue keeps it: plain values only, so that moving it in and
+    /// out of the queue and reading a kind's first job retain nothing. Its kind is the queue's;
+    /// a worker to avoid (only a job taken from a slow or dead worker has one) is in
+    /// ``avoided``.
+    private struct Waiting: Sendable {
+        var job: JobID
+        var order: Int64
+        var avoids: Bool
+    }
+
     /// The waiting jobs of one kind, oldest first.
     private struct KindQueue: Sendable {
         let kind: String
-        var jobs: Deque<Pending>
+        var jobs: Deque<Waiting>
     }
 
     /// One queue per kind with jobs waiting (a kind's queue goes when its last job does).
     private var kinds: [KindQueue] = []
+    /// The worker each waiting job that has one should be given to only as a last resort.
+    private var avoided: [JobID: PeerID] = [:]
     private var nextBack: Int64 = 0
     private var nextFront: Int64 = -1
 
@@ -47,19 +59,17 @@ struct JobQueue: Sendable {
 
     /// Queues a job behind every waiting one.
     mutating func append(_ pending: Pending) {
-        var pending = pending
-        pending.order = nextBack
+        let waiting = hold(pending, order: nextBack)
         nextBack += 1
-        kinds[index(creating: pending.kind)].jobs.append(pending)
+        kinds[index(creating: pending.kind)].jobs.append(waiting)
         count += 1
     }
 
     /// Queues a job ahead of every waiting one.
     mutating func prepend(_ pending: Pending) {
-        var pending = pending
-        pending.order = nextFront
+        let waiting = hold(pending, order: nextFront)
         nextFront -= 1
-        kinds[index(creating: pending.kind)].jobs.prepend(pending)
+        kinds[index(creating: pending.kind)].jobs.prepend(waiting)
         count += 1
     }
 
@@ -72,39 +82,34 @@ struct JobQueue: Sendable {
     /// with that place. `place` is asked about the first job of each kind only: jobs of one kind
     /// wait in line. One walk of the kinds; the kind's queue is taken by its position.
     mutating func popFirst<Choice>(placedBy place: (Pending) -> Choice?) -> (pending: Pending, choice: Choice)? {
-        guard let found = firstPlaced(by: place) else { return nil }
-        _ = kinds[found.index].jobs.popFirst()
-        if kinds[found.index].jobs.isEmpty { kinds.remove(at: found.index) }
-        count -= 1
-        return (found.pending, found.choice)
-    }
-
-    /// The job ``popFirst(placedBy:)`` takes, its place, and the position of its kind in
-    /// ``kinds``. Reads each kind's first job in place (an array's elements are borrowed, not
-    /// copied).
-    private func firstPlaced<Choice>(by place: (Pending) -> Choice?) -> (index: Int, pending: Pending, choice: Choice)? {
-        var best: (index: Int, pending: Pending, choice: Choice)?
+        var best: (index: Int, order: Int64, choice: Choice)?
         for index in kinds.indices {
             guard let head = kinds[index].jobs.first else { continue }
-            if let best, best.pending.order < head.order { continue }
-            if let choice = place(head) { best = (index, head, choice) }
+            if let best, best.order < head.order { continue }
+            if let choice = place(pending(head, kind: kinds[index].kind)) { best = (index, head.order, choice) }
         }
-        return best
+        guard let best, let head = kinds[best.index].jobs.popFirst() else { return nil }
+        var pending = Pending(job: head.job, kind: kinds[best.index].kind, avoid: head.avoids ? avoided.removeValue(forKey: head.job) : nil)
+        pending.order = head.order
+        if kinds[best.index].jobs.isEmpty { kinds.remove(at: best.index) }
+        count -= 1
+        return (pending, best.choice)
     }
 
     /// Removes a waiting job (a cancelled one); whether it was waiting. O(jobs waiting).
     mutating func remove(_ job: JobID) -> Bool {
         guard let index = kinds.firstIndex(where: { $0.jobs.elements.contains { $0.job == job } }) else { return false }
         let kept = kinds[index].jobs.removeAll().filter { $0.job != job }
-        for pending in kept { kinds[index].jobs.append(pending) }
+        for waiting in kept { kinds[index].jobs.append(waiting) }
         if kinds[index].jobs.isEmpty { kinds.remove(at: index) }
+        avoided[job] = nil
         count -= 1
         return true
     }
 
     /// Every waiting job in the global order (for tests and diagnostics).
     var all: [Pending] {
-        kinds.flatMap { $0.jobs.elements }.sorted { $0.order < $1.order }
+        kinds.flatMap { queue in queue.jobs.elements.map { pending($0, kind: queue.kind) } }.sorted { $0.order < $1.order }
     }
 
     /// The place of `kind`'s queue, made (empty, last) if it has none.
@@ -112,5 +117,18 @@ struct JobQueue: Sendable {
         if let index = kinds.firstIndex(where: { $0.kind == kind }) { return index }
         kinds.append(KindQueue(kind: kind, jobs: Deque()))
         return kinds.count - 1
+    }
+
+    /// `pending` as its kind's queue keeps it, at `order`.
+    private mutating func hold(_ pending: Pending, order: Int64) -> Waiting {
+        if let avoid = pending.avoid { avoided[pending.job] = avoid }
+        return Waiting(job: pending.job, order: order, avoids: pending.avoid != nil)
+    }
+
+    /// A waiting job of `kind` as callers see it (its worker to avoid looked up only if it has one).
+    private func pending(_ waiting: Waiting, kind: String) -> Pending {
+        var pending = Pending(job: waiting.job, kind: kind, avoid: waiting.avoids ? avoided[waiting.job] : nil)
+        pending.order = waiting.order
+        return pending
     }
 }

@@ -1,4 +1,5 @@
 import ReactorCore
+import ReactorWire
 import Testing
 @testable import ReactorBus
 
@@ -81,5 +82,30 @@ import Testing
         #expect(order == [9, 1, 3])
         #expect(queue.isEmpty)
         #expect(queue.popFirst(placedBy: { _ in true }) == nil)
+    }
+
+    @Test func aJobsWorkerToAvoidTravelsWithItAndLeavesWithIt() {
+        var queue = JobQueue()
+        let slow = PeerID([7])
+        let taken = JobID(actionSeq: 5, effectIndex: 1)
+        queue.append(pending(1, "a"))
+        queue.append(JobQueue.Pending(job: taken, kind: "a", avoid: slow))
+        #expect(queue.all.map(\.avoid) == [nil, slow])
+        var seen: [PeerID?] = []
+        while let (next, _) = queue.popFirst(placedBy: { candidate -> Bool? in
+            seen.append(candidate.avoid)
+            return true
+        }) {
+            #expect(next.avoid == (next.job == taken ? slow : nil))
+        }
+        #expect(seen == [nil, slow])
+        // Removed while waiting, then queued again without one: nothing of the old one is left.
+        queue.append(JobQueue.Pending(job: taken, kind: "b", avoid: slow))
+        let removed = queue.remove(taken)
+        #expect(removed)
+        queue.append(JobQueue.Pending(job: taken, kind: "b", avoid: nil))
+        let again = queue.popFirst(placedBy: { $0.avoid == nil ? true : nil })
+        #expect(again?.pending.job == taken)
+        #expect(queue.isEmpty)
     }
 }
