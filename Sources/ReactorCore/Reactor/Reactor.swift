@@ -129,6 +129,19 @@ public protocol Reactor: Sendable {
     /// apps to implement.
     static func _sequencerOpenEffect(_ id: JobID, in sequencer: Sequencer<Self>) -> Effect?
 
+    /// Calls `body` with the effect of open job `id`, compiled for this reactor's own types, like
+    /// ``_sequencerAccept(_:in:)``; whether the job is open. The authority encodes each job's
+    /// effect through it: ``_sequencerOpenEffect(_:in:)``'s optional result made its
+    /// unspecialised caller look up `Optional<Effect>` at run time, per job. Not for apps to
+    /// implement.
+    static func _sequencerVisitOpenEffect(_ id: JobID, in sequencer: Sequencer<Self>, _ body: (Effect) -> Void) -> Bool
+
+    /// Calls `body` with the identity and kind of each job of `acceptance`, in order, compiled
+    /// for this reactor's own types, like ``_sequencerAccept(_:in:)``: reading `jobs` from code
+    /// that is not specialised looks up `Job<Effect>` at run time, per action. Not for apps to
+    /// implement.
+    static func _acceptanceVisitJobs(_ acceptance: Acceptance<Mutation, Effect>, _ body: (JobID, String) -> Void)
+
     /// ``Sequencer/receivedEmits(of:)`` compiled for this reactor's own types, like
     /// ``_sequencerAccept(_:in:)`` (the authority asks it at each job's end). Not for apps to
     /// implement.

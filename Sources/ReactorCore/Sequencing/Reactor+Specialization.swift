@@ -35,6 +35,18 @@ extension Reactor {
     }
 
     @inlinable
+    public static func _sequencerVisitOpenEffect(_ id: JobID, in sequencer: Sequencer<Self>, _ body: (Effect) -> Void) -> Bool {
+        guard let effect = sequencer.openEffectSpecialized(id) else { return false }
+        body(effect)
+        return true
+    }
+
+    @inlinable
+    public static func _acceptanceVisitJobs(_ acceptance: Acceptance<Mutation, Effect>, _ body: (JobID, String) -> Void) {
+        for index in 0 ..< acceptance.jobs.count { body(acceptance.jobs[index].id, acceptance.jobs[index].kind) }
+    }
+
+    @inlinable
     public static func _sequencerReceivedEmits(of id: JobID, in sequencer: Sequencer<Self>) -> UInt32? {
         sequencer.receivedEmitsSpecialized(of: id)
     }

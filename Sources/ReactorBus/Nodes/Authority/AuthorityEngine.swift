@@ -349,15 +349,20 @@ package final class AuthorityEngine<R: Reactor> {
         if jobCount != 0 {
             actionClients.insert(client, for: acceptance.actionSeq)
             inFlight[client, default: 0] += 1
-            if dispatch { enqueue(acceptance.jobs, now: now) }
+            if dispatch { enqueueJobs(of: acceptance, now: now) }
         }
         return ack
     }
 
-    /// Queues an accepted action's jobs with the dispatcher and sends what it assigns. Apart
-    /// from ``accept(_:client:seq:payload:now:dispatch:)`` so that the generic work on the jobs
-    /// (their types' metadata, looked up on entry) is paid only by actions that have jobs.
-    @inline(never)
+    /// Queues an accepted action's jobs with the dispatcher and sends what it assigns, reading
+    /// them through the reactor's specialised witness (see ``_acceptanceVisitJobs``).
+    private func enqueueJobs(of acceptance: Acceptance<R.Mutation, R.Effect>, now: UInt64) {
+        R._acceptanceVisitJobs(acceptance) { id, kind in
+            if let assignment = withDispatcher({ $0.enqueue(id, kind: kind, now: now) }) { send(assignment) }
+        }
+    }
+
+    /// Queues jobs with the dispatcher and sends what it assigns.
     func enqueue(_ jobs: [Job<R.Effect>], now: UInt64) {
         for index in 0 ..< jobs.count {
             let job = jobs[index]
@@ -486,7 +491,12 @@ package final class AuthorityEngine<R: Reactor> {
             metrics[.foreignReports] += 1
             return
         }
-        guard let mutation = try? decoder.decode(R.Mutation.self, from: payload) else {
+        // `do`, not `try?`: an optional mutation made this unspecialised code look up
+        // `Optional<Mutation>` at run time, per emit.
+        let mutation: R.Mutation
+        do {
+            mutation = try decoder.decode(R.Mutation.self, from: payload)
+        } catch {
             metrics[.badMutations] += 1
             toWorker(peer, .error(ref: job.actionSeq, code: .malformed, message: "emit \(index) of job \(job) is not a \(configuration.appName) mutation"))
             return
@@ -940,9 +950,14 @@ package final class AuthorityEngine<R: Reactor> {
     }
 
     func send(_ assignment: Dispatcher.Assignment) {
-        guard let effect = inSequencer({ R._sequencerOpenEffect(assignment.job, in: $0) }), let payload = encode(effect) else { return }
-        // The kind was worked out (by reflection, by default) when the job was queued.
-        let kind = withDispatcher { $0.kind(ofAssigned: assignment.job) } ?? sequencer.reactor.kind(of: effect)
+        // The dispatcher keeps the kind of every job it gives out (worked out, by reflection by
+        // default, when the job was accepted), and every assignment is of a job it gave out.
+        guard let kind = withDispatcher({ $0.kind(ofAssigned: assignment.job) }) else { return }
+        // Through the witness that hands the effect over: one returning it as an optional made
+        // this code look up `Optional<Effect>` at run time, per job.
+        var payload: [UInt8]?
+        let open = inSequencer { R._sequencerVisitOpenEffect(assignment.job, in: $0) { payload = encode($0) } }
+        guard open, let payload else { return }
         metrics[.jobsDispatched] += 1
         noteJob { $0.dispatched(assignment.job, to: dispatcher.name(of: assignment.worker)) }
         if !jobBatchReaders.isEmpty, let limit = jobBatchReaders[assignment.worker] {
