@@ -124,6 +124,19 @@ public protocol Reactor: Sendable {
     /// ``_sequencerAccept(_:in:)``. Not for apps to implement.
     static func _sequencerComplete(job: JobID, emitCount: UInt32, in sequencer: inout Sequencer<Self>) throws(SequencerError) -> Progress<Mutation>
 
+    /// ``Sequencer/apply(job:emitIndex:mutation:)`` compiled for this reactor's own types, for a
+    /// runtime that is not: the mutations it applies are appended to `applied` when
+    /// `collecting`, and what else it did comes back as an ``EventOutcome``, a value whose type
+    /// does not depend on the reactor. Not for apps to implement.
+    static func _sequencerApply(job: JobID, emitIndex: UInt32, mutation: Mutation, in sequencer: inout Sequencer<Self>,
+                                collecting: Bool, into applied: inout [AppliedMutation<Mutation>]) throws(SequencerError) -> EventOutcome
+
+    /// ``Sequencer/complete(job:emitCount:)`` compiled for this reactor's own types, for a runtime
+    /// that is not, like ``_sequencerApply(job:emitIndex:mutation:in:collecting:into:)``. Not
+    /// for apps to implement.
+    static func _sequencerComplete(job: JobID, emitCount: UInt32, in sequencer: inout Sequencer<Self>,
+                                   collecting: Bool, into applied: inout [AppliedMutation<Mutation>]) throws(SequencerError) -> EventOutcome
+
     /// ``Sequencer/openEffect(_:)`` compiled for this reactor's own types, like
     /// ``_sequencerAccept(_:in:)`` (the authority reads each job's effect to send it). Not for
     /// apps to implement.

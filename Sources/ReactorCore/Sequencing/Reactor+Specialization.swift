@@ -30,6 +30,18 @@ extension Reactor {
     }
 
     @inlinable
+    public static func _sequencerApply(job: JobID, emitIndex: UInt32, mutation: Mutation, in sequencer: inout Sequencer<Self>,
+                                       collecting: Bool, into applied: inout [AppliedMutation<Mutation>]) throws(SequencerError) -> EventOutcome {
+        EventOutcome(try sequencer.applySpecialized(job: job, emitIndex: emitIndex, mutation: mutation), collecting: collecting, into: &applied)
+    }
+
+    @inlinable
+    public static func _sequencerComplete(job: JobID, emitCount: UInt32, in sequencer: inout Sequencer<Self>,
+                                          collecting: Bool, into applied: inout [AppliedMutation<Mutation>]) throws(SequencerError) -> EventOutcome {
+        EventOutcome(try sequencer.completeSpecialized(job: job, emitCount: emitCount), collecting: collecting, into: &applied)
+    }
+
+    @inlinable
     public static func _sequencerOpenEffect(_ id: JobID, in sequencer: Sequencer<Self>) -> Effect? {
         sequencer.openEffectSpecialized(id)
     }

@@ -461,8 +461,8 @@ package final class AuthorityEngine<R: Reactor> {
             metrics[.jobsFailed] += 1
             logger.warning("job \(job) failed for good on \(workerLabel(peer)): \(failure)")
             noteJob { $0.ended(job, .failed, worker: dispatcher.name(of: peer), attempts: UInt32(clamping: failure.attempts)) }
-            record(.failed(job: job, failure: failure)) { sequencer throws(SequencerError) in
-                try sequencer.fail(job: job, error: failure)
+            record(.failed(job: job, failure: failure)) { sequencer, collecting, applied throws(SequencerError) in
+                EventOutcome(try sequencer.fail(job: job, error: failure), collecting: collecting, into: &applied)
             }
         }
     }
@@ -501,8 +501,8 @@ package final class AuthorityEngine<R: Reactor> {
             toWorker(peer, .error(ref: job.actionSeq, code: .malformed, message: "emit \(index) of job \(job) is not a \(configuration.appName) mutation"))
             return
         }
-        record(.emitted(job: job, emitIndex: index, mutation: payload)) { sequencer throws(SequencerError) in
-            try R._sequencerApply(job: job, emitIndex: index, mutation: mutation, in: &sequencer)
+        record(.emitted(job: job, emitIndex: index, mutation: payload)) { sequencer, collecting, applied throws(SequencerError) in
+            try R._sequencerApply(job: job, emitIndex: index, mutation: mutation, in: &sequencer, collecting: collecting, into: &applied)
         } payload: { payload }
     }
 
@@ -520,15 +520,15 @@ package final class AuthorityEngine<R: Reactor> {
             let failure = EffectFailure(message: "worker reported \(count) mutation(s) but \(received) arrived", attempts: 1)
             logger.warning("job \(job) on \(workerLabel(peer)): \(failure.message); the job fails")
             noteJob { $0.ended(job, .failed, worker: dispatcher.name(of: peer), attempts: UInt32(clamping: failure.attempts)) }
-            record(.failed(job: job, failure: failure)) { sequencer throws(SequencerError) in
-                try sequencer.fail(job: job, error: failure)
+            record(.failed(job: job, failure: failure)) { sequencer, collecting, applied throws(SequencerError) in
+                EventOutcome(try sequencer.fail(job: job, error: failure), collecting: collecting, into: &applied)
             }
             return
         }
         metrics[.jobsDone] += 1
         noteJob { $0.ended(job, .done, worker: dispatcher.name(of: peer)) }
-        record(.completed(job: job, emitCount: count)) { sequencer throws(SequencerError) in
-            try R._sequencerComplete(job: job, emitCount: count, in: &sequencer)
+        record(.completed(job: job, emitCount: count)) { sequencer, collecting, applied throws(SequencerError) in
+            try R._sequencerComplete(job: job, emitCount: count, in: &sequencer, collecting: collecting, into: &applied)
         }
     }
 
@@ -581,17 +581,21 @@ package final class AuthorityEngine<R: Reactor> {
         return owned
     }
 
-    /// Applies one async event through the sequencer and records its consequences.
-    private func record(_ event: AuthorityRecord, _ apply: (inout Sequencer<R>) throws(SequencerError) -> Progress<R.Mutation>, payload: () -> [UInt8]? = { nil }) {
-        let progress: Progress<R.Mutation>
+    /// Applies one async event through the sequencer and records its consequences. `apply`
+    /// runs the reactor's witness, which appends what the event applied to the outbox itself
+    /// (when the feed follows mutations) and returns an outcome whose type does not depend on
+    /// the reactor: this code holds no generic value (see ``EventOutcome``).
+    private func record(_ event: AuthorityRecord, _ apply: (inout Sequencer<R>, Bool, inout [AppliedMutation<R.Mutation>]) throws(SequencerError) -> EventOutcome,
+                        payload: () -> [UInt8]? = { nil }) {
+        let outcome: EventOutcome
         do {
-            progress = try apply(&sequencer)
+            outcome = try apply(&sequencer, queuesApplied, &outbox.appliedMutations)
         } catch {
             metrics[.unknownJobs] += 1
             logger.debug("refused async event: \(error)")
             return
         }
-        switch progress.disposition {
+        switch outcome.disposition {
         case .duplicate:
             metrics[.emitsDuplicate] += 1
             return
@@ -601,32 +605,32 @@ package final class AuthorityEngine<R: Reactor> {
             break
         }
         if isJournaling { outbox.records.append(event) }
-        absorb(progress, firstPayload: payload())
+        absorb(outcome, firstPayload: payload())
     }
 
-    private func absorb(_ progress: Progress<R.Mutation>, firstPayload: [UInt8]?) {
-        // Most DONEs apply nothing (the job's last emit did): then no generic work at all.
-        if progress.appliedCount > 0 { absorbApplied(progress, firstPayload: firstPayload) }
-        for actionSeq in progress.completedActions { completeAction(actionSeq) }
-    }
-
-    /// The mutations an event applied: counted, and queued for the feed. Out of line, as it
-    /// asks the runtime for the reactor's types on entry.
-    @inline(never)
-    private func absorbApplied(_ progress: Progress<R.Mutation>, firstPayload: [UInt8]?) {
-        metrics[.mutationsApplied] += UInt64(progress.applied.count)
-        for offset in 0 ..< progress.applied.count {
-            let applied = progress.applied[offset]
-            switch applied.origin {
-            case .sync: metrics[.mutationsSync] += 1
-            case .async: metrics[.mutationsAsync] += 1
-            case .failure: metrics[.mutationsFailure] += 1
-            case .cancelled: metrics[.mutationsCancel] += 1
+    /// Counts what an event applied and queues its payloads beside the mutations the witness
+    /// queued: only the event's own mutation arrived encoded; released buffered ones are
+    /// encoded when the loop asks for them.
+    private func absorb(_ outcome: EventOutcome, firstPayload: [UInt8]?) {
+        let applied = outcome.applied
+        let total = applied.total
+        if total > 0 {
+            withMetrics { metrics in
+                metrics[.mutationsApplied] += UInt64(total)
+                metrics[.mutationsSync] += UInt64(applied.sync)
+                metrics[.mutationsAsync] += UInt64(applied.async)
+                metrics[.mutationsFailure] += UInt64(applied.failure)
+                metrics[.mutationsCancel] += UInt64(applied.cancelled)
             }
-            // Only the event's own mutation arrived encoded; released buffered ones are re-encoded.
-            let isOwn = offset == 0 && progress.applied.count == 1
-            if queuesApplied { outbox.applied.append(Outbox.Applied(mutation: applied, payload: isOwn ? firstPayload : nil)) }
+            if queuesApplied {
+                if total == 1 {
+                    outbox.appliedPayloads.append(firstPayload)
+                } else {
+                    outbox.appliedPayloads.append(contentsOf: repeatElement(nil, count: total))
+                }
+            }
         }
+        for actionSeq in outcome.completedActions { completeAction(actionSeq) }
     }
 
     /// Queues the mutations an accepted action applied for the feed; their payloads are encoded
@@ -641,7 +645,8 @@ package final class AuthorityEngine<R: Reactor> {
 
     @inline(never)
     private func appendForFeed(_ applied: [AppliedMutation<R.Mutation>]) {
-        for index in 0 ..< applied.count { outbox.applied.append(Outbox.Applied(mutation: applied[index], payload: nil)) }
+        outbox.appliedMutations.append(contentsOf: applied)
+        outbox.appliedPayloads.append(contentsOf: repeatElement(nil, count: applied.count))
     }
 
     /// Runs `body` on the sequencer where it is stored. A method of the generic `Sequencer`
@@ -732,7 +737,7 @@ package final class AuthorityEngine<R: Reactor> {
         try reapply(record, migrated: migrated)
         // A closure, not `\.mutation`: a key path over the reactor's generic types is built at run
         // time on every call (a third of a standby's time went to it).
-        return outbox.applied.map { $0.mutation }
+        return outbox.appliedMutations
     }
 
     /// Re-applies one journal record and keeps nothing it produced: recovery and a standby replay
@@ -756,11 +761,15 @@ package final class AuthorityEngine<R: Reactor> {
             accept(action, client: client, seq: seq, payload: payload, now: 0, dispatch: false)
         case .emitted(let job, let index, let payload):
             let mutation = try decoder.decode(R.Mutation.self, from: migrated ?? payload)
-            absorb(try R._sequencerApply(job: job, emitIndex: index, mutation: mutation, in: &sequencer), firstPayload: nil)
+            absorb(try R._sequencerApply(job: job, emitIndex: index, mutation: mutation, in: &sequencer, collecting: queuesApplied,
+                                         into: &outbox.appliedMutations), firstPayload: nil)
         case .completed(let job, let count):
-            absorb(try R._sequencerComplete(job: job, emitCount: count, in: &sequencer), firstPayload: nil)
+            absorb(try R._sequencerComplete(job: job, emitCount: count, in: &sequencer, collecting: queuesApplied, into: &outbox.appliedMutations),
+                   firstPayload: nil)
         case .failed(let job, let failure):
-            absorb(try sequencer.fail(job: job, error: failure), firstPayload: nil)
+            // Not one of the reactor's witnesses (failures are rare): the generic path.
+            let progress = try sequencer.fail(job: job, error: failure)
+            absorb(EventOutcome(progress, collecting: queuesApplied, into: &outbox.appliedMutations), firstPayload: nil)
         case .schema:
             break
         case .started:
@@ -868,8 +877,8 @@ package final class AuthorityEngine<R: Reactor> {
         outbox.version = sequencer.version
         outbox.actionSeq = sequencer.actionSeq
         if demand.mutations {
-            for index in 0 ..< outbox.applied.count where outbox.applied[index].payload == nil {
-                outbox.applied[index].payload = encode(outbox.applied[index].mutation.mutation)
+            for index in 0 ..< outbox.appliedPayloads.count where outbox.appliedPayloads[index] == nil {
+                outbox.appliedPayloads[index] = encode(outbox.appliedMutations[index].mutation)
             }
         }
         let dueByCount = demand.snapshotAtVersion.map { sequencer.version >= $0 } ?? false

@@ -460,10 +460,10 @@ final class AuthorityLoop<R: Reactor>: NodeLoop {
     /// snapshot if it carries one and `state` allows, or else a heartbeat when the feed has been idle.
     private func publish(_ outbox: AuthorityEngine<R>.Outbox, mutations: Bool, state publishingState: Bool, now: UInt64) throws(ZMQError) {
         if mutations {
-            for entry in outbox.applied {
+            for index in 0 ..< outbox.appliedPayloads.count {
                 // No payload: the app's mutation type did not encode (the engine logged it).
-                guard let payload = entry.payload else { continue }
-                let mutation = entry.mutation
+                guard let payload = outbox.appliedPayloads[index] else { continue }
+                let mutation = outbox.appliedMutations[index]
                 report.feedBytesSent += UInt64(try feed.publish(.mutation(version: mutation.version, actionSeq: mutation.actionSeq, origin: mutation.origin, payload: payload), now: now))
             }
         }

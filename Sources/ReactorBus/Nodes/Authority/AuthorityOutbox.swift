@@ -68,10 +68,20 @@ extension AuthorityEngine {
         package var promptReplies: [[[UInt8]]] = []
         /// Worker messages that depend on nothing in the journal (heartbeats), likewise.
         package var promptToWorkers: [[[UInt8]]] = []
-        /// Applied mutations (while ``AuthorityEngine/followsMutations``), with their payload
-        /// bytes when they arrived encoded (from a worker) or when the ``Demand`` asked for
-        /// mutations (`nil` only if the app's type cannot encode).
-        package var applied: [Applied] = []
+        /// Applied mutations (while ``AuthorityEngine/followsMutations``), in order; their
+        /// payloads are in ``appliedPayloads``. The reactor's sequencer appends to this array
+        /// itself, in code compiled for the reactor's types.
+        package var appliedMutations: [AppliedMutation<R.Mutation>] = []
+        /// The payload bytes of each of ``appliedMutations``, at the same index: when they
+        /// arrived encoded (from a worker) or when the ``Demand`` asked for mutations (`nil`
+        /// only if the app's type cannot encode). Apart, so that code not specialised for the
+        /// reactor counts and fills them without looking up its types.
+        package var appliedPayloads: [[UInt8]?] = []
+
+        /// Applied mutations with their payloads, in order.
+        package var applied: [Applied] {
+            (0 ..< appliedPayloads.count).map { Applied(mutation: appliedMutations[$0], payload: appliedPayloads[$0]) }
+        }
         /// Records to append to the journal before replies go out.
         package var records: [AuthorityRecord] = []
         /// The replies (by index in ``replies``) that answer a `snapshot` or `stats` request:
@@ -103,7 +113,7 @@ extension AuthorityEngine {
             package var envelopeCount: Int
         }
 
-        package var isEmpty: Bool { !hasMessages && applied.isEmpty }
+        package var isEmpty: Bool { !hasMessages && appliedPayloads.isEmpty }
 
         /// Whether it holds anything besides applied mutations: replies, worker messages, records
         /// or job events. Unlike ``isEmpty`` it touches no type that depends on the reactor.
