@@ -14,6 +14,15 @@ public struct EventOutcome: Sendable, Equatable {
     /// Actions whose last open job ended, in the order they ended.
     public var completedActions: [UInt64]
 
+    /// An outcome as given.
+    @inlinable
+    public init(disposition: Disposition, applied: OriginCounts, finished: [JobID], completedActions: [UInt64]) {
+        self.disposition = disposition
+        self.applied = applied
+        self.finished = finished
+        self.completedActions = completedActions
+    }
+
     /// The outcome of `progress`; its mutations are appended to `collected` when `collecting`.
     @inlinable
     public init<Mutation>(_ progress: consuming Progress<Mutation>, collecting: Bool, into collected: inout [AppliedMutation<Mutation>]) {
@@ -38,9 +47,14 @@ public struct OriginCounts: Sendable, Equatable {
     /// Mutations of the reactor's cancel hook.
     public var cancelled = 0
 
-    /// No mutations.
+    /// These counts (none, by default).
     @inlinable
-    public init() {}
+    public init(sync: Int = 0, async: Int = 0, failure: Int = 0, cancelled: Int = 0) {
+        self.sync = sync
+        self.async = async
+        self.failure = failure
+        self.cancelled = cancelled
+    }
 
     /// All of them.
     @inlinable
