@@ -7,7 +7,8 @@ import ReactorWire
 extension AuthorityEngine {
     /// Runs the state wants that no worker runs now.
     var unassignedSubscriptionCount: Int {
-        sequencer.runningSubscriptions.count { subscriptionPlacement.owners[$0.run] == nil }
+        guard inSequencer({ $0.runningSubscriptionCount }) > 0 else { return 0 }
+        return sequencer.runningSubscriptions.count { subscriptionPlacement.owners[$0.run] == nil }
     }
 
     /// A worker said it runs subscriptions of `kinds` (empty: every kind).
@@ -72,14 +73,16 @@ extension AuthorityEngine {
     /// Called once per batch (when the outbox is taken), so a run that starts and stops within
     /// one batch never reaches a worker.
     func placeSubscriptions() {
-        _ = sequencer.takeSubscriptionChanges()
+        // Where the sequencer is stored (see `inSequencer`): through the stored value, each call
+        // copied the whole sequencer, every turn.
+        _ = inSequencer { $0.takeSubscriptionChanges() }
         for peer in subscriptionPlacement.subscribers.keys where !dispatcher.knows(peer) {
             subscriptionPlacement.forget(peer)
         }
         // Nothing wanted and nothing placed, the case of every batch of an app without
         // subscriptions: checked before the wanted runs are listed (sorted, in arrays of the
         // app's types), which cost a batch of one action a few microseconds of cold code.
-        guard sequencer.runningSubscriptionCount > 0 || !subscriptionPlacement.owners.isEmpty || !subscriptionPlacement.orphaned.isEmpty else { return }
+        guard inSequencer({ $0.runningSubscriptionCount }) > 0 || !subscriptionPlacement.owners.isEmpty || !subscriptionPlacement.orphaned.isEmpty else { return }
         let wanted = sequencer.runningSubscriptions
         let wantedRuns = Set(wanted.map(\.run))
         for (run, peer) in subscriptionPlacement.owners where !wantedRuns.contains(run) {

@@ -658,7 +658,7 @@ package final class AuthorityEngine<R: Reactor> {
     /// this unspecialised code asks the runtime for that type's metadata on every call, while
     /// `R` and its witnesses come with the engine (see Reactor+Specialization.swift).
     @inline(__always)
-    private func inSequencer<T>(_ body: (inout Sequencer<R>) -> T) -> T { body(&sequencer) }
+    func inSequencer<T>(_ body: (inout Sequencer<R>) -> T) -> T { body(&sequencer) }
 
     /// Runs `body` on the counters where they are stored, in one access.
     @inline(__always)
@@ -858,15 +858,18 @@ package final class AuthorityEngine<R: Reactor> {
     /// Counters with current gauges.
     package func currentMetrics() -> AuthorityMetrics {
         var snapshot = metrics
-        snapshot.version = sequencer.version
-        snapshot.actionSeq = sequencer.actionSeq
-        snapshot.openJobs = UInt64(sequencer.openJobCount)
+        // One access to the sequencer where it is stored (see ``inSequencer(_:)``): each read of
+        // a property through the stored value copied the whole sequencer, every turn.
+        let (version, actionSeq, openJobs, subscriptions) = inSequencer { ($0.version, $0.actionSeq, $0.openJobCount, $0.runningSubscriptionCount) }
+        snapshot.version = version
+        snapshot.actionSeq = actionSeq
+        snapshot.openJobs = UInt64(openJobs)
         snapshot.workers = UInt64(dispatcher.workerCount)
         snapshot.queuedJobs = UInt64(dispatcher.queuedCount)
         snapshot.clients = UInt64(clients.clientCount)
         snapshot.forgottenClients = UInt64(clients.forgottenCount)
         snapshot.quarantinedWorkers = UInt64(dispatcher.quarantinedCount)
-        snapshot.subscriptionsRunning = UInt64(sequencer.runningSubscriptionCount)
+        snapshot.subscriptionsRunning = UInt64(subscriptions)
         snapshot.subscriptionsUnassigned = UInt64(unassignedSubscriptionCount)
         return snapshot
     }
@@ -874,30 +877,33 @@ package final class AuthorityEngine<R: Reactor> {
     /// Takes what the batch produced, with what `demand` asks for the feed and the journal.
     package func takeOutbox(_ demand: Outbox.Demand = Outbox.Demand()) -> Outbox {
         placeSubscriptions()
-        outbox.version = sequencer.version
-        outbox.actionSeq = sequencer.actionSeq
+        let (version, actionSeq) = inSequencer { ($0.version, $0.actionSeq) }
+        outbox.version = version
+        outbox.actionSeq = actionSeq
         if demand.mutations {
             for index in 0 ..< outbox.appliedPayloads.count where outbox.appliedPayloads[index] == nil {
                 outbox.appliedPayloads[index] = encode(outbox.appliedMutations[index].mutation)
             }
         }
-        let dueByCount = demand.snapshotAtVersion.map { sequencer.version >= $0 } ?? false
-        if demand.publishedVersion != sequencer.version, demand.snapshot || dueByCount {
+        let dueByCount = demand.snapshotAtVersion.map { version >= $0 } ?? false
+        if demand.publishedVersion != version, demand.snapshot || dueByCount {
             let start = MonotonicClock.nanoseconds()
-            let cached = encodedStateCache?.version == sequencer.version
+            let cached = encodedStateCache?.version == version
             outbox.state = encodedState()
             if !cached { outbox.stateEncodeNanoseconds = MonotonicClock.nanoseconds() - start }
         }
         if !demand.projections.isEmpty || projectionFeed.remembersAny {
-            outbox.projections = projectionFeed.changes(of: sequencer.state, version: sequencer.version, wanted: demand.projections) { encode($0) }
+            outbox.projections = projectionFeed.changes(of: sequencer.state, version: version, wanted: demand.projections) { encode($0) }
         }
         if let threshold = demand.checkpointAtRecords, outbox.records.count >= threshold {
             outbox.checkpoint = checkpoint()
         }
         if !outbox.jobBatches.isEmpty { outbox.jobBatches.pack(into: &outbox.toWorkers, writer: writer) }
         if !outbox.ackBatches.isEmpty { outbox.ackBatches.pack(into: &outbox.replies) }
-        defer { outbox = Outbox() }
-        return outbox
+        // Moved out, not copied and then replaced.
+        var taken = Outbox()
+        swap(&taken, &outbox)
+        return taken
     }
 
     /// Counts what the loop saw while carrying out outboxes.
@@ -952,9 +958,10 @@ package final class AuthorityEngine<R: Reactor> {
 
     /// The current state encoded for the wire, reused while the version stays the same.
     private func encodedState() -> [UInt8]? {
-        if let cached = encodedStateCache, cached.version == sequencer.version { return cached.bytes }
+        let version = inSequencer { $0.version }
+        if let cached = encodedStateCache, cached.version == version { return cached.bytes }
         guard let bytes = encode(sequencer.state, using: stateEncoder) else { return nil }
-        encodedStateCache = (sequencer.version, bytes)
+        encodedStateCache = (version, bytes)
         return bytes
     }
 
