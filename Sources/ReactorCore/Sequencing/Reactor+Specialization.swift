@@ -21,12 +21,12 @@ extension Reactor {
     @inlinable
     public static func _sequencerApply(job: JobID, emitIndex: UInt32, mutation: Mutation,
                                        in sequencer: inout Sequencer<Self>) throws(SequencerError) -> Progress<Mutation> {
-        try sequencer.applySpecialized(job: job, emitIndex: emitIndex, mutation: mutation).counted()
+        try sequencer.applySpecialized(job: job, emitIndex: emitIndex, mutation: mutation)
     }
 
     @inlinable
     public static func _sequencerComplete(job: JobID, emitCount: UInt32, in sequencer: inout Sequencer<Self>) throws(SequencerError) -> Progress<Mutation> {
-        try sequencer.completeSpecialized(job: job, emitCount: emitCount).counted()
+        try sequencer.completeSpecialized(job: job, emitCount: emitCount)
     }
 
     @inlinable

@@ -157,7 +157,7 @@ public struct Sequencer<R: Reactor> {
         job.failed = true
         ledger.failures[id] = error
         ledger.open[id] = job
-        return settleIfReady(id, job).counted()
+        return settleIfReady(id, job)
     }
 
     // MARK: Queries

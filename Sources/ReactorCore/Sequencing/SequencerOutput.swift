@@ -58,13 +58,6 @@ public struct Progress<Mutation> {
     /// Every mutation applied as a consequence, in application order. May include results of
     /// other jobs that were waiting in the same lane.
     public var applied: [AppliedMutation<Mutation>]
-    /// `applied.count` when the sequencer handed this progress out, as a plain integer, for code
-    /// generic over the reactor and not specialised for it (see ``Acceptance/appliedCount``): a
-    /// runtime's engine learns that an event applied nothing without asking the Swift runtime
-    /// for the array's element type. Set where the sequencer returns a progress, not by an
-    /// observer of `applied`: the observer's accessor is not inlinable, and the specialised
-    /// sequencer code called it generically on every append.
-    @usableFromInline package internal(set) var appliedCount: Int
     /// Jobs that ended during this call (all their results applied), in the order they ended.
     public var finished: [JobID]
     /// Actions whose last open job ended during this call, in the order they ended: every
@@ -76,16 +69,7 @@ public struct Progress<Mutation> {
     init(_ disposition: Disposition, applied: [AppliedMutation<Mutation>] = [], finished: [JobID] = []) {
         self.disposition = disposition
         self.applied = applied
-        self.appliedCount = applied.count
         self.finished = finished
-    }
-
-    /// This progress with ``appliedCount`` brought up to date, as the sequencer returns it.
-    @inlinable
-    func counted() -> Self {
-        var progress = self
-        progress.appliedCount = applied.count
-        return progress
     }
 }
 
