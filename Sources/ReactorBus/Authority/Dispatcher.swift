@@ -54,7 +54,7 @@ struct Dispatcher: Sendable {
         let servesEveryKind: Bool
         /// How many jobs it owns: the owner table says which. Counted rather than listed, as
         /// a set of them cost an insert and a delete (with its rehashes) per job.
-        var owned = 0
+        private(set) var owned = 0
         /// Jobs taken from it after a timeout that it has not reported yet: they keep a slot
         /// each (a worker that hangs gets no more work). Empty unless a job timed out.
         private(set) var released: Set<JobID> = []
@@ -85,9 +85,11 @@ struct Dispatcher: Sendable {
             freeSlot(of: job)
         }
 
-        /// `job` was taken from it but still runs there.
-        mutating func keepSlot(of job: JobID) {
-            if released.insert(job).inserted { releasedCount += 1 }
+        /// A job it owned is no longer its own: it ended, or was cancelled, or (`stillRuns`) was
+        /// taken from it after a timeout while it still runs there, keeping its slot.
+        mutating func lose(_ job: JobID, stillRuns: Bool = false) {
+            owned -= 1
+            if stillRuns, released.insert(job).inserted { releasedCount += 1 }
         }
 
         /// Frees the slot `job` kept after it was taken; whether it kept one.
@@ -98,8 +100,10 @@ struct Dispatcher: Sendable {
             return true
         }
 
-        /// Frees every slot kept by jobs taken from it.
-        mutating func freeKeptSlots() {
+        /// Frees every slot: its own jobs were taken from it and queued again, and those kept
+        /// after a timeout are forgotten.
+        mutating func freeAllSlots() {
+            owned = 0
             released = []
             releasedCount = 0
         }
@@ -213,7 +217,7 @@ struct Dispatcher: Sendable {
         var recovered = false
         if let index = workers.index(forKey: peer) {
             if owned {
-                workers.values[index].owned -= 1
+                workers.values[index].lose(job)
                 recovered = workers.values[index].health.reportedInTime()
             } else {
                 workers.values[index].freeSlot(of: job)
@@ -241,7 +245,7 @@ struct Dispatcher: Sendable {
         while index != workers.endIndex {
             defer { workers.formIndex(after: &index) }
             if workers.keys[index] == owner {
-                workers.values[index].owned -= 1
+                workers.values[index].lose(job)
                 holders.append(workers.keys[index])
             } else if workers.values[index].freeSlot(of: job) {
                 holders.append(workers.keys[index])
@@ -286,8 +290,7 @@ struct Dispatcher: Sendable {
         for (job, owner) in overdue where release(job, ownedBy: owner.worker) != nil {
             // Taken from the worker, which still runs it: its slot stays taken until it reports.
             if let index = workers.index(forKey: owner.worker) {
-                workers.values[index].owned -= 1
-                workers.values[index].keepSlot(of: job)
+                workers.values[index].lose(job, stillRuns: true)
             }
             expiry.requeued.append(job)
             expiry.timedOut += 1
@@ -310,8 +313,7 @@ struct Dispatcher: Sendable {
     private mutating func takeBack(from peer: PeerID) -> [JobID] {
         guard let index = workers.index(forKey: peer) else { return [] }
         let jobs = takeOwned(from: peer, avoid: peer)
-        workers.values[index].owned = 0
-        workers.values[index].freeKeptSlots()
+        workers.values[index].freeAllSlots()
         queue.prepend(contentsOf: jobs)
         return jobs.map(\.job)
     }

@@ -133,12 +133,12 @@ struct JobLedger<Effect: Codable, Mutation: Codable> {
 }
 
 /// Where one open job stands.
-@usableFromInline
 ///
 /// Plain values only: the ledger reads and writes a job's progress several times per event, and
 /// a field holding a reference (the lane's name, a failure's message) made every copy retain and
 /// release it, through the type's value witnesses. The rare lane and failure live in tables of
 /// the ledger (``JobLedger/jobLanes``, ``JobLedger/failures``).
+@usableFromInline
 struct JobProgress: Hashable, Sendable {
     /// Whether the job runs in an ordered lane (named in ``JobLedger/jobLanes``).
     @usableFromInline var inLane: Bool

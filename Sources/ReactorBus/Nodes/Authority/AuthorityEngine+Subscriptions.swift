@@ -64,7 +64,7 @@ extension AuthorityEngine {
         for acceptance in accepted {
             metrics[.subscriptionEventsApplied] += 1
             countSyncAcceptance(acceptance)
-            if let now { enqueue(acceptance.jobs, now: now) }
+            if let now { enqueueJobs(of: acceptance, now: now) }
         }
     }
 

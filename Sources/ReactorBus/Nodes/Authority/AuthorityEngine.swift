@@ -356,17 +356,9 @@ package final class AuthorityEngine<R: Reactor> {
 
     /// Queues an accepted action's jobs with the dispatcher and sends what it assigns, reading
     /// them through the reactor's specialised witness (`Reactor._acceptanceVisitJobs(_:_:)`).
-    private func enqueueJobs(of acceptance: Acceptance<R.Mutation, R.Effect>, now: UInt64) {
+    func enqueueJobs(of acceptance: Acceptance<R.Mutation, R.Effect>, now: UInt64) {
         R._acceptanceVisitJobs(acceptance) { id, kind in
             if let assignment = withDispatcher({ $0.enqueue(id, kind: kind, now: now) }) { send(assignment) }
-        }
-    }
-
-    /// Queues jobs with the dispatcher and sends what it assigns.
-    func enqueue(_ jobs: [Job<R.Effect>], now: UInt64) {
-        for index in 0 ..< jobs.count {
-            let job = jobs[index]
-            if let assignment = dispatcher.enqueue(job.id, kind: job.kind, now: now) { send(assignment) }
         }
     }
 
@@ -461,9 +453,7 @@ package final class AuthorityEngine<R: Reactor> {
             metrics[.jobsFailed] += 1
             logger.warning("job \(job) failed for good on \(workerLabel(peer)): \(failure)")
             noteJob { $0.ended(job, .failed, worker: dispatcher.name(of: peer), attempts: UInt32(clamping: failure.attempts)) }
-            record(.failed(job: job, failure: failure)) { sequencer, collecting, applied throws(SequencerError) in
-                EventOutcome(try sequencer.fail(job: job, error: failure), collecting: collecting, into: &applied)
-            }
+            recordFailure(job, failure)
         }
     }
 
@@ -520,9 +510,7 @@ package final class AuthorityEngine<R: Reactor> {
             let failure = EffectFailure(message: "worker reported \(count) mutation(s) but \(received) arrived", attempts: 1)
             logger.warning("job \(job) on \(workerLabel(peer)): \(failure.message); the job fails")
             noteJob { $0.ended(job, .failed, worker: dispatcher.name(of: peer), attempts: UInt32(clamping: failure.attempts)) }
-            record(.failed(job: job, failure: failure)) { sequencer, collecting, applied throws(SequencerError) in
-                EventOutcome(try sequencer.fail(job: job, error: failure), collecting: collecting, into: &applied)
-            }
+            recordFailure(job, failure)
             return
         }
         metrics[.jobsDone] += 1
@@ -538,14 +526,9 @@ package final class AuthorityEngine<R: Reactor> {
     /// job (out of the dispatch queue, or a `cancel` to the workers holding it, whose late
     /// results are then counted and dropped) and ends the actions whose last job ended.
     private func absorbCancellations(_ acceptance: Acceptance<R.Mutation, R.Effect>, now: UInt64) {
-        for applied in acceptance.applied {
-            switch applied.origin {
-            case .sync: metrics[.mutationsSync] += 1
-            case .async: metrics[.mutationsAsync] += 1
-            case .failure: metrics[.mutationsFailure] += 1
-            case .cancelled: metrics[.mutationsCancel] += 1
-            }
-        }
+        var origins = OriginCounts()
+        for applied in acceptance.applied { origins.count(applied.origin) }
+        countOrigins(origins)
         metrics[.jobsCancelled] += UInt64(acceptance.cancelled.count)
         for job in acceptance.cancelled {
             let (_, holders, assignments) = dispatcher.cancel(job, now: now)
@@ -559,6 +542,16 @@ package final class AuthorityEngine<R: Reactor> {
         for actionSeq in acceptance.completedActions { completeAction(actionSeq) }
         if !acceptance.cancelled.isEmpty {
             logger.debug("action \(acceptance.actionSeq) cancelled job(s) \(acceptance.cancelled.map(\.description).joined(separator: ", "))")
+        }
+    }
+
+    /// Counts applied mutations by origin, in one access to the counters.
+    private func countOrigins(_ origins: OriginCounts) {
+        withMetrics { metrics in
+            metrics[.mutationsSync] += UInt64(origins.sync)
+            metrics[.mutationsAsync] += UInt64(origins.async)
+            metrics[.mutationsFailure] += UInt64(origins.failure)
+            metrics[.mutationsCancel] += UInt64(origins.cancelled)
         }
     }
 
@@ -608,6 +601,20 @@ package final class AuthorityEngine<R: Reactor> {
         absorb(outcome, firstPayload: payload())
     }
 
+    /// Records a job that failed for good: its contiguous mutations, then the app's failure hook.
+    private func recordFailure(_ job: JobID, _ failure: EffectFailure) {
+        record(.failed(job: job, failure: failure)) { sequencer, collecting, applied throws(SequencerError) in
+            try Self.fail(job, failure, in: &sequencer, collecting: collecting, into: &applied)
+        }
+    }
+
+    /// A job's failure, reported as the reactor's witnesses report the other events. Through the
+    /// sequencer's generic method, not a witness of its own: failures are rare.
+    private static func fail(_ job: JobID, _ failure: EffectFailure, in sequencer: inout Sequencer<R>, collecting: Bool,
+                             into applied: inout [AppliedMutation<R.Mutation>]) throws(SequencerError) -> EventOutcome {
+        EventOutcome(try sequencer.fail(job: job, error: failure), collecting: collecting, into: &applied)
+    }
+
     /// Counts what an event applied and queues its payloads beside the mutations the witness
     /// queued: only the event's own mutation arrived encoded; released buffered ones are
     /// encoded when the loop asks for them.
@@ -615,13 +622,8 @@ package final class AuthorityEngine<R: Reactor> {
         let applied = outcome.applied
         let total = applied.total
         if total > 0 {
-            withMetrics { metrics in
-                metrics[.mutationsApplied] += UInt64(total)
-                metrics[.mutationsSync] += UInt64(applied.sync)
-                metrics[.mutationsAsync] += UInt64(applied.async)
-                metrics[.mutationsFailure] += UInt64(applied.failure)
-                metrics[.mutationsCancel] += UInt64(applied.cancelled)
-            }
+            metrics[.mutationsApplied] += UInt64(total)
+            countOrigins(applied)
             if queuesApplied {
                 if total == 1 {
                     outbox.appliedPayloads.append(firstPayload)
@@ -765,9 +767,7 @@ package final class AuthorityEngine<R: Reactor> {
             absorb(try R._sequencerComplete(job: job, emitCount: count, in: &sequencer, collecting: queuesApplied, into: &outbox.appliedMutations),
                    firstPayload: nil)
         case .failed(let job, let failure):
-            // Not one of the reactor's witnesses (failures are rare): the generic path.
-            let progress = try sequencer.fail(job: job, error: failure)
-            absorb(EventOutcome(progress, collecting: queuesApplied, into: &outbox.appliedMutations), firstPayload: nil)
+            absorb(try Self.fail(job, failure, in: &sequencer, collecting: queuesApplied, into: &outbox.appliedMutations), firstPayload: nil)
         case .schema:
             break
         case .started:
