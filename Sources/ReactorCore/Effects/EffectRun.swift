@@ -48,21 +48,38 @@ public final class EffectRun: Sendable {
     /// Whether ``cancel()`` was called.
     public var isCancelled: Bool { state.withLock { $0.isCancelled } }
 
-    /// Runs `body` in a new task, which becomes the run's task; `body` gets the task's generation.
-    /// Returns false, and starts nothing, when the run was cancelled.
+    /// Runs `body` in a new task, which becomes the run's task, or queues it for the pool's
+    /// tasks; `body` gets the task's generation, or `nil` when the run was cancelled while it
+    /// waited for a pool's task (it then ends the run without an attempt). Returns false, and
+    /// starts nothing, when the run was cancelled.
     ///
-    /// The task is created under the lock, so an ``interrupt(generation:)`` that follows always
-    /// finds the task of its generation.
-    func launch(_ body: @escaping @Sendable (_ generation: UInt64) async -> Void) -> Bool {
-        state.withLock { state in
-            guard !state.isCancelled else { return false }
+    /// A task of the run's own is created under the lock, so an ``interrupt(generation:)`` that
+    /// follows always finds the task of its generation; a pool's task registers when it takes
+    /// the work (``adopt(_:generation:)``), before the work's first attempt can set a timeout.
+    func launch(_ body: nonisolated(nonsending) @escaping @Sendable (_ generation: UInt64?) async -> Void) -> Bool {
+        let queued = state.withLock { state -> UInt64? in
+            guard !state.isCancelled else { return nil }
             state.generation &+= 1
             let generation = state.generation
-            if let pool {
-                state.task = .pooled(pool.start(EffectTaskPool.Work(run: self, generation: generation, body: body)))
-            } else {
-                state.task = .own(Task(executorPreference: executor) { await body(generation) })
+            if pool != nil {
+                state.task = nil
+                return generation
             }
+            state.task = .own(Task(executorPreference: executor) { await body(generation) })
+            return 0
+        }
+        guard let queued else { return false }
+        if let pool, queued > 0 { pool.start(EffectTaskPool.Work(run: self, generation: queued, body: body)) }
+        return true
+    }
+
+    /// A pool's task begins this run's work of `generation` and becomes the run's task; false,
+    /// and nothing changes, when the run was cancelled while the work waited.
+    func adopt(_ task: EffectTaskPool.PooledTask, generation: UInt64) -> Bool {
+        state.withLock { state in
+            guard !state.isCancelled else { return false }
+            state.task = .pooled(task)
+            task.begin(self, generation: generation)
             return true
         }
     }

@@ -63,7 +63,7 @@ public struct EffectRunner<Handler: EffectHandler>: Sendable {
     /// Cancellation of the calling task stops the run and reports a failure.
     public func run(
         _ effect: Handler.Effect,
-        sink: @escaping @Sendable (_ emitIndex: UInt32, _ mutation: Handler.Mutation) async -> Void
+        sink: nonisolated(nonsending) @escaping @Sendable (_ emitIndex: UInt32, _ mutation: Handler.Mutation) async -> Void
     ) async -> EffectOutcome {
         guard deadlines != nil, policy.timeout != nil else {
             if case .ended(let outcome) = await attempts(effect, from: 1, in: nil, sink: sink) { return outcome }
@@ -89,7 +89,7 @@ public struct EffectRunner<Handler: EffectHandler>: Sendable {
     /// and no attempt. Cancel the run with the returned handle, not a task: see ``EffectRun``.
     public func start(
         preparing prepare: @escaping @Sendable () -> Result<Handler.Effect, EffectFailure>,
-        sink: @escaping @Sendable (_ emitIndex: UInt32, _ mutation: Handler.Mutation) async -> Void,
+        sink: nonisolated(nonsending) @escaping @Sendable (_ emitIndex: UInt32, _ mutation: Handler.Mutation) async -> Void,
         completion: @escaping @Sendable (EffectOutcome) -> Void
     ) -> EffectRun {
         let run = EffectRun(executor: executor, pool: pool)
@@ -100,11 +100,12 @@ public struct EffectRunner<Handler: EffectHandler>: Sendable {
     private func start(
         _ run: EffectRun,
         preparing prepare: @escaping @Sendable () -> Result<Handler.Effect, EffectFailure>,
-        sink: @escaping @Sendable (UInt32, Handler.Mutation) async -> Void,
+        sink: nonisolated(nonsending) @escaping @Sendable (UInt32, Handler.Mutation) async -> Void,
         completion: @escaping @Sendable (EffectOutcome) -> Void
     ) {
         let runner = self
         launch(run, attemptsSoFar: 0, completion: completion) { generation in
+            guard let generation else { return completion(Self.cancelled(after: 0)) }
             switch prepare() {
             case .failure(let failure):
                 completion(.failed(failure))
@@ -115,17 +116,23 @@ public struct EffectRunner<Handler: EffectHandler>: Sendable {
     }
 
     /// Runs `body` as the run's next task; a run cancelled meanwhile gets none and ends at once,
-    /// after the `attemptsSoFar` it made.
+    /// after the `attemptsSoFar` it made. `body` gets the task's generation, or `nil` when the
+    /// run was cancelled while its work waited for a pool's task: it then ends the run so.
     private func launch(_ run: EffectRun, attemptsSoFar: Int, completion: @escaping @Sendable (EffectOutcome) -> Void,
-                        _ body: @escaping @Sendable (_ generation: UInt64) async -> Void) {
-        if !run.launch(body) { completion(.failed(EffectFailure(message: "cancelled", attempts: attemptsSoFar))) }
+                        _ body: nonisolated(nonsending) @escaping @Sendable (_ generation: UInt64?) async -> Void) {
+        if !run.launch(body) { completion(Self.cancelled(after: attemptsSoFar)) }
+    }
+
+    /// A run cancelled before its next attempt.
+    private static func cancelled(after attempts: Int) -> EffectOutcome {
+        .failed(EffectFailure(message: "cancelled", attempts: attempts))
     }
 
     /// Runs attempts from `first` on in the run's task of `generation`; after a timeout, goes on
     /// in a new task.
-    private func continueRun(
+    nonisolated(nonsending) private func continueRun(
         _ run: EffectRun, effect: Handler.Effect, from first: Int, generation: UInt64,
-        sink: @escaping @Sendable (UInt32, Handler.Mutation) async -> Void,
+        sink: nonisolated(nonsending) @escaping @Sendable (UInt32, Handler.Mutation) async -> Void,
         completion: @escaping @Sendable (EffectOutcome) -> Void
     ) async {
         switch await attempts(effect, from: first, in: (run, generation), sink: sink) {
@@ -135,6 +142,7 @@ public struct EffectRunner<Handler: EffectHandler>: Sendable {
             // This task was cancelled to stop the attempt, and stays cancelled.
             let runner = self
             launch(run, attemptsSoFar: next - 1, completion: completion) { generation in
+                guard let generation else { return completion(Self.cancelled(after: next - 1)) }
                 await runner.continueRun(run, effect: effect, from: next, generation: generation, sink: sink, completion: completion)
             }
         }
@@ -151,9 +159,9 @@ public struct EffectRunner<Handler: EffectHandler>: Sendable {
 
     /// Runs attempts `first...` in the current task. With a run (and ``deadlines`` and a
     /// timeout), each attempt runs inline and its deadline cancels the run's task.
-    private func attempts(
+    nonisolated(nonsending) private func attempts(
         _ effect: Handler.Effect, from first: Int, in task: (run: EffectRun, generation: UInt64)?,
-        sink: @escaping @Sendable (UInt32, Handler.Mutation) async -> Void
+        sink: nonisolated(nonsending) @escaping @Sendable (UInt32, Handler.Mutation) async -> Void
     ) async -> AttemptsEnd {
         var lastError = "never ran"
         for attempt in first...policy.maxAttempts {
@@ -161,7 +169,7 @@ public struct EffectRunner<Handler: EffectHandler>: Sendable {
                 do {
                     try await Task.sleep(for: policy.backoff(beforeAttempt: attempt))
                 } catch {
-                    return .ended(.failed(EffectFailure(message: "cancelled", attempts: attempt - 1)))
+                    return .ended(Self.cancelled(after: attempt - 1))
                 }
             }
             let emitter = Emitter<Handler.Mutation>(sink: sink)
@@ -183,7 +191,7 @@ public struct EffectRunner<Handler: EffectHandler>: Sendable {
             } catch {
                 lastError = String(describing: error)
                 if Task.isCancelled {
-                    return .ended(.failed(EffectFailure(message: "cancelled", attempts: attempt)))
+                    return .ended(Self.cancelled(after: attempt))
                 }
             }
         }
@@ -191,7 +199,7 @@ public struct EffectRunner<Handler: EffectHandler>: Sendable {
     }
 
     /// One attempt in its own task group when there is a timeout, else directly.
-    private func runAttempt(_ effect: Handler.Effect, emitter: Emitter<Handler.Mutation>) async throws {
+    nonisolated(nonsending) private func runAttempt(_ effect: Handler.Effect, emitter: Emitter<Handler.Mutation>) async throws {
         guard let timeout = policy.timeout else {
             try await handler.run(effect, emit: emitter)
             return
@@ -213,7 +221,7 @@ public struct EffectRunner<Handler: EffectHandler>: Sendable {
     /// cancels at the timeout. Returns whether the timeout came first; else the handler's result
     /// decides, and an attempt of a cancelled run fails with a cancellation error even if the
     /// handler returned (as the task-group path reports it).
-    private func runInline(_ effect: Handler.Effect, emitter: Emitter<Handler.Mutation>, timeout: Duration,
+    nonisolated(nonsending) private func runInline(_ effect: Handler.Effect, emitter: Emitter<Handler.Mutation>, timeout: Duration,
                            deadlines: any EffectDeadlines, run: EffectRun, generation: UInt64) async throws -> Bool {
         let race = AttemptRace(run: run, generation: generation)
         let token = deadlines.schedule(after: timeout) { race.timeOut() }

@@ -6,22 +6,22 @@ import Synchronization
 /// index order, each exactly once, whatever order they arrive in.
 public struct Emitter<Mutation: Sendable>: Sendable {
     private let counter: Counter
-    private let sink: @Sendable (UInt32, Mutation) async -> Void
+    private let sink: nonisolated(nonsending) @Sendable (UInt32, Mutation) async -> Void
 
     /// Creates an emitter that passes each mutation with its index to `sink`.
-    public init(sink: @escaping @Sendable (_ emitIndex: UInt32, _ mutation: Mutation) async -> Void) {
+    public init(sink: nonisolated(nonsending) @escaping @Sendable (_ emitIndex: UInt32, _ mutation: Mutation) async -> Void) {
         self.counter = Counter()
         self.sink = sink
     }
 
     /// Emits one mutation.
-    public func emit(_ mutation: Mutation) async {
+    nonisolated(nonsending) public func emit(_ mutation: Mutation) async {
         let index = counter.next()
         await sink(index, mutation)
     }
 
     /// Emits one mutation: `await emit(.increase)`.
-    public func callAsFunction(_ mutation: Mutation) async {
+    nonisolated(nonsending) public func callAsFunction(_ mutation: Mutation) async {
         await emit(mutation)
     }
 
