@@ -54,7 +54,7 @@ import Testing
 
     private func start(_ record: Record, hangIn: Set<Int> = [], policy: RetryPolicy = Self.retrying, deadlines: ManualDeadlines,
                        executor: ForwardingExecutor? = nil, probe: ForwardingExecutor? = nil, reusableTasks: Int,
-                       prepare: @escaping @Sendable () -> Result<Int, EffectFailure> = { .success(7) }) -> EffectRun {
+                       prepare: @escaping @Sendable () throws(EffectFailure) -> Int = { 7 }) -> EffectRun {
         EffectRunner(handler: Hanging(record: record, hangIn: hangIn, probe: probe), policy: policy, deadlines: deadlines, executor: executor,
                      reusableTasks: reusableTasks)
             .start(preparing: prepare, sink: { _, value in record.emitted(value) }, completion: record.ended)
@@ -131,7 +131,7 @@ import Testing
         let deadlines = ManualDeadlines()
         let record = Record()
         let refused = EffectFailure(message: "does not decode", attempts: 0)
-        _ = start(record, deadlines: deadlines, reusableTasks: reusableTasks, prepare: { .failure(refused) })
+        _ = start(record, deadlines: deadlines, reusableTasks: reusableTasks, prepare: { () throws(EffectFailure) in throw refused })
         #expect(await eventually { !record.outcomes.isEmpty })
         #expect(record.outcomes == [.failed(refused)])
         #expect(record.attempts == 0)

@@ -47,7 +47,7 @@ import Testing
     }
 
     private func start(_ effect: Int, on runner: EffectRunner<Gated>, _ outcomes: Outcomes) -> EffectRun {
-        runner.start(preparing: { .success(effect) }, sink: { _, _ in }, completion: { outcomes.ended(effect, $0) })
+        runner.start(preparing: { effect }, sink: { _, _ in }, completion: { outcomes.ended(effect, $0) })
     }
 
     private func runner(_ handler: Gated, reusableTasks: Int = 4, executor: (any TaskExecutor)? = nil) -> EffectRunner<Gated> {
@@ -182,7 +182,7 @@ import Testing
         // The first run's work is a new task's first; the second's is given to it while parked.
         for (effect, held) in [(1, Held()), (2, Held())] {
             if effect == 1 { first = held } else { second = held }
-            _ = runner.start(preparing: { _ = held; return .success(effect) }, sink: { _, _ in },
+            _ = runner.start(preparing: { _ = held; return effect }, sink: { _, _ in },
                              completion: { outcomes.ended(effect, $0) })
             #expect(await eventually { outcomes.of(effect) == [.done(emitCount: 1)] && pool.idleCount == 1 })
         }

@@ -20,18 +20,40 @@ public enum EffectOutcome: Sendable, Hashable {
 /// that timed out leaves its task to the next attempt in a new one.
 public struct EffectRunner<Handler: EffectHandler>: Sendable {
     /// The handler that does the work.
-    public let handler: Handler
+    public var handler: Handler { parts.handler }
     /// Attempts, backoff and timeout.
-    public let policy: RetryPolicy
+    public var policy: RetryPolicy { parts.policy }
     /// Times out attempts; `nil` gives each attempt its own sleeping timeout task.
-    public let deadlines: (any EffectDeadlines)?
+    public var deadlines: (any EffectDeadlines)? { parts.deadlines }
     /// Where the tasks of runs started with ``start(preparing:sink:completion:)`` (and of ``run(_:sink:)``
     /// with ``deadlines``) run: their executor preference, which their child tasks inherit.
     /// `nil`: the global concurrent executor. A worker node passes its loop's executor, so that
     /// a job's code runs between the loop's socket reads instead of on another thread.
-    public let executor: (any TaskExecutor)?
+    public var executor: (any TaskExecutor)? { parts.executor }
     /// Tasks kept from finished runs for the next ones, when the runner reuses tasks.
-    let pool: EffectTaskPool?
+    var pool: EffectTaskPool? { parts.pool }
+
+    /// Everything the runner holds, in one object: a runner is then one reference, whatever the
+    /// handler's type, so the closures a run captures it in are laid out without asking the
+    /// run-time for the runner's type metadata (generic code that is not specialised did, per
+    /// run, for a runner that held the handler itself).
+    private let parts: Parts
+
+    private final class Parts: Sendable {
+        let handler: Handler
+        let policy: RetryPolicy
+        let deadlines: (any EffectDeadlines)?
+        let executor: (any TaskExecutor)?
+        let pool: EffectTaskPool?
+
+        init(handler: Handler, policy: RetryPolicy, deadlines: (any EffectDeadlines)?, executor: (any TaskExecutor)?, pool: EffectTaskPool?) {
+            self.handler = handler
+            self.policy = policy
+            self.deadlines = deadlines
+            self.executor = executor
+            self.pool = pool
+        }
+    }
 
     /// Creates a runner; `deadlines`, when given, times out every attempt, and `executor`, when
     /// given, is where runs execute (see the type's documentation and ``executor``).
@@ -44,11 +66,8 @@ public struct EffectRunner<Handler: EffectHandler>: Sendable {
     /// cancelled is never reused. Call ``retireIdleTasks()`` when done with the runner.
     public init(handler: Handler, policy: RetryPolicy = .standard, deadlines: (any EffectDeadlines)? = nil,
                 executor: (any TaskExecutor)? = nil, reusableTasks: Int = 0) {
-        self.handler = handler
-        self.policy = policy
-        self.deadlines = deadlines
-        self.executor = executor
-        self.pool = reusableTasks > 0 ? EffectTaskPool(executor: executor, idleLimit: reusableTasks) : nil
+        parts = Parts(handler: handler, policy: policy, deadlines: deadlines, executor: executor,
+                      pool: reusableTasks > 0 ? EffectTaskPool(executor: executor, idleLimit: reusableTasks) : nil)
     }
 
     /// Ends the tasks kept for reuse, and each task still running when its work returns (see
@@ -74,7 +93,7 @@ public struct EffectRunner<Handler: EffectHandler>: Sendable {
         let run = EffectRun(executor: executor)
         return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
-                start(run, preparing: { .success(effect) }, sink: sink) { continuation.resume(returning: $0) }
+                start(run, preparing: { effect }, sink: sink) { continuation.resume(returning: $0) }
             }
         } onCancel: {
             run.cancel()
@@ -85,10 +104,10 @@ public struct EffectRunner<Handler: EffectHandler>: Sendable {
     /// its outcome exactly once, in the run's last task.
     ///
     /// `prepare` runs first, in that task: the place for work that should stay off the caller's
-    /// thread, such as decoding the effect. A failure it returns ends the run with that failure
+    /// thread, such as decoding the effect. A failure it throws ends the run with that failure
     /// and no attempt. Cancel the run with the returned handle, not a task: see ``EffectRun``.
     public func start(
-        preparing prepare: @escaping @Sendable () -> Result<Handler.Effect, EffectFailure>,
+        preparing prepare: @escaping @Sendable () throws(EffectFailure) -> Handler.Effect,
         sink: nonisolated(nonsending) @escaping @Sendable (_ emitIndex: UInt32, _ mutation: Handler.Mutation) async -> Void,
         completion: @escaping @Sendable (EffectOutcome) -> Void
     ) -> EffectRun {
@@ -99,19 +118,20 @@ public struct EffectRunner<Handler: EffectHandler>: Sendable {
 
     private func start(
         _ run: EffectRun,
-        preparing prepare: @escaping @Sendable () -> Result<Handler.Effect, EffectFailure>,
+        preparing prepare: @escaping @Sendable () throws(EffectFailure) -> Handler.Effect,
         sink: nonisolated(nonsending) @escaping @Sendable (UInt32, Handler.Mutation) async -> Void,
         completion: @escaping @Sendable (EffectOutcome) -> Void
     ) {
         let runner = self
         launch(run, attemptsSoFar: 0, completion: completion) { generation in
             guard let generation else { return completion(Self.cancelled(after: 0)) }
-            switch prepare() {
-            case .failure(let failure):
-                completion(.failed(failure))
-            case .success(let effect):
-                await runner.continueRun(run, effect: effect, from: 1, generation: generation, sink: sink, completion: completion)
+            let effect: Handler.Effect
+            do throws(EffectFailure) {
+                effect = try prepare()
+            } catch {
+                return completion(.failed(error))
             }
+            await runner.continueRun(run, effect: effect, from: 1, generation: generation, sink: sink, completion: completion)
         }
     }
 

@@ -12,7 +12,11 @@ import ZeroMQ
 /// (``EffectThreads/loop``), or on the shared pool. One job's events are posted by one task,
 /// one after another, so the mailbox keeps them in order: every `emit` before the `finished`
 /// that follows it.
-struct WorkerJobLauncher<R: Reactor, Handler: EffectHandler>: Sendable
+///
+/// A class, created once per worker: a job's context refers to it, and reaching a generic
+/// struct's fields from that context asked the run-time for the struct's type metadata (a
+/// lookup each time) where a class's fields are found through the object itself.
+final class WorkerJobLauncher<R: Reactor, Handler: EffectHandler>: Sendable
 where Handler.Effect == R.Effect, Handler.Mutation == R.Mutation {
     let reactor: R
     let runner: EffectRunner<Handler>
@@ -29,6 +33,15 @@ where Handler.Effect == R.Effect, Handler.Mutation == R.Mutation {
     let decoder = MessagePackDecoder()
     let encoder = MessagePackEncoder()
 
+    init(reactor: R, runner: EffectRunner<Handler>, events: Mailbox<WorkerJobEvent>, kinds: [String], maxPayloadBytes: Int, logger: Logger) {
+        self.reactor = reactor
+        self.runner = runner
+        self.events = events
+        self.kinds = kinds
+        self.maxPayloadBytes = maxPayloadBytes
+        self.logger = logger
+    }
+
     /// Starts one job in a task (a waiting one, else a new one); cancelling the returned run
     /// cancels the effect.
     /// Its duration counts from here, so it includes the wait for a thread.
@@ -36,7 +49,7 @@ where Handler.Effect == R.Effect, Handler.Mutation == R.Mutation {
         // One object per job that the three closures share: each closure captures only it, so
         // none needs a context of its own (three allocations per job fewer).
         let context = JobContext(launcher: self, run: run, job: job, kind: kind, payload: payload)
-        return runner.start(preparing: { context.effect() },
+        return runner.start(preparing: { () throws(EffectFailure) in try context.effect() },
                             sink: { emitIndex, mutation in context.emit(emitIndex, mutation) },
                             completion: { outcome in context.finish(outcome) })
     }
@@ -60,8 +73,8 @@ where Handler.Effect == R.Effect, Handler.Mutation == R.Mutation {
             self.payload = payload
         }
 
-        func effect() -> Result<Handler.Effect, EffectFailure> {
-            launcher.effect(of: job, kind: kind, payload: payload)
+        func effect() throws(EffectFailure) -> Handler.Effect {
+            try launcher.effect(of: job, kind: kind, payload: payload)
         }
 
         func emit(_ emitIndex: UInt32, _ mutation: Handler.Mutation) {
@@ -96,12 +109,12 @@ where Handler.Effect == R.Effect, Handler.Mutation == R.Mutation {
 
     /// The job's effect, decoded in the job's task; a payload that is not an effect of this app
     /// fails the job before any attempt.
-    private func effect(of job: JobID, kind: String, payload: [UInt8]) -> Result<Handler.Effect, EffectFailure> {
+    private func effect(of job: JobID, kind: String, payload: [UInt8]) throws(EffectFailure) -> Handler.Effect {
         let effect: Handler.Effect
         do {
             effect = try decoder.decode(Handler.Effect.self, from: payload)
         } catch {
-            return .failure(EffectFailure(message: "effect of kind '\(kind)' does not decode as \(Handler.Effect.self): \(error)", attempts: 0))
+            throw EffectFailure(message: "effect of kind '\(kind)' does not decode as \(Handler.Effect.self): \(error)", attempts: 0)
         }
         // Checked with the first job of each kind: working out a kind reflects on the effect,
         // and a mismatch (the authority runs another release of the app) shows on the first.
@@ -111,7 +124,7 @@ where Handler.Effect == R.Effect, Handler.Mutation == R.Mutation {
                 logger.warning("job \(job): runs an effect of kind '\(actualKind)' (announced as '\(kind)'; this worker serves \(kinds.isEmpty ? "every kind" : kinds.joined(separator: ",")))")
             }
         }
-        return .success(effect)
+        return effect
     }
 }
 
