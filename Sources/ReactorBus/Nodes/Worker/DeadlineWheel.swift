@@ -48,12 +48,14 @@ final class DeadlineWheel: EffectDeadlines {
     }
 
     func schedule(after delay: Duration, _ action: @escaping @Sendable () -> Void) -> EffectDeadlineToken {
-        core.schedule(at: ContinuousClock.now + delay, action)
+        // One reading of the clock for both the deadline and the cursor (one per job).
+        let now = ContinuousClock.now
+        return core.schedule(at: now + delay, now: now, action)
     }
 
     /// Arranges for `action` to run once `deadline` has passed (at once, on the thread, if it has).
     func schedule(at deadline: ContinuousClock.Instant, _ action: @escaping @Sendable () -> Void) -> EffectDeadlineToken {
-        core.schedule(at: deadline, action)
+        core.schedule(at: deadline, now: .now, action)
     }
 
     @discardableResult
@@ -121,9 +123,10 @@ extension DeadlineWheel {
             return UInt64((elapsed + tickNanoseconds - 1) / tickNanoseconds)
         }
 
-        func schedule(at deadline: ContinuousClock.Instant, _ action: @escaping @Sendable () -> Void) -> EffectDeadlineToken {
+        func schedule(at deadline: ContinuousClock.Instant, now instant: ContinuousClock.Instant,
+                      _ action: @escaping @Sendable () -> Void) -> EffectDeadlineToken {
             let due = dueTick(deadline)
-            let now = tickIndex(.now)
+            let now = tickIndex(instant)
             let (token, mustWake) = state.withLock { state in
                 if state.count == 0 {
                     // Nothing is pending, so no slot can be skipped: jump the cursor to now

@@ -23,6 +23,16 @@ where Handler.Effect == R.Effect, Handler.Mutation == R.Mutation {
     /// Messages read from the socket per turn, so the mailboxes are served under load.
     static var receiveBatch: Int { 256 }
 
+    // The state touched for every job (`running`, `queued`, `nextRun`, `tally`, `reports`,
+    // `pendingReports`, `pendingReportBytes`, `unsent`, `lastSent`, `lastHeard`, `sliceWatch`,
+    // `effectsOnLoop`) is `@exclusivity(unchecked)`: the run-time check of each access to a
+    // class's stored property (a thread-local access set) was about 3% of a worker's samples.
+    // Safe because the loop is not `Sendable` and only its thread uses it, and no access to one of
+    // these properties can overlap another to the same one: no method hands a closure to a
+    // method of one of them that reaches the same property (`reports.close` reads `running`;
+    // `sliceWatch` is given the clock), and the effect code that runs on this thread between
+    // socket reads (``LoopEffectExecutor``) holds no reference to the loop: it posts to
+    // ``events``. The compiler still checks every access it can see statically.
     let configuration: WorkerConfiguration
     let logger: Logger
     let context: ZMQContext
@@ -33,9 +43,9 @@ where Handler.Effect == R.Effect, Handler.Mutation == R.Mutation {
     /// when they run on the shared pool from the start.
     let executor: LoopEffectExecutor?
     /// Whether effects still run on this loop: set false, for good, when the watch moves them.
-    var effectsOnLoop: Bool
+    @exclusivity(unchecked) var effectsOnLoop: Bool
     /// Times the loop's effect slices (see ``EffectSliceWatch``).
-    var sliceWatch = EffectSliceWatch()
+    @exclusivity(unchecked) var sliceWatch = EffectSliceWatch()
     let launcher: WorkerJobLauncher<R, Handler>
     /// Starts subscription runs; `nil` when the worker runs none.
     let subscriptionLauncher: WorkerSubscriptionLauncher<R>?
@@ -56,16 +66,16 @@ where Handler.Effect == R.Effect, Handler.Mutation == R.Mutation {
 
     /// The heartbeat interval in force: the configured one until `welcome` names another.
     var heartbeatMilliseconds: UInt64
-    var lastSent: UInt64 = 0
-    var lastHeard: UInt64 = 0
+    @exclusivity(unchecked) var lastSent: UInt64 = 0
+    @exclusivity(unchecked) var lastHeard: UInt64 = 0
     /// When the current `ready` was sent; `nil` once `welcome` answered it.
     var readySentAt: UInt64?
     /// Frames libzmq could not take yet (the pipe was full), oldest first.
-    var unsent: [[[UInt8]]] = []
+    @exclusivity(unchecked) var unsent: [[[UInt8]]] = []
     /// Counted since it was last added to the metrics (once per turn, see ``WorkerTurnTally``).
-    var tally = WorkerTurnTally()
+    @exclusivity(unchecked) var tally = WorkerTurnTally()
 
-    var running: [JobID: WorkerRunningJob] = [:]
+    @exclusivity(unchecked) var running: [JobID: WorkerRunningJob] = [:]
     /// Whether the authority of this session reads a `done` that carries the job's last
     /// mutation (it said so in a `heartbeat`; see ``AuthorityFeature``).
     var authorityReadsDoneWithEmit = false
@@ -76,13 +86,13 @@ where Handler.Effect == R.Effect, Handler.Mutation == R.Mutation {
     /// ``AuthorityFeature/reportBatches``): the turn's reports then leave together.
     var authorityReadsReportBatches = false
     /// This turn's reports not sent yet, and the bytes they add to a `reports` body at most.
-    var pendingReports: [WorkerMessage] = []
-    var pendingReportBytes = 0
+    @exclusivity(unchecked) var pendingReports: [WorkerMessage] = []
+    @exclusivity(unchecked) var pendingReportBytes = 0
     /// The current batch of job events' held emits, when the authority reads a `done` with the
     /// job's last mutation (see ``ReportBatch``).
-    var reports = ReportBatch()
-    var queued = WorkerJobQueue()
-    var nextRun: UInt64 = 0
+    @exclusivity(unchecked) var reports = ReportBatch()
+    @exclusivity(unchecked) var queued = WorkerJobQueue()
+    @exclusivity(unchecked) var nextRun: UInt64 = 0
     /// Set when a graceful stop began: the moment it gives up waiting for running jobs.
     var drainDeadline: UInt64?
     /// Set when the worker can never work (`wrong_app`): the loop ends at the next turn.
