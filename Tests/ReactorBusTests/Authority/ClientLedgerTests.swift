@@ -17,6 +17,34 @@ import Testing
         #expect(ledger.verdict(client: "c", seq: 2, payload: a) == .new)
     }
 
+    @Test func theClientFoundLastIsAnsweredRightWhileOthersComeAndGo() {
+        // The ledger remembers where it found the last client; every client added (the table
+        // grows and moves its entries) or forgotten must make it look again.
+        var ledger = ClientLedger(limits: ClientLedgerLimits(maxClients: 300))
+        for seq in 1...3 as ClosedRange<UInt64> { ledger.record(client: "c", seq: seq, payload: a, ack: ack(seq)) }
+        for index in 1...250 {
+            let last = 2 + UInt64(index)
+            #expect(ledger.verdict(client: "c", seq: last, payload: a) == .duplicate(ack(last)))
+            ledger.record(client: "n-\(index)", seq: 1, payload: b, ack: ack(1_000 + UInt64(index)))
+            #expect(ledger.verdict(client: "c", seq: last, payload: b) == .conflict(ack(last)))
+            // A copy shares the tables (as a snapshot does): the record below copies them first.
+            let copy = ledger
+            ledger.record(client: "c", seq: last + 1, payload: a, ack: ack(last + 1))
+            #expect(ledger.verdict(client: "c", seq: last + 1, payload: a) == .duplicate(ack(last + 1)))
+            var earlier = copy
+            #expect(earlier.verdict(client: "c", seq: last + 1, payload: a) == .new)
+            #expect(ledger.verdict(client: "n-\(index)", seq: 1, payload: b) == .duplicate(ack(1_000 + UInt64(index))))
+        }
+        #expect(ledger.verdict(client: "c", seq: 253, payload: a) == .duplicate(ack(253)))
+        #expect(ledger.clients["c"]?.accepted.highest == 253)
+        // Found last, then forgotten with the least recently seen: unknown, not found where it was.
+        #expect(ledger.verdict(client: "n-1", seq: 1, payload: b) == .duplicate(ack(1_001)))
+        for index in 251...400 { ledger.record(client: "n-\(index)", seq: 1, payload: b, ack: ack(1_000 + UInt64(index))) }
+        #expect(ledger.clients["n-1"] == nil)
+        #expect(ledger.verdict(client: "n-1", seq: 1, payload: b) == .unknownClient(highestSeq: 1))
+        #expect(ledger.verdict(client: "n-400", seq: 1, payload: b) == .duplicate(ack(1_400)))
+    }
+
     @Test func aResendWithAnotherPayloadIsAConflict() {
         var ledger = ClientLedger()
         ledger.record(client: "c", seq: 1, payload: a, ack: ack(1))
