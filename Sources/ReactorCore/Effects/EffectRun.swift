@@ -57,20 +57,19 @@ public final class EffectRun: Sendable {
     /// follows always finds the task of its generation; a pool's task registers when it takes
     /// the work (``adopt(_:generation:)``), before the work's first attempt can set a timeout.
     func launch(_ body: nonisolated(nonsending) @escaping @Sendable (_ generation: UInt64?) async -> Void) -> Bool {
-        let queued = state.withLock { state -> UInt64? in
-            guard !state.isCancelled else { return nil }
+        let launched = state.withLock { state -> (started: Bool, queued: UInt64?) in
+            guard !state.isCancelled else { return (false, nil) }
             state.generation &+= 1
             let generation = state.generation
-            if pool != nil {
+            guard pool == nil else {
                 state.task = nil
-                return generation
+                return (true, generation)
             }
             state.task = .own(Task(executorPreference: executor) { await body(generation) })
-            return 0
+            return (true, nil)
         }
-        guard let queued else { return false }
-        if let pool, queued > 0 { pool.start(EffectTaskPool.Work(run: self, generation: queued, body: body)) }
-        return true
+        if let pool, let generation = launched.queued { pool.start(EffectTaskPool.Work(run: self, generation: generation, body: body)) }
+        return launched.started
     }
 
     /// A pool's task begins this run's work of `generation` and becomes the run's task; false,

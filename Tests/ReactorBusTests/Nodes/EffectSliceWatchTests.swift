@@ -18,7 +18,7 @@ import Testing
         var watch = EffectSliceWatch()
         #expect(batch(&watch, start: 0, end: 9 * ms, longest: 9 * ms, total: 9 * ms, cpuBefore: 0, cpuAfter: 9 * ms) == nil)
         #expect(batch(&watch, start: 100 * ms, end: 112 * ms, longest: 10 * ms, total: 12 * ms, cpuBefore: 20 * ms, cpuAfter: 32 * ms)
-                == "an effect ran 10 ms without suspending")
+                == "effect code ran 10 ms on the loop thread without suspending")
     }
 
     @Test func aSliceLongOnTheClockButNotInCPUTimeIsAPauseAndKeepsEffects() {

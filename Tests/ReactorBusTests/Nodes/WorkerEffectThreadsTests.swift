@@ -95,7 +95,7 @@ import TestSupport
             // slice can pass 10 ms first. Either way, once.
             let moves = log.containing("effects run on the shared thread pool from now on")
             #expect(moves.count == 1, "\(log.containing("pool"))")
-            #expect(moves.allSatisfy { $0.contains("% of the loop thread's time over") || $0.contains("ms without suspending") })
+            #expect(moves.allSatisfy { $0.contains("% of the loop thread's time over") || $0.contains("ms on the loop thread without suspending") })
             let threads = probe.threads(at: .start)
             #expect(threads.first == "worker" && threads.last != "worker")
         }

@@ -1,6 +1,7 @@
 /// Decides when effects that run on a worker's loop thread (``LoopEffectExecutor``) must move
-/// to the shared pool: when one slice of an effect (its code between two suspensions) takes too
-/// much CPU, or when effects together take most of the loop's time.
+/// to the shared pool: when one slice (effect code between two suspensions: one job's, or several
+/// jobs' that a reused task runs in a row, see `EffectTaskPool`) takes too much CPU, or when
+/// effects together take most of the loop's time.
 ///
 /// Why both: a long slice delays everything the loop does, heartbeats and every other job's
 /// reports, by its whole length; effects that are busy computing want every core, and the
@@ -41,7 +42,7 @@ struct EffectSliceWatch {
     /// clock. Returns why effects must move to the pool, or `nil` while they may stay.
     mutating func afterBatch(longest: UInt64, total: UInt64, now: UInt64, cpuTime: () -> UInt64) -> String? {
         if longest >= Self.longestSlice, let reading = cpuReading, cpuTime() &- reading.cpu >= Self.longestSlice {
-            return "an effect ran \(longest / 1_000_000) ms without suspending"
+            return "effect code ran \(longest / 1_000_000) ms on the loop thread without suspending"
         }
         guard let start = windowStart else {
             windowStart = now

@@ -37,7 +37,8 @@ public struct WorkerConfiguration: Sendable, Hashable {
     /// The most finished jobs' tasks kept waiting for the next jobs (see `reusableTasks` in
     /// ``EffectRunner``): one per running job, up to 1,024. A parked task keeps its memory (a
     /// few kilobytes), so a worker that once ran 10,000 effects at once does not keep 10,000
-    /// of them; beyond the bound a job gets a task of its own, as every job did before.
+    /// of them; beyond the bound a finished task ends, and a job that finds none parked or
+    /// running gets a new one.
     public var reusableTasks: Int { min(concurrency, 1_024) }
     /// The effect kinds this worker runs; empty means every kind.
     public var kinds: [String]

@@ -4,9 +4,10 @@ import ReactorLog
 import Synchronization
 import ZeroMQ
 
-/// Runs each job in a Swift task of its own while it runs (one kept from an earlier job when one
-/// waits: the worker's runner reuses tasks): decodes the effect, runs it with retries, encodes
-/// each emitted mutation and posts everything to the loop thread's mailbox, in order.
+/// Runs each job in a task of the worker's runner, which reuses its tasks (jobs that end
+/// without suspending run one after another in one task; a job that suspends keeps its task
+/// meanwhile, see `EffectTaskPool`): decodes the effect, runs it with retries, encodes each
+/// emitted mutation and posts everything to the loop thread's mailbox, in order.
 ///
 /// All the MessagePack work happens in the task: on the loop thread between its socket reads
 /// (``EffectThreads/loop``), or on the shared pool. One job's events are posted by one task,
