@@ -109,6 +109,11 @@ import TestSupport
         #expect(!checked.isFirst("a"))
         #expect(checked.isFirst("new"))
         #expect(checked.isFirst("new"))
+        // The kind of the job before is known at once; it never makes another kind known.
+        #expect(!checked.isFirst("k1"))
+        #expect(!checked.isFirst("k1"))
+        #expect(checked.isFirst("new"))
+        #expect(!checked.isFirst("k2"))
     }
 
     @Test func withDoneWithEmitEveryMutationStillArrivesOnceAndInOrder() async throws {

@@ -134,13 +134,20 @@ where Handler.Effect == R.Effect, Handler.Mutation == R.Mutation {
 final class CheckedKinds: Sendable {
     /// The most kinds remembered.
     static let limit = 1_024
-    private let kinds = Mutex<Set<String>>([])
+    private let state = Mutex<(kinds: Set<String>, last: String?)>(([], nil))
 
     /// Whether `kind` is seen for the first time (or the set is full): then it is to be checked.
+    /// The kind of the job before, nearly always the same, is recognised without hashing it.
     func isFirst(_ kind: String) -> Bool {
-        kinds.withLock { kinds in
-            guard kinds.count < Self.limit else { return !kinds.contains(kind) }
-            return kinds.insert(kind).inserted
+        state.withLock { state in
+            if state.last == kind { return false }
+            guard state.kinds.count < Self.limit else {
+                guard state.kinds.contains(kind) else { return true }
+                state.last = kind
+                return false
+            }
+            state.last = kind
+            return state.kinds.insert(kind).inserted
         }
     }
 }
