@@ -38,7 +38,7 @@ package final class AuthorityEngine<R: Reactor> {
     /// Client of each action that still has open jobs, by action sequence number: a ring, not
     /// a hash table (see ``SequenceWindow``), as it holds every action of a backlog.
     @exclusivity(unchecked) private(set) var actionClients = SequenceWindow<String>()
-    @exclusivity(unchecked) private var inFlight: [String: Int] = [:]
+    @exclusivity(unchecked) private var inFlight = InFlightCounts()
     /// Jobs cancelled while a worker held them (the most recent ones): what their workers still
     /// send is counted as `cancelled_results_dropped`.
     @exclusivity(unchecked) private var cancelledJobs = RecentJobs(limit: 65_536)
@@ -308,7 +308,7 @@ package final class AuthorityEngine<R: Reactor> {
             break
         }
         // Empty while no action has effects running: then no client's name needs hashing.
-        guard inFlight.isEmpty || inFlight[client, default: 0] < configuration.maxInFlightPerClient else {
+        guard inFlight.isEmpty || inFlight.count(of: client) < configuration.maxInFlightPerClient else {
             metrics[.actionsBusy] += 1
             reply(envelope, .error(ref: seq, code: .busy, message: "\(configuration.maxInFlightPerClient) actions of this client still have effects running; retry later"))
             return
@@ -348,7 +348,7 @@ package final class AuthorityEngine<R: Reactor> {
         if !plain { absorbCancellations(acceptance, now: now) }
         if jobCount != 0 {
             actionClients.insert(client, for: acceptance.actionSeq)
-            inFlight[client, default: 0] += 1
+            inFlight.add(client)
             if dispatch { enqueueJobs(of: acceptance, now: now) }
         }
         return ack
@@ -680,10 +680,7 @@ package final class AuthorityEngine<R: Reactor> {
     private func completeAction(_ actionSeq: UInt64) {
         guard let client = actionClients.removeValue(for: actionSeq) else { return }
         metrics[.actionsApplied] += 1
-        // One lookup of the client's name (hashing it was a visible part of each action).
-        if let index = inFlight.index(forKey: client) {
-            if inFlight.values[index] > 1 { inFlight.values[index] -= 1 } else { inFlight.remove(at: index) }
-        }
+        inFlight.remove(client)
     }
 
     // MARK: Time
@@ -792,8 +789,8 @@ package final class AuthorityEngine<R: Reactor> {
         clients = checkpoint.clients
         clients.apply(configuration.clientLedger)
         actionClients = SequenceWindow(checkpoint.actionClients)
-        inFlight = [:]
-        for client in checkpoint.actionClients.values { inFlight[client, default: 0] += 1 }
+        inFlight.removeAll()
+        for client in checkpoint.actionClients.values { inFlight.add(client) }
     }
 
     /// Queues every job that has not been reported (after recovery).
