@@ -89,8 +89,8 @@ struct JobQueue: Sendable {
             if let choice = place(pending(head, kind: kinds[index].kind)) { best = (index, head.order, choice) }
         }
         guard let best, let head = kinds[best.index].jobs.popFirst() else { return nil }
-        var pending = Pending(job: head.job, kind: kinds[best.index].kind, avoid: head.avoids ? avoided.removeValue(forKey: head.job) : nil)
-        pending.order = head.order
+        let pending = pending(head, kind: kinds[best.index].kind)
+        if head.avoids { avoided[head.job] = nil }
         if kinds[best.index].jobs.isEmpty { kinds.remove(at: best.index) }
         count -= 1
         return (pending, best.choice)

@@ -142,12 +142,12 @@ public protocol Reactor: Sendable {
     /// apps to implement.
     static func _sequencerOpenEffect(_ id: JobID, in sequencer: Sequencer<Self>) -> Effect?
 
-    /// Calls `body` with the effect of open job `id`, compiled for this reactor's own types, like
-    /// ``_sequencerAccept(_:in:)``; whether the job is open. The authority encodes each job's
-    /// effect through it: ``_sequencerOpenEffect(_:in:)``'s optional result made its
-    /// unspecialised caller look up `Optional<Effect>` at run time, per job. Not for apps to
-    /// implement.
-    static func _sequencerVisitOpenEffect(_ id: JobID, in sequencer: Sequencer<Self>, _ body: (Effect) -> Void) -> Bool
+    /// Calls `body` with the effect of open job `id` (not at all when the job is not open),
+    /// compiled for this reactor's own types, like ``_sequencerAccept(_:in:)``. The authority
+    /// encodes each job's effect through it: ``_sequencerOpenEffect(_:in:)``'s optional result
+    /// made its unspecialised caller look up `Optional<Effect>` at run time, per job. Not for
+    /// apps to implement.
+    static func _sequencerVisitOpenEffect(_ id: JobID, in sequencer: Sequencer<Self>, _ body: (Effect) -> Void)
 
     /// Calls `body` with the identity and kind of each job of `acceptance`, in order, compiled
     /// for this reactor's own types, like ``_sequencerAccept(_:in:)``: reading `jobs` from code

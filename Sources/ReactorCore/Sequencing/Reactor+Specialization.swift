@@ -47,10 +47,8 @@ extension Reactor {
     }
 
     @inlinable
-    public static func _sequencerVisitOpenEffect(_ id: JobID, in sequencer: Sequencer<Self>, _ body: (Effect) -> Void) -> Bool {
-        guard let effect = sequencer.openEffectSpecialized(id) else { return false }
-        body(effect)
-        return true
+    public static func _sequencerVisitOpenEffect(_ id: JobID, in sequencer: Sequencer<Self>, _ body: (Effect) -> Void) {
+        if let effect = sequencer.openEffectSpecialized(id) { body(effect) }
     }
 
     @inlinable

@@ -966,9 +966,10 @@ package final class AuthorityEngine<R: Reactor> {
         guard let kind = withDispatcher({ $0.kind(ofAssigned: assignment.job) }) else { return }
         // Through the witness that hands the effect over: one returning it as an optional made
         // this code look up `Optional<Effect>` at run time, per job.
+        // No payload: the job is not open, or its effect did not encode (logged).
         var payload: [UInt8]?
-        let open = inSequencer { R._sequencerVisitOpenEffect(assignment.job, in: $0) { payload = encode($0) } }
-        guard open, let payload else { return }
+        inSequencer { R._sequencerVisitOpenEffect(assignment.job, in: $0) { payload = encode($0) } }
+        guard let payload else { return }
         metrics[.jobsDispatched] += 1
         noteJob { $0.dispatched(assignment.job, to: dispatcher.name(of: assignment.worker)) }
         if !jobBatchReaders.isEmpty, let limit = jobBatchReaders[assignment.worker] {
