@@ -101,6 +101,28 @@ import TestSupport
         }
     }
 
+    @Test func anEffectThatOnlyYieldsLeavesTheLoopFreeToReadItsSocket() async throws {
+        // Run 1 yields until the gate opens: each yield enqueues its task on the loop again,
+        // from the loop's own effect code, which the loop runs in rounds without a wake-up. The
+        // rounds are bounded, so the loop still reads its socket: run 2, sent while run 1 yields,
+        // starts and is done on the loop thread. (Were they not, the loop would read run 2 only
+        // after the watch moved effects to the pool, a second later, and run it there.)
+        let gate = Gate()
+        let probe = ThreadProbe(plans: [1: .yield(gate)])
+        try await withWorker(reactor: Counter(), effects: ProbeEffects(probe: probe)) { authority, worker in
+            let peer = try await authority.register()
+            try sendJobs(1 ... 1, to: peer, from: authority)
+            #expect(await eventually { gate.started == 1 })
+            try sendJobs(2 ... 2, to: peer, from: authority)
+            #expect(await eventually { worker.metrics.jobsDone == 1 })
+            #expect(probe.threads(at: .start) == ["worker", "worker"], "\(probe.details(at: .start))")
+            #expect(probe.ended == 1)
+            gate.open()
+            #expect(await eventually { worker.metrics.jobsDone == 2 })
+            #expect(probe.threads(at: .afterGate) == ["worker"], "\(probe.details(at: .afterGate))")
+        }
+    }
+
     @Test func aStoppedWorkersSuspendedEffectsStillEndOnThePool() async throws {
         // Both effects wait at a gate that never opens: the stop cancels them after the loop's
         // last turn, and their tasks must still run to their end.
@@ -133,6 +155,8 @@ final class ThreadProbe: Sendable {
         case gate(Gate)
         /// Computes for this much CPU time without awaiting, then emits.
         case spin(milliseconds: Int)
+        /// Yields until the gate opens, then emits.
+        case yield(Gate)
     }
 
     enum Point: Sendable { case start, afterGate, end }
@@ -195,6 +219,9 @@ struct ProbeEffects: EffectHandler {
         switch plan {
         case .gate(let gate)?:
             try await gate.pass()
+            probe.note(run, .afterGate)
+        case .yield(let gate)?:
+            try await gate.passYielding()
             probe.note(run, .afterGate)
         case .spin(let milliseconds)?:
             // CPU time, not the clock's: on a loaded machine the thread may be paused midway,

@@ -581,6 +581,18 @@ final class Gate: Sendable {
             try await Task.sleep(for: .milliseconds(2))
         }
     }
+
+    /// Counts one start, then yields (bounded, cancellable) until the gate opens: every check
+    /// enqueues the task on its executor again, without waiting on anything else.
+    func passYielding() async throws {
+        startedCount.add(1, ordering: .acquiringAndReleasing)
+        let deadline = ContinuousClock.now + promptly
+        while !isOpen.load(ordering: .acquiring) {
+            guard ContinuousClock.now < deadline else { throw CancellationError() }
+            try Task.checkCancellation()
+            await Task.yield()
+        }
+    }
 }
 
 /// Counter's effect, held at a ``Gate`` before it emits its increase.
