@@ -83,6 +83,17 @@ package final class Mailbox<Element: Sendable>: Sendable {
     /// what was posted wakes the loop as usual. Call it on the loop thread only.
     @inlinable
     package func drain<Failure: Error>(afterRunning body: () throws(Failure) -> Void, clearing: Bool = false) throws(Failure) -> [Element] {
+        var items: [Element] = []
+        try drain(into: &items, afterRunning: body, clearing: clearing)
+        return items
+    }
+
+    /// ``drain(afterRunning:clearing:)`` into `buffer`, as ``drain(into:)`` does; if `body`
+    /// throws, `buffer` is left empty.
+    @inlinable
+    package func drain<Failure: Error>(into buffer: inout [Element], afterRunning body: () throws(Failure) -> Void,
+                                       clearing: Bool = false) throws(Failure) {
+        buffer.removeAll(keepingCapacity: true)
         let wasSignalled = state.withLock { state in
             let was = state.signalled
             state.signalled = true
@@ -104,7 +115,7 @@ package final class Mailbox<Element: Sendable>: Sendable {
             throw error
         }
         if wasSignalled || clearing { clearSignal() }
-        return takeAll()
+        take(into: &buffer)
     }
 
     /// Closes the mailbox: returns what was posted and not drained, in posting order, and every
@@ -112,7 +123,12 @@ package final class Mailbox<Element: Sendable>: Sendable {
     /// producers still send (they hand it elsewhere when `post` returns false). Safe from any thread.
     package func closeForPosting() -> [Element] {
         clearSignal()
-        return takeAll(closing: true)
+        return state.withLock { state in
+            state.isClosed = true
+            state.signalled = false
+            defer { state.items = [] }
+            return state.items
+        }
     }
 
     /// Removes and returns everything posted so far, in posting order; empty if nothing was posted.
@@ -121,22 +137,32 @@ package final class Mailbox<Element: Sendable>: Sendable {
     /// resets the descriptor. Safe to call from any thread.
     @inlinable
     package func drain() -> [Element] {
+        var items: [Element] = []
+        drain(into: &items)
+        return items
+    }
+
+    /// Replaces `buffer`'s contents with everything posted so far, in posting order, and resets
+    /// the descriptor, as ``drain()`` does; the mailbox keeps `buffer`'s storage for the next
+    /// posts. A loop that drains into the same array each time swaps two arrays back and forth,
+    /// and allocates nothing once both have grown to its bursts (a drain that returned a new
+    /// array left the mailbox to allocate one as large as the last for every burst after).
+    @inlinable
+    package func drain(into buffer: inout [Element]) {
         // Clear the descriptor before taking the items: a post racing with us either lands in
         // this batch or signals again afterwards, so the loop never sleeps on a pending item.
         clearSignal()
-        return takeAll()
+        take(into: &buffer)
     }
 
-    /// Takes every element posted so far and resets the signal (the descriptor is cleared by
-    /// the caller, first); `closing` also refuses every later post.
+    /// Swaps every element posted so far into `buffer` (emptied first, its storage kept for
+    /// the next posts) and resets the signal; the descriptor is cleared by the caller, first.
     @inlinable
-    func takeAll(closing: Bool = false) -> [Element] {
+    func take(into buffer: inout [Element]) {
+        buffer.removeAll(keepingCapacity: true)
         state.withLock { state in
-            if closing { state.isClosed = true }
             state.signalled = false
-            let items = state.items
-            state.items.removeAll(keepingCapacity: !closing)
-            return items
+            swap(&state.items, &buffer)
         }
     }
 

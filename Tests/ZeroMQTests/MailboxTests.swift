@@ -82,6 +82,43 @@ import TestSupport
         #expect(mailbox.drain() == ["b"])
     }
 
+    @Test func drainingIntoABufferReplacesItsContents() throws {
+        let mailbox = try Mailbox<String>()
+        let poller = ZMQPoller()
+        poller.register(mailbox)
+        var buffer = ["stale", "items"]
+        mailbox.post("a")
+        mailbox.post("b")
+        #expect(try poller.poll(timeout: 0) == 1)
+        mailbox.drain(into: &buffer)
+        #expect(buffer == ["a", "b"])
+        #expect(mailbox.pendingCount == 0)
+        #expect(try poller.poll(timeout: 0) == 0)
+        // Posts after the drain land in the storage the buffer gave up, and wake the loop.
+        for index in 0 ..< 100 { mailbox.post("p\(index)") }
+        #expect(try poller.poll(timeout: 0) == 1)
+        mailbox.drain(into: &buffer)
+        #expect(buffer == (0 ..< 100).map { "p\($0)" })
+        mailbox.drain(into: &buffer)
+        #expect(buffer == [])
+        // The same with code that posts while it runs: no wake-up, and a body that throws
+        // leaves the buffer empty and its posts waking the loop.
+        mailbox.drain(into: &buffer, afterRunning: { mailbox.post("c") })
+        #expect(buffer == ["c"])
+        #expect(try poller.poll(timeout: 0) == 0)
+        struct Refused: Error {}
+        #expect(throws: Refused.self) {
+            try mailbox.drain(into: &buffer, afterRunning: { () throws(Refused) in
+                mailbox.post("d")
+                throw Refused()
+            })
+        }
+        #expect(buffer == [])
+        #expect(try poller.poll(timeout: 0) == 1)
+        mailbox.drain(into: &buffer)
+        #expect(buffer == ["d"])
+    }
+
     @Test func manyConcurrentProducersDeliverExactlyOnceInPerProducerOrder() async throws {
         struct Item: Sendable { let producer: Int; let sequence: Int }
         let producers = 16

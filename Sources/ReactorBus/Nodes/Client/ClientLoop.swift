@@ -125,6 +125,11 @@ final class ClientLoop: NodeLoop {
     private var socket: ZMQSocket
     private var monitor: ZMQSocket
     private let mailbox: Mailbox<Command>
+    /// The commands of the last drain of ``mailbox``, kept from turn to turn (the mailbox and
+    /// the loop swap arrays grown to the bursts, and a drain allocates nothing), and how many
+    /// of them the loop took: those after, if taking one failed, are failed when it stops.
+    private var commands: [Command] = []
+    private var commandsTaken = 0
     private let runtime: NodeRuntime
     private let diagnostics: NodeMetrics<ClientDiagnostics>
     private var poller: NodePoller
@@ -269,7 +274,14 @@ final class ClientLoop: NodeLoop {
                 if poller.isReadable(monitorIndex) { try readMonitor() }
                 try receiveAnswers(poller.receive(socket, at: socketIndex, batch: Self.receiveBatch))
                 if poller.isReadable(mailboxIndex) {
-                    for command in mailbox.drain() { try accept(command) }
+                    mailbox.drain(into: &commands)
+                    commandsTaken = 0
+                    for command in commands {
+                        // A request that fails to go out is held, and failed with the others.
+                        commandsTaken += 1
+                        try accept(command)
+                    }
+                    commands.removeAll(keepingCapacity: true)
                 }
                 try resendBusy()
                 try fillWindow()
@@ -769,8 +781,11 @@ final class ClientLoop: NodeLoop {
         for (_, pending) in requests { pending.continuation?.resume(returning: .failure(error)) }
         requests.removeAll()
         for item in waiting.removeAll() { item.continuation.resume(returning: .failure(error)) }
-        // Calls are refused now (refuseCalls), so nothing more can be posted: this drain is the last.
-        for command in mailbox.drain() {
+        // Calls are refused now (refuseCalls), so nothing more can be posted: this drain is the
+        // last. Before it, the commands a failed turn drained and did not take.
+        let untaken = commands.dropFirst(commandsTaken)
+        commands.removeAll()
+        for command in untaken + mailbox.drain() {
             switch command {
             case .action(_, let continuation): continuation.resume(returning: .failure(error))
             case .request(_, let continuation): continuation.resume(returning: .failure(error))

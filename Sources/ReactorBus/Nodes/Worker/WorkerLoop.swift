@@ -22,17 +22,19 @@ where Handler.Effect == R.Effect, Handler.Mutation == R.Mutation {
     static var retrySendMilliseconds: UInt64 { 10 }
     /// Messages read from the socket per turn, so the mailboxes are served under load.
     static var receiveBatch: Int { 256 }
-    /// Rounds of effect slices a turn runs at most (see ``runEffectSlicesInRounds(_:)``).
+    /// Rounds of effect slices a turn runs at most (see ``runEffectSlicesInRounds()``).
     static var sliceRounds: Int { 4 }
 
     // The state touched for every job (`running`, `queued`, `nextRun`, `tally`, `reports`,
     // `pendingReports`, `pendingReportBytes`, `unsent`, `lastSent`, `lastHeard`, `sliceWatch`,
-    // `effectsOnLoop`) is `@exclusivity(unchecked)`: the run-time check of each access to a
-    // class's stored property (a thread-local access set) was about 3% of a worker's samples.
-    // Safe because the loop is not `Sendable` and only its thread uses it, and no access to one of
-    // these properties can overlap another to the same one: no method hands a closure to a
-    // method of one of them that reaches the same property (`reports.close` reads `running`;
-    // `sliceWatch` is given the clock), and the effect code that runs on this thread between
+    // `effectsOnLoop`, `slices`, `nextSlices`, `jobEvents`) is `@exclusivity(unchecked)`: the
+    // run-time check of each access to a class's stored property (a thread-local access set) was
+    // about 3% of a worker's samples. Safe because the loop is not `Sendable` and only its thread
+    // uses it, and no access to one of these properties can overlap another to the same one: no
+    // method hands a closure to a method of one of them, or to a drain into one of them, that
+    // reaches the same property (`reports.close` reads `running`; `sliceWatch` is given the
+    // clock; a drain into `slices` runs the socket's reads, one into `nextSlices` runs `slices`,
+    // one into `jobEvents` runs the rounds, which use only the two slice arrays), and the effect code that runs on this thread between
     // socket reads (``LoopEffectExecutor``) holds no reference to the loop: it posts to
     // ``events``. The compiler still checks every access it can see statically.
     let configuration: WorkerConfiguration
@@ -48,6 +50,12 @@ where Handler.Effect == R.Effect, Handler.Mutation == R.Mutation {
     @exclusivity(unchecked) var effectsOnLoop: Bool
     /// Times the loop's effect slices (see ``EffectSliceWatch``).
     @exclusivity(unchecked) var sliceWatch = EffectSliceWatch()
+    /// The effect slices of a turn's round, the next round's, and the job events of a turn, as
+    /// drained from their mailboxes: kept from turn to turn, so that a mailbox and the loop
+    /// swap arrays that have grown to the bursts, and a drain allocates nothing.
+    @exclusivity(unchecked) var slices: [UnownedJob] = []
+    @exclusivity(unchecked) var nextSlices: [UnownedJob] = []
+    @exclusivity(unchecked) var jobEvents: [WorkerJobEvent] = []
     let launcher: WorkerJobLauncher<R, Handler>
     /// Starts subscription runs; `nil` when the worker runs none.
     let subscriptionLauncher: WorkerSubscriptionLauncher<R>?
@@ -201,21 +209,22 @@ where Handler.Effect == R.Effect, Handler.Mutation == R.Mutation {
         try poller.wait(until: min(nextSend, lastHeard &+ silence, drainDeadline ?? .max), longest: .max)
 
         let received = poller.receive(socket, at: socketItem, batch: Self.receiveBatch)
-        var slices: [UnownedJob] = []
         if effectsOnLoop, let executor {
             // The tasks of the jobs read now enqueue their first slices without waking this
             // loop (it runs them next), as do the slices other threads resume meanwhile.
-            slices = try executor.slices.drain(afterRunning: { () throws(ZMQError) in try receiveAvailable(received) },
-                                               clearing: slicesItem.map(poller.isReadable) ?? false)
+            try executor.slices.drain(into: &slices, afterRunning: { () throws(ZMQError) in try receiveAvailable(received) },
+                                      clearing: slicesItem.map(poller.isReadable) ?? false)
         } else {
+            slices.removeAll(keepingCapacity: true)
             try receiveAvailable(received)
         }
-        let jobEvents: [WorkerJobEvent]
         if !slices.isEmpty {
             // What the slices post arrives without a wake-up of this loop either.
-            jobEvents = events.drain(afterRunning: { runEffectSlicesInRounds(slices) }, clearing: poller.isReadable(eventsItem))
+            events.drain(into: &jobEvents, afterRunning: { runEffectSlicesInRounds() }, clearing: poller.isReadable(eventsItem))
+        } else if poller.isReadable(eventsItem) {
+            events.drain(into: &jobEvents)
         } else {
-            jobEvents = poller.isReadable(eventsItem) ? events.drain() : []
+            jobEvents.removeAll(keepingCapacity: true)
         }
         if !jobEvents.isEmpty {
             for event in jobEvents { try handle(event) }
@@ -226,21 +235,20 @@ where Handler.Effect == R.Effect, Handler.Mutation == R.Mutation {
         return nil
     }
 
-    /// Runs `first`, then, in up to ``sliceRounds`` rounds in all, the slices enqueued for this
+    /// Runs ``slices``, then, in up to ``sliceRounds`` rounds in all, the slices enqueued for this
     /// thread meanwhile: the code of one round resumes tasks on this executor (a reused task
     /// wakes the next for the runs that wait, a timer resumes a sleeping one), and each of those
     /// posts cost a `write` to wake this very loop, then a `read` and a poll that returns at once
     /// (about a twentieth of a worker's CPU in the async bench). Rounds before the last take what
     /// was posted without a wake-up; what the last one's code posts wakes the loop as before, so
     /// the socket is read again after at most ``sliceRounds`` rounds and nothing waits unseen.
-    private func runEffectSlicesInRounds(_ first: [UnownedJob]) {
+    private func runEffectSlicesInRounds() {
         guard let executor else { return }
-        var slices = first
         for _ in 1..<Self.sliceRounds {
-            let next = executor.slices.drain(afterRunning: { runEffectSlices(slices) })
+            executor.slices.drain(into: &nextSlices, afterRunning: { runEffectSlices(slices) })
             // Empty too when the watch moved effects to the pool: what was posted went there.
-            guard !next.isEmpty else { return }
-            slices = next
+            guard !nextSlices.isEmpty else { return }
+            swap(&slices, &nextSlices)
         }
         runEffectSlices(slices)
     }
@@ -263,9 +271,13 @@ where Handler.Effect == R.Effect, Handler.Mutation == R.Mutation {
     /// Adds what was counted since the last call to the metrics, in one update.
     func publishTally() {
         guard !tally.isEmpty else { return }
-        let (tally, running, queued) = (self.tally, running.count, queued.count)
-        metrics.update { tally.add(to: &$0, running: running, queued: queued) }
-        self.tally = WorkerTurnTally()
+        do {
+            let (tally, running, queued) = (self.tally, running.count, queued.count)
+            metrics.update { tally.add(to: &$0, running: running, queued: queued) }
+        }
+        // The copy above is gone: the durations' array is this tally's alone again, and keeps
+        // its storage for the next turn's jobs.
+        tally.reset()
     }
 
     /// The bytes of a message's frames.

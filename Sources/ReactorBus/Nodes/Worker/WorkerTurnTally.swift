@@ -23,6 +23,15 @@ struct WorkerTurnTally {
             && bytesReceived == 0 && bytesSent == 0 && !countsChanged
     }
 
+    /// Counts nothing again, keeping the durations' storage: a new tally for every turn grew
+    /// its array from nothing by doubling, allocating ever larger buffers for a busy turn's jobs.
+    mutating func reset() {
+        effectDurations.removeAll(keepingCapacity: true)
+        var fresh = WorkerTurnTally()
+        swap(&fresh.effectDurations, &effectDurations)
+        self = fresh
+    }
+
     /// Adds the tally to `metrics`, with the current `running` and `queued` counts if they changed.
     func add(to metrics: inout WorkerMetrics, running: Int, queued: Int) {
         metrics.jobsReceived += jobsReceived
