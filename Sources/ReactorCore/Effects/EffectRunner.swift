@@ -192,11 +192,13 @@ public struct EffectRunner<Handler: EffectHandler>: Sendable {
                     return .ended(Self.cancelled(after: attempt - 1))
                 }
             }
-            let emitter = Emitter<Handler.Mutation>(sink: sink)
             do {
                 if let task, let deadlines, let timeout = policy.timeout {
-                    let timedOut = try await runInline(effect, emitter: emitter, timeout: timeout, deadlines: deadlines,
-                                                       run: task.run, generation: task.generation)
+                    // One object for the attempt's emit count and its race with the deadline.
+                    let race = EffectAttempt(run: task.run, generation: task.generation)
+                    let emitter = Emitter<Handler.Mutation>(sink: sink, attempt: race)
+                    let timedOut = try await runInline(effect, emitter: emitter, attempt: race, timeout: timeout,
+                                                       deadlines: deadlines, run: task.run)
                     if timedOut {
                         let failure = EffectTimeout(timeout: timeout)
                         guard attempt < policy.maxAttempts else {
@@ -204,9 +206,10 @@ public struct EffectRunner<Handler: EffectHandler>: Sendable {
                         }
                         return .timedOut(next: attempt + 1)
                     }
-                } else {
-                    try await runAttempt(effect, emitter: emitter)
+                    return .ended(.done(emitCount: emitter.count))
                 }
+                let emitter = Emitter<Handler.Mutation>(sink: sink)
+                try await runAttempt(effect, emitter: emitter)
                 return .ended(.done(emitCount: emitter.count))
             } catch {
                 lastError = String(describing: error)
@@ -237,14 +240,13 @@ public struct EffectRunner<Handler: EffectHandler>: Sendable {
         }
     }
 
-    /// One attempt in the current task, the run's task of `generation`, which `deadlines`
-    /// cancels at the timeout. Returns whether the timeout came first; else the handler's result
+    /// One attempt in the current task, the run's task of the attempt's generation, which
+    /// `deadlines` cancels at the timeout. Returns whether the timeout came first; else the handler's result
     /// decides, and an attempt of a cancelled run fails with a cancellation error even if the
     /// handler returned (as the task-group path reports it).
-    nonisolated(nonsending) private func runInline(_ effect: Handler.Effect, emitter: Emitter<Handler.Mutation>, timeout: Duration,
-                           deadlines: any EffectDeadlines, run: EffectRun, generation: UInt64) async throws -> Bool {
-        let race = AttemptRace(run: run, generation: generation)
-        let token = deadlines.schedule(after: timeout) { race.timeOut() }
+    nonisolated(nonsending) private func runInline(_ effect: Handler.Effect, emitter: Emitter<Handler.Mutation>, attempt: EffectAttempt,
+                                                  timeout: Duration, deadlines: any EffectDeadlines, run: EffectRun) async throws -> Bool {
+        let token = deadlines.schedule(after: timeout) { attempt.timeOut() }
         let result: Result<Void, any Error>
         do {
             try await handler.run(effect, emit: emitter)
@@ -252,7 +254,7 @@ public struct EffectRunner<Handler: EffectHandler>: Sendable {
         } catch {
             result = .failure(error)
         }
-        let finishedFirst = race.claim(.finished)
+        let finishedFirst = attempt.claim(.finished)
         deadlines.cancel(token)
         guard finishedFirst else { return true }
         try result.get()
