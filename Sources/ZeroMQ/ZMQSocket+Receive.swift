@@ -56,23 +56,54 @@ extension ZMQSocket {
     }
 
     /// Collects the frames of one message; `nil` if `flags` has `ZMQ_DONTWAIT` and none is waiting.
+    ///
+    /// Reads into ``lastMessage``'s arrays when the caller no longer holds them (a loop that
+    /// handles each message before it receives the next): a routed message cost an array for
+    /// the message and one per frame after the routing id, an allocation and a release each, and
+    /// a message of a few KiB also made glibc consolidate its free lists. Arrays the caller still
+    /// holds are copied on write as usual; a frame's array larger than ``reusedFrameBytes`` is
+    /// not kept, so one large message does not hold its memory until the next.
     private func receiveMultipart(flags firstFlags: Int32) throws(ZMQError) -> [[UInt8]]? {
         var frames: [[UInt8]] = []
-        // Room for a routed message (id, header, payload) without growing the array twice.
-        frames.reserveCapacity(4)
+        swap(&frames, &lastMessage)
+        var count = 0
         var flags = firstFlags
         while true {
             guard let more = try receiveFrame(flags: flags) else {
-                if frames.isEmpty { return nil }
-                throw ZMQError(code: EAGAIN, function: "zmq_msg_recv")
+                guard count == 0 else { throw ZMQError(code: EAGAIN, function: "zmq_msg_recv") }
+                lastMessage = frames
+                return nil
             }
-            frames.append(frames.isEmpty ? firstFrame(frameBytes) : Array(frameBytes))
+            let bytes = frameBytes
+            if count == 0 {
+                let first = firstFrame(bytes)
+                if frames.isEmpty { frames.append(first) } else { frames[0] = first }
+            } else if count < frames.count {
+                frames[count].removeAll(keepingCapacity: true)
+                frames[count].append(contentsOf: bytes)
+            } else {
+                // Room for a routed message (id, header, payload) without growing the array twice.
+                if frames.capacity < 4 { frames.reserveCapacity(4) }
+                frames.append(Array(bytes))
+            }
+            count += 1
             zmq_msg_close(message)
-            if !more { return frames }
+            if !more { break }
             // The rest of a multipart message is already queued: libzmq delivers messages atomically.
             flags = 0
         }
+        if frames.count > count { frames.removeSubrange(count...) }
+        // Kept for the next message, except frames too large to hold on to.
+        if frames.contains(where: { $0.capacity > Self.reusedFrameBytes }) {
+            lastMessage = frames.filter { $0.capacity <= Self.reusedFrameBytes }
+        } else {
+            lastMessage = frames
+        }
+        return frames
     }
+
+    /// The largest frame array kept for the next message: 64 KiB.
+    static var reusedFrameBytes: Int { 65_536 }
 
     /// A message's first frame: ``lastFirstFrame`` itself when the bytes are the same (a ROUTER
     /// peer's routing id, message after message), else a new array, remembered when short.

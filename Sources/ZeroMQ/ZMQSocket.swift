@@ -34,6 +34,10 @@ package final class ZMQSocket {
     /// sender's routing id, the same for every message of a burst from one peer, so the next
     /// message with the same bytes shares this array instead of allocating its own.
     var lastFirstFrame: [UInt8] = []
+    /// The last message received, also handed to the caller: a loop that lets go of a message
+    /// before it receives the next leaves this the only reference, and the next message is read
+    /// into the same arrays instead of new ones (see `receiveMultipart(flags:)`).
+    var lastMessage: [[UInt8]] = []
 
     /// Creates a socket of the given type in `context`, with linger set to ``defaultLinger``.
     ///

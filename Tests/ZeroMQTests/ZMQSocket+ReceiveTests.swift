@@ -21,6 +21,44 @@ private func makePair(_ context: ZMQContext, _ name: String) throws -> (ZMQSocke
         }
     }
 
+    @Test func messagesOfChangingShapesArriveExactWhetherOrNotEarlierOnesAreKept() throws {
+        try withContext { context in
+            let (left, right) = try makePair(context, "receive-reuse")
+            defer { left.close(); right.close() }
+            // Frames shrink, grow, vanish and come back, one past the size the socket keeps
+            // arrays of: each message must arrive exact, read into the last one's arrays or not.
+            let large = [UInt8](repeating: 9, count: 70_000)
+            let messages: [[[UInt8]]] = [
+                [bytes("id"), bytes("header"), bytes("a payload of some length")],
+                [bytes("id"), bytes("hd"), bytes("p")],
+                [bytes("other"), [], bytes("third"), bytes("fourth")],
+                [bytes("one")],
+                [bytes("id"), large, bytes("after the large frame")],
+                [bytes("id"), bytes("small again"), []],
+                [bytes("id"), bytes("header"), bytes("a payload of some length")],
+            ]
+            // Each received and let go before the next.
+            for message in messages {
+                try left.send(message)
+                #expect(try right.receiveMultipart() == message)
+            }
+            // Each kept: the ones kept must not change as the next ones arrive.
+            var kept: [[[UInt8]]] = []
+            for message in messages {
+                try left.send(message)
+                kept.append(try right.receiveMultipart())
+            }
+            #expect(kept == messages)
+            // A frame kept on its own while the rest is let go.
+            var headers: [[UInt8]] = []
+            for message in messages where message.count > 1 {
+                try left.send(message)
+                headers.append(try right.receiveMultipart()[1])
+            }
+            #expect(headers == messages.filter { $0.count > 1 }.map { $0[1] })
+        }
+    }
+
     @Test func tryReceiveReportsNothingWaitingAsNil() throws {
         try withContext { context in
             let (left, right) = try makePair(context, "receive-try")
