@@ -209,10 +209,12 @@ struct Dispatcher: Sendable {
     /// A report of a job the worker still owns came in time: it clears the worker's run of
     /// timeouts and ends a probation.
     ///
+    /// The free slot may take a waiting job: call ``assignNext(now:)`` until it returns `nil`.
+    ///
     /// - Returns: whether the job was the worker's to report (if not, its report must be
-    ///   ignored), the assignments the free slot made possible, and whether the report ended
-    ///   the worker's probation (it has its full capacity again).
-    mutating func finished(_ job: JobID, by peer: PeerID, now: UInt64) -> (owned: Bool, assignments: [Assignment], recovered: Bool) {
+    ///   ignored), and whether the report ended the worker's probation (it has its full
+    ///   capacity again).
+    mutating func finished(_ job: JobID, by peer: PeerID, now: UInt64) -> (owned: Bool, recovered: Bool) {
         let owned = release(job, ownedBy: peer) != nil
         var recovered = false
         if let index = workers.index(forKey: peer) {
@@ -223,7 +225,7 @@ struct Dispatcher: Sendable {
                 workers.values[index].freeSlot(of: job)
             }
         }
-        return (owned, assignQueued(now: now), recovered)
+        return (owned, recovered)
     }
 
     // MARK: Cancellation
@@ -346,10 +348,19 @@ struct Dispatcher: Sendable {
     private mutating func assignQueued(now: UInt64) -> [Assignment] {
         guard !queue.isEmpty, !workers.isEmpty else { return [] }
         var assignments: [Assignment] = []
-        while let (pending, worker) = queue.popFirst(placedBy: { Self.pickWorker(in: workers, for: $0.kind, avoiding: $0.avoid) }) {
-            assignments.append(assign(pending.job, to: worker, kind: pending.kind, now: now))
-        }
+        while let assignment = assignNext(now: now) { assignments.append(assignment) }
         return assignments
+    }
+
+    /// Gives the first waiting job that some worker has room for to the least busy such
+    /// worker; `nil` when no waiting job fits. After ``finished(_:by:now:)``, call it until
+    /// `nil`: one job at a time, so that the job path builds no array of assignments (a
+    /// worker's report freed a slot, and made an array of one assignment, for every job).
+    mutating func assignNext(now: UInt64) -> Assignment? {
+        guard !queue.isEmpty, !workers.isEmpty,
+              let (pending, worker) = queue.popFirst(placedBy: { Self.pickWorker(in: workers, for: $0.kind, avoiding: $0.avoid) })
+        else { return nil }
+        return assign(pending.job, to: worker, kind: pending.kind, now: now)
     }
 
     /// The least busy worker with room that serves `kind`, preferring any but `avoiding`.

@@ -16,7 +16,7 @@ import Testing
         let assigned = dispatcher.register(w1, name: "one", capacity: 2, kinds: [], now: 1)
         #expect(assigned == [.init(job: job(1), worker: w1), .init(job: job(2), worker: w1)])
         #expect(dispatcher.queuedCount == 1)
-        let freed = dispatcher.finished(job(1), by: w1, now: 2)
+        let freed = dispatcher.finishedAndAssigned(job(1), by: w1, now: 2)
         #expect(freed.owned)
         #expect(freed.assignments == [.init(job: job(3), worker: w1)])
         #expect(dispatcher.queuedCount == 0)
@@ -32,7 +32,7 @@ import Testing
         let assigned = dispatcher.register(w2, name: "two", capacity: 4, kinds: ["b"], now: 0)
         #expect(assigned == [.init(job: job(1), worker: w2)])
         #expect(dispatcher.kind(ofAssigned: job(1)) == "b")
-        _ = dispatcher.finished(job(1), by: w2, now: 1)
+        _ = dispatcher.finishedAndAssigned(job(1), by: w2, now: 1)
         #expect(dispatcher.kind(ofAssigned: job(1)) == nil)
     }
 
@@ -58,7 +58,7 @@ import Testing
         #expect(expiry.assignments == [.init(job: job(1), worker: w2)])
         #expect(!dispatcher.knows(w1))
         // The dead worker's late DONE is not its to report any more.
-        #expect(dispatcher.finished(job(1), by: w1, now: 3_001).owned == false)
+        #expect(dispatcher.finishedAndAssigned(job(1), by: w1, now: 3_001).owned == false)
         #expect(dispatcher.isOwner(w2, of: job(1)))
     }
 
@@ -72,7 +72,7 @@ import Testing
         #expect(expiry.assignments == [.init(job: job(1), worker: w2)])
         // w1 still runs the hung effect: no new job for it until it reports.
         #expect(dispatcher.enqueue(job(2), kind: "k", now: 1_001) == nil)
-        let late = dispatcher.finished(job(1), by: w1, now: 1_002)
+        let late = dispatcher.finishedAndAssigned(job(1), by: w1, now: 1_002)
         #expect(late.owned == false)
         #expect(late.assignments == [.init(job: job(2), worker: w1)])
     }
@@ -88,15 +88,15 @@ import Testing
         // Both runs of job 1 hold one slot between them: the second slot is free.
         #expect(dispatcher.enqueue(job(2), kind: "k", now: 1_001) == .init(job: job(2), worker: w1))
         #expect(dispatcher.enqueue(job(3), kind: "k", now: 1_001) == nil)
-        let done = dispatcher.finished(job(1), by: w1, now: 1_002)
+        let done = dispatcher.finishedAndAssigned(job(1), by: w1, now: 1_002)
         #expect(done.owned)
         #expect(done.assignments == [.init(job: job(3), worker: w1)])
         // The other run's report is not the owner's any more and frees nothing.
-        let late = dispatcher.finished(job(1), by: w1, now: 1_003)
+        let late = dispatcher.finishedAndAssigned(job(1), by: w1, now: 1_003)
         #expect(late.owned == false)
         #expect(late.assignments.isEmpty)
         #expect(dispatcher.enqueue(job(4), kind: "k", now: 1_004) == nil)
-        #expect(dispatcher.finished(job(2), by: w1, now: 1_005).assignments == [.init(job: job(4), worker: w1)])
+        #expect(dispatcher.finishedAndAssigned(job(2), by: w1, now: 1_005).assignments == [.init(job: job(4), worker: w1)])
     }
 
     @Test func aSlowWorkerThatAnnouncesItselfAgainLeavesItsTakenJobToItsNewOwner() {
@@ -109,7 +109,7 @@ import Testing
         #expect(dispatcher.register(w1, name: "one", capacity: 1, kinds: [], now: 1_001).isEmpty)
         #expect(dispatcher.isOwner(w2, of: job(1)))
         #expect(dispatcher.kind(ofAssigned: job(1)) == "k")
-        #expect(dispatcher.finished(job(1), by: w2, now: 1_002).owned)
+        #expect(dispatcher.finishedAndAssigned(job(1), by: w2, now: 1_002).owned)
     }
 
     @Test func aCancelledJobLeavesTheQueueWhateverItsKind() {
@@ -144,7 +144,7 @@ import Testing
         var order: [JobID] = running
         while let next = running.first {
             running.removeFirst()
-            let freed = dispatcher.finished(next, by: w1, now: 1)
+            let freed = dispatcher.finishedAndAssigned(next, by: w1, now: 1)
             #expect(freed.owned)
             #expect(freed.assignments.count <= 1)
             running += freed.assignments.map(\.job)
@@ -165,7 +165,7 @@ import Testing
         #expect(dispatcher.queuedCount == 2)
         let both = dispatcher.register(w2, name: "any", capacity: 1, kinds: [], now: 0)
         #expect(both == [.init(job: job(1), worker: w2)])
-        let freed = dispatcher.finished(job(1), by: w2, now: 1)
+        let freed = dispatcher.finishedAndAssigned(job(1), by: w2, now: 1)
         #expect(freed.assignments == [.init(job: job(3), worker: w2)])
         #expect(dispatcher.queuedCount == 0)
     }
@@ -221,7 +221,7 @@ import Testing
         #expect(toGreedy.count == 4)
         #expect(toHealthy.count == 1)
         // The healthy worker keeps its job moving; it reports in time.
-        #expect(dispatcher.finished(toHealthy[0], by: w2, now: 100).assignments.isEmpty)
+        #expect(dispatcher.finishedAndAssigned(toHealthy[0], by: w2, now: 100).assignments.isEmpty)
         // All four greedy jobs time out together: the third quarantines it, the fourth is taken back with it.
         let expiry = dispatcher.tick(now: 500)
         #expect(expiry.quarantined == [w1])
@@ -239,7 +239,7 @@ import Testing
         #expect(dispatcher.enqueue(job(6), kind: "k", now: 501) == nil)
         while let next = running.first {
             running.removeFirst()
-            let freed = dispatcher.finished(next, by: w2, now: 600)
+            let freed = dispatcher.finishedAndAssigned(next, by: w2, now: 600)
             #expect(freed.owned)
             #expect(freed.assignments.allSatisfy { $0.worker == w2 })
             running += freed.assignments.map(\.job)
@@ -257,7 +257,7 @@ import Testing
         _ = dispatcher.enqueue(job(2), kind: "k", now: 0)
         #expect(dispatcher.tick(now: 500).quarantined.isEmpty)
         // Two timeouts in a row (the jobs came back to it: it is the only worker), then one in time.
-        let retried = dispatcher.finished(job(1), by: w1, now: 600)
+        let retried = dispatcher.finishedAndAssigned(job(1), by: w1, now: 600)
         #expect(retried.owned)
         #expect(!dispatcher.isQuarantined(w1))
         // Two more timeouts: 2 in a row again, not 4.
@@ -293,7 +293,7 @@ import Testing
         let probationJob = woken.assignments.first { $0.worker == w1 }?.job
         #expect(probationJob != nil)
         // It recovered: the job ends in time, its capacity is back.
-        let report = dispatcher.finished(probationJob ?? job(0), by: w1, now: 1_200)
+        let report = dispatcher.finishedAndAssigned(probationJob ?? job(0), by: w1, now: 1_200)
         #expect(report.owned)
         #expect(report.recovered)
         #expect(dispatcher.trustedCapacity(of: w1) == 4)
@@ -337,5 +337,15 @@ import Testing
         let fresh = dispatcher.register(w3, name: "greedy", capacity: 1_000_000, kinds: [], now: 700)
         #expect(fresh.count == 4)
         #expect(fresh.allSatisfy { $0.worker == w3 })
+    }
+}
+
+extension Dispatcher {
+    /// ``finished(_:by:now:)``, then every assignment ``assignNext(now:)`` makes, in order.
+    mutating func finishedAndAssigned(_ job: JobID, by peer: PeerID, now: UInt64) -> (owned: Bool, assignments: [Assignment], recovered: Bool) {
+        let (owned, recovered) = finished(job, by: peer, now: now)
+        var assignments: [Assignment] = []
+        while let assignment = assignNext(now: now) { assignments.append(assignment) }
+        return (owned, assignments, recovered)
     }
 }

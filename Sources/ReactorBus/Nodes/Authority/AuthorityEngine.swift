@@ -564,12 +564,12 @@ package final class AuthorityEngine<R: Reactor> {
 
     /// Frees the worker's slot; whether the report is the owner's to make.
     private func report(_ job: JobID, by peer: PeerID, now: UInt64) -> Bool {
-        let (owned, assignments, recovered) = dispatcher.finished(job, by: peer, now: now)
+        let (owned, recovered) = dispatcher.finished(job, by: peer, now: now)
         if recovered {
             metrics[.workersRecovered] += 1
             logger.notice("worker \(workerLabel(peer)) finished its probation job in time: capacity \(dispatcher.trustedCapacity(of: peer) ?? 0) again")
         }
-        for assignment in assignments { send(assignment) }
+        while let assignment = dispatcher.assignNext(now: now) { send(assignment) }
         if !owned { metrics[.foreignReports] += 1 }
         return owned
     }
