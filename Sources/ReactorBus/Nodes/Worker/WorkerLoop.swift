@@ -34,9 +34,10 @@ where Handler.Effect == R.Effect, Handler.Mutation == R.Mutation {
     // method hands a closure to a method of one of them, or to a drain into one of them, that
     // reaches the same property (`reports.close` reads `running`; `sliceWatch` is given the
     // clock; a drain into `slices` runs the socket's reads, one into `nextSlices` runs `slices`,
-    // one into `jobEvents` runs the rounds, which use only the two slice arrays), and the effect code that runs on this thread between
-    // socket reads (``LoopEffectExecutor``) holds no reference to the loop: it posts to
-    // ``events``. The compiler still checks every access it can see statically.
+    // one into `jobEvents` runs the rounds, which use only the two slice arrays), and the effect
+    // code that runs on this thread between socket reads (``LoopEffectExecutor``) holds no
+    // reference to the loop: it posts to ``events``. The compiler still checks every access it
+    // can see statically.
     let configuration: WorkerConfiguration
     let logger: Logger
     let context: ZMQContext
