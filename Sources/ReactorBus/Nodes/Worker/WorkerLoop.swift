@@ -11,7 +11,8 @@ import ZeroMQ
 ///
 /// One turn: check stop and timers (heartbeat due, authority silent), flush queued sends, poll
 /// the socket and the mailboxes, read what arrived (jobs start their tasks), run the effect
-/// slices waiting for this thread, then handle the job events and send the reports. Messages
+/// slices waiting for this thread (and, in up to ``sliceRounds`` rounds, those they enqueue),
+/// then handle the job events and send the reports. Messages
 /// from the authority are handled in `WorkerLoop+Authority.swift`, jobs and their events in
 /// `WorkerLoop+Jobs.swift`.
 final class WorkerLoop<R: Reactor, Handler: EffectHandler>: NodeLoop
