@@ -149,17 +149,17 @@ package final class Mailbox<Element: Sendable>: Sendable {
     /// array left the mailbox to allocate one as large as the last for every burst after).
     @inlinable
     package func drain(into buffer: inout [Element]) {
+        buffer.removeAll(keepingCapacity: true)
         // Clear the descriptor before taking the items: a post racing with us either lands in
         // this batch or signals again afterwards, so the loop never sleeps on a pending item.
         clearSignal()
         take(into: &buffer)
     }
 
-    /// Swaps every element posted so far into `buffer` (emptied first, its storage kept for
-    /// the next posts) and resets the signal; the descriptor is cleared by the caller, first.
+    /// Swaps every element posted so far into `buffer`, which the caller emptied (its storage
+    /// is kept for the next posts), and resets the signal; the caller clears the descriptor first.
     @inlinable
     func take(into buffer: inout [Element]) {
-        buffer.removeAll(keepingCapacity: true)
         state.withLock { state in
             state.signalled = false
             swap(&state.items, &buffer)

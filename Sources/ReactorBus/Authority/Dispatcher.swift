@@ -345,8 +345,7 @@ struct Dispatcher: Sendable {
     /// Gives waiting jobs to workers with room, oldest first, until no waiting job has a worker:
     /// the same jobs, in the same order, as walking the whole queue, since whether a job can be
     /// placed depends only on its kind and free slots only get fewer as jobs are placed.
-    private mutating func assignQueued(now: UInt64) -> [Assignment] {
-        guard !queue.isEmpty, !workers.isEmpty else { return [] }
+    mutating func assignQueued(now: UInt64) -> [Assignment] {
         var assignments: [Assignment] = []
         while let assignment = assignNext(now: now) { assignments.append(assignment) }
         return assignments

@@ -47,6 +47,9 @@ final class EffectAttempt: Sendable {
         state.compareExchange(expected: 0, desired: winner.rawValue, ordering: .acquiringAndReleasing).exchanged
     }
 
+    /// Whether the run the attempt belongs to was cancelled (false without a run).
+    var isRunCancelled: Bool { run?.isCancelled ?? false }
+
     /// The deadline passed: interrupts the attempt's task, unless the handler finished first.
     func timeOut() {
         if claim(.timedOut) { run?.interrupt(generation: generation) }

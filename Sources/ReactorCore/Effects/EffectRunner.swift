@@ -197,8 +197,7 @@ public struct EffectRunner<Handler: EffectHandler>: Sendable {
                     // One object for the attempt's emit count and its race with the deadline.
                     let race = EffectAttempt(run: task.run, generation: task.generation)
                     let emitter = Emitter<Handler.Mutation>(sink: sink, attempt: race)
-                    let timedOut = try await runInline(effect, emitter: emitter, attempt: race, timeout: timeout,
-                                                       deadlines: deadlines, run: task.run)
+                    let timedOut = try await runInline(effect, emitter: emitter, attempt: race, timeout: timeout, deadlines: deadlines)
                     if timedOut {
                         let failure = EffectTimeout(timeout: timeout)
                         guard attempt < policy.maxAttempts else {
@@ -241,11 +240,11 @@ public struct EffectRunner<Handler: EffectHandler>: Sendable {
     }
 
     /// One attempt in the current task, the run's task of the attempt's generation, which
-    /// `deadlines` cancels at the timeout. Returns whether the timeout came first; else the handler's result
-    /// decides, and an attempt of a cancelled run fails with a cancellation error even if the
-    /// handler returned (as the task-group path reports it).
+    /// `deadlines` cancels at the timeout. Returns whether the timeout came first; else the
+    /// handler's result decides, and an attempt of a cancelled run fails with a cancellation
+    /// error even if the handler returned (as the task-group path reports it).
     nonisolated(nonsending) private func runInline(_ effect: Handler.Effect, emitter: Emitter<Handler.Mutation>, attempt: EffectAttempt,
-                                                  timeout: Duration, deadlines: any EffectDeadlines, run: EffectRun) async throws -> Bool {
+                                                  timeout: Duration, deadlines: any EffectDeadlines) async throws -> Bool {
         let token = deadlines.schedule(after: timeout) { attempt.timeOut() }
         let result: Result<Void, any Error>
         do {
@@ -258,7 +257,7 @@ public struct EffectRunner<Handler: EffectHandler>: Sendable {
         deadlines.cancel(token)
         guard finishedFirst else { return true }
         try result.get()
-        if run.isCancelled { throw CancellationError() }
+        if attempt.isRunCancelled { throw CancellationError() }
         return false
     }
 }

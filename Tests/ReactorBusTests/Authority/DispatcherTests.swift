@@ -341,11 +341,9 @@ import Testing
 }
 
 extension Dispatcher {
-    /// ``finished(_:by:now:)``, then every assignment ``assignNext(now:)`` makes, in order.
+    /// ``finished(_:by:now:)``, then every assignment the free slot made possible, in order.
     mutating func finishedAndAssigned(_ job: JobID, by peer: PeerID, now: UInt64) -> (owned: Bool, assignments: [Assignment], recovered: Bool) {
         let (owned, recovered) = finished(job, by: peer, now: now)
-        var assignments: [Assignment] = []
-        while let assignment = assignNext(now: now) { assignments.append(assignment) }
-        return (owned, assignments, recovered)
+        return (owned, assignQueued(now: now), recovered)
     }
 }
