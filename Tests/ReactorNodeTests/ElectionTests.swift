@@ -43,10 +43,10 @@ import ZeroMQ
     }
 
     /// a, then b and c under `sync` replication: a serves (its endpoints line), b and c follow it.
-    func threeCandidates(etcd: EtcdServer) async throws -> (primary: ChildProcess, standbys: [String: ChildProcess]) {
-        let a = try candidate("a", etcd: etcd, mode: "sync")
+    func threeCandidates(etcd: EtcdServer, ttl: Int = 1) async throws -> (primary: ChildProcess, standbys: [String: ChildProcess]) {
+        let a = try candidate("a", etcd: etcd, mode: "sync", ttl: ttl)
         #expect(await a.waitForLine { $0.contains(#""actions":"#) } != nil, "a never served\(a.diagnostics)")
-        let standbys = ["b": try candidate("b", etcd: etcd, mode: "sync"), "c": try candidate("c", etcd: etcd, mode: "sync")]
+        let standbys = ["b": try candidate("b", etcd: etcd, mode: "sync", ttl: ttl), "c": try candidate("c", etcd: etcd, mode: "sync", ttl: ttl)]
         for (name, standby) in standbys {
             #expect(await standby.waitForLine { $0.contains("standby_of") } != nil, "\(name) never followed\(standby.diagnostics)")
         }
@@ -78,11 +78,26 @@ import ZeroMQ
     }
 
     /// The last applied version a standby registered in etcd.
-    func standbyVersion(_ name: String, etcd: EtcdServer) -> UInt64? {
+    func standbyVersion(_ name: String, etcd: EtcdServer) -> UInt64? { standbyProgress(name, etcd: etcd)?.version }
+
+    /// The last applied version and committed journal LSN a standby registered in etcd.
+    func standbyProgress(_ name: String, etcd: EtcdServer) -> (version: UInt64, lsn: UInt64)? {
         guard let client = try? EtcdClient(endpointList: etcd.clientURL),
               let entry = try? client.get("/reactorbus/counter/standbys/\(name)"),
-              let object = try? JSONSerialization.jsonObject(with: entry.value) as? [String: Any] else { return nil }
-        return (object["version"] as? NSNumber)?.uint64Value
+              let object = try? JSONSerialization.jsonObject(with: entry.value) as? [String: Any],
+              let version = (object["version"] as? NSNumber)?.uint64Value, let lsn = (object["lsn"] as? NSNumber)?.uint64Value else { return nil }
+        return (version, lsn)
+    }
+
+    /// Waits up to 30 s for a standby's registration to satisfy `condition`; the last one read.
+    func standbyProgress(_ name: String, etcd: EtcdServer, until condition: ((version: UInt64, lsn: UInt64)) -> Bool) async throws -> (version: UInt64, lsn: UInt64)? {
+        let deadline = ContinuousClock.now + .seconds(30)
+        var progress = standbyProgress(name, etcd: etcd)
+        while progress.map(condition) != true, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(50))
+            progress = standbyProgress(name, etcd: etcd)
+        }
+        return progress
     }
 
     /// Three candidates under `sync` replication (a primary needs a standby to acknowledge): a
@@ -146,7 +161,8 @@ import ZeroMQ
         a.signal(SIGKILL)
         #expect(await a.waitForExit() != 0)
         for sender in senders {
-            #expect(await sender.waitForExit(timeout: .seconds(120)) == 0, "\(sender.diagnostics)")
+            #expect(await sender.waitForExit(timeout: .seconds(120)) == 0,
+                    "\(sender.diagnostics)\(standbys.values.map(\.diagnostics).joined())\(workers.map(\.diagnostics).joined())")
             #expect(sender.output.last?.contains(#""sent":\#(each),"acked":\#(each),"failed":0"#) == true, "\(sender.output)")
         }
         let promoted = try #require(standbys.first { $0.value.output.contains { $0.contains(#""actions":"#) } }?.key,
@@ -159,6 +175,50 @@ import ZeroMQ
         #expect(final["queued_jobs"] == 0)
         for worker in workers { worker.signal(SIGTERM) }
         for worker in workers { _ = await worker.waitForExit(timeout: .seconds(20)) }
+        await stopGracefully(standbys)
+    }
+
+    /// Async actions that no worker runs are journaled and acknowledged (`sync`: once a standby
+    /// has them) but change no version. With b stopped, only c gets 200 of them: b and c stand
+    /// at one version, c's journal 200 records further. When the primary dies c must take over
+    /// (b, whose name sorts first, would lose the 200 acknowledged actions, and refuse c as a
+    /// standby whose journal ends after its own), and b must follow c.
+    @Test func theStandbyWhoseJournalReachesFurthestTakesOverWhenVersionsTie() async throws {
+        defer { cleanUp() }
+        let etcd = try await EtcdServer.start()
+        defer { Task { await etcd.stop() } }
+        // A lease long enough that b, stopped for a while, keeps its registration.
+        let (a, standbys) = try await threeCandidates(etcd: etcd, ttl: 5)
+        let b = try #require(standbys["b"])
+        let actions = endpoints("a").actions
+        let synced = try ChildProcess.node(["send", "--app", "counter", "--actions", actions, "--repeat", "50", #"{"countUp":{}}"#], name: "send-sync")
+        #expect(await synced.waitForExit(timeout: .seconds(30)) == 0, "\(synced.diagnostics)")
+        for name in ["b", "c"] {
+            let progress = try await standbyProgress(name, etcd: etcd) { $0.version == 50 }
+            try #require(progress?.version == 50, "\(name) did not register version 50\(standbys[name]?.diagnostics ?? "")")
+        }
+        b.signal(SIGSTOP)
+        let dropped = try await WireProbe(actions: actions).stats(within: .seconds(30)) { $0["standbys"] == 1 }
+        try #require(dropped["standbys"] == 1, "a did not drop the stopped standby\(a.diagnostics)")
+        let journaled = try ChildProcess.node(["send", "--app", "counter", "--actions", actions, "--repeat", "200", #"{"countUpAsync":{}}"#], name: "send-async")
+        #expect(await journaled.waitForExit(timeout: .seconds(30)) == 0, "\(journaled.diagnostics)")
+        #expect(journaled.output.last?.contains(#""sent":200,"acked":200,"failed":0"#) == true, "\(journaled.output)")
+        let behind = try #require(standbyProgress("b", etcd: etcd))
+        let ahead = try await standbyProgress("c", etcd: etcd) { $0.lsn >= behind.lsn + 200 }
+        // One record per accepted action.
+        try #require(ahead?.lsn == behind.lsn + 200 && ahead?.version == behind.version, "c: \(String(describing: ahead)), b: \(behind)")
+        a.signal(SIGKILL)
+        #expect(await a.waitForExit() != 0)
+        b.signal(SIGCONT)
+        let promoted = try await promotedStandby(of: standbys)
+        #expect(promoted == "c", "\(standbys.values.map(\.diagnostics).joined())")
+        let final = try await WireProbe(actions: endpoints(promoted).actions).stats(within: .seconds(30)) { $0["standbys"] == 1 }
+        #expect(final["standbys"] == 1, "b follows c\(b.diagnostics)")
+        #expect(final["version"] == 50)
+        #expect(final["action_seq"] == 250)
+        #expect(final["open_jobs"] == 200)
+        #expect(final["queued_jobs"] == 200)
+        #expect(b.diagnostics.contains("a new primary, c"), "\(b.diagnostics)")
         await stopGracefully(standbys)
     }
 

@@ -18,8 +18,8 @@ import ZeroMQ
 /// - **Standby.** Follows the replication endpoint the primary published, and says how far it got
 ///   and where it serves once promoted under `/reactorbus/APP/standbys/NAME` (a key on a lease of
 ///   its own; ``StandbyRegistration``, read by nodes started with `--election`). When the leader key is
-///   gone, the standby with the highest version campaigns at once; the others give it one lease
-///   time before they campaign too. The winner is promoted in place; the others follow it.
+///   gone, the standby whose journal reaches furthest campaigns at once; the others give it one
+///   lease time before they campaign too. The winner is promoted in place; the others follow it.
 /// - **Deposed.** A data directory that was primary in an older term than the current leader's
 ///   is refused as a standby (its last records may be ones the new primary never had): start it
 ///   on an empty directory to rejoin.
@@ -137,8 +137,8 @@ struct ElectedAuthority<R: Reactor> {
             if let lease { _ = try? client.revokeLease(lease.id, timeout: .seconds(1)) }
         }
         var lastKeepAlive = ContinuousClock.now
-        /// The version last written under the standby's key.
-        var published: UInt64?
+        /// What was last written under the standby's key.
+        var published: StandbyRegistration?
         var leaderlessSince: ContinuousClock.Instant?
         while true {
             if stopping.isSet || node.failure != nil {
@@ -147,12 +147,13 @@ struct ElectedAuthority<R: Reactor> {
                 if let failure = node.failure, !stopping.isSet { throw CLIError("authority: the standby stopped", failure) }
                 return .stopped
             }
-            let version = node.metrics.version
+            let metrics = node.metrics
+            let progress = StandbyRegistration(version: metrics.version, lsn: metrics.journalLSN, endpoints: candidate.endpoints)
             if let lease {
                 // Written when it moved (the lease keeps the key between writes).
-                if version != published, let progress = try? JSONEncoder().encode(StandbyRegistration(version: version, endpoints: candidate.endpoints)) {
-                    if (try? await blocking({ [standbyKey] in try client.put(standbyKey, value: progress, lease: lease.id, timeout: .milliseconds(500)) })) != nil {
-                        published = version
+                if progress != published, let value = try? JSONEncoder().encode(progress) {
+                    if (try? await blocking({ [standbyKey] in try client.put(standbyKey, value: value, lease: lease.id, timeout: .milliseconds(500)) })) != nil {
+                        published = progress
                     }
                 }
                 if ContinuousClock.now - lastKeepAlive > ttl / 3 {
@@ -178,7 +179,9 @@ struct ElectedAuthority<R: Reactor> {
             } else {
                 let since = leaderlessSince ?? .now
                 leaderlessSince = since
-                let best = try await isMostUpToDate(version: version)
+                // Only once the others can read how far it got: one that went by an older
+                // registration of it could campaign too, and win with a shorter journal.
+                let best = progress == published ? try await isMostUpToDate(progress) : false
                 if best || ContinuousClock.now - since > ttl {
                     if let outcome = try await takeOver(node: node, leadership: leadership) { return outcome }
                 }
@@ -217,15 +220,15 @@ struct ElectedAuthority<R: Reactor> {
         }
     }
 
-    /// Whether no other standby registered a higher version (ties go to the smaller name).
-    private func isMostUpToDate(version: UInt64) async throws -> Bool {
+    /// Whether no other standby registered a journal that reaches further than `progress`
+    /// (ties go to the smaller name; ``StandbyRegistration/precedes(_:name:other:)``).
+    private func isMostUpToDate(_ progress: StandbyRegistration) async throws -> Bool {
         let prefix = StandbyRegistration.prefix(app: configuration.appName)
         guard let entries = try? await blocking({ try client.list(prefix: prefix, timeout: .milliseconds(500)) }) else { return false }
         let me = candidate.name
         for entry in entries where entry.key != prefix + me {
-            guard let other = (try? JSONDecoder().decode(StandbyRegistration.self, from: entry.value))?.version else { continue }
-            let name = String(entry.key.dropFirst(prefix.count))
-            if other > version || (other == version && name < me) { return false }
+            guard let other = try? JSONDecoder().decode(StandbyRegistration.self, from: entry.value) else { continue }
+            if other.precedes(progress, name: String(entry.key.dropFirst(prefix.count)), other: me) { return false }
         }
         return true
     }

@@ -73,15 +73,3 @@ struct ElectedEndpoints: Equatable {
         return found
     }
 }
-
-/// What a standby writes under `/reactorbus/APP/standbys/NAME`: how far it got (the most
-/// up-to-date standby campaigns first), and where it serves once promoted.
-struct StandbyRegistration: Codable, Equatable {
-    /// The folder of an app's standby keys.
-    static func prefix(app: String) -> String { "/reactorbus/\(app)/standbys/" }
-
-    /// The last version it applied.
-    var version: UInt64
-    /// Its endpoints by role (absent in registrations written before they were published).
-    var endpoints: [String: String]?
-}

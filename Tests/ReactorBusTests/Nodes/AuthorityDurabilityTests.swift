@@ -371,6 +371,20 @@ import ReactorWire
         #expect(try store.snapshotLSNs() == [100, 120])
     }
 
+    /// The committed LSN reaches the engine's `journal_lsn` (what elected standbys compare) in
+    /// the report after it moved, and only then.
+    @Test func theCommittedLSNIsReportedEachTimeItMoves() throws {
+        let (durability, engine) = try makeDurability(every: 1_000)
+        try turn(durability, engine, count: 3, from: 1)
+        #expect(durability.durableLSN == 3)
+        #expect(engine.currentMetrics().journalLSN == 3)
+        #expect(engine.currentMetrics().dictionary["journal_lsn"] == 3)
+        #expect(durability.takeReport().journalLSN == nil)
+        try turn(durability, engine, count: 2, from: 4)
+        #expect(engine.currentMetrics().journalLSN == 5)
+        close(durability, engine)
+    }
+
     @Test func aFailedGroupCommitFailsTheJournalAndNothingMoreIsWritten() throws {
         let disk = GatedSync(failing: true)
         let (durability, engine) = try makeDurability(every: 1_000)

@@ -69,6 +69,8 @@ final class AuthorityDurability<R: Reactor> {
     private(set) var failure: (any Error)?
     /// Commits and snapshots written since the last ``takeReport()``.
     private var report = AuthorityLoopReport()
+    /// The committed LSN the last report carried (`nil` before the first report).
+    private var reportedLSN: UInt64?
 
     /// Whether every action's record is committed before its own ack.
     var flushesEachAction: Bool { configuration.fsync == .always }
@@ -170,6 +172,11 @@ final class AuthorityDurability<R: Reactor> {
     /// What was committed and written since the last call, for the engine to count.
     func takeReport() -> AuthorityLoopReport {
         defer { report = AuthorityLoopReport() }
+        let committed = journal.committedLSN
+        if committed != reportedLSN {
+            report.journalLSN = committed
+            reportedLSN = committed
+        }
         return report
     }
 

@@ -925,6 +925,7 @@ package final class AuthorityEngine<R: Reactor> {
         count(.replicationBytesSent, report.replicationBytesSent)
         if let standbys = report.standbys { metrics.standbys = standbys }
         if let lag = report.replicationLag { metrics.replicationLag = lag }
+        if let lsn = report.journalLSN { metrics.journalLSN = lsn }
         if let mark = report.feedHighWaterMark { metrics.feedHighWaterMark = mark }
         if let observers = report.observers { metrics.observers = observers }
         if let bytes = report.lastSnapshotBytes { metrics.snapshotBytes = bytes }

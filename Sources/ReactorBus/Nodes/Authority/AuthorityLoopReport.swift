@@ -46,6 +46,8 @@ package struct AuthorityLoopReport: Equatable, Sendable {
     /// Standbys following now, and the records the best one lacks, if the loop measured them.
     package var standbys: UInt64?
     package var replicationLag: UInt64?
+    /// The journal's last committed LSN, when it moved since the last report.
+    package var journalLSN: UInt64?
     package var snapshotWriteDuration = Histogram(bounds: Histogram.Bounds.duration)
 
     /// Nothing seen yet.
@@ -83,5 +85,6 @@ package struct AuthorityLoopReport: Equatable, Sendable {
         replicationBytesSent += other.replicationBytesSent
         if let standbys = other.standbys { self.standbys = standbys }
         if let lag = other.replicationLag { replicationLag = lag }
+        if let lsn = other.journalLSN { journalLSN = lsn }
     }
 }

@@ -95,6 +95,7 @@ extension AuthorityMetrics {
             gauge("subscriptions_unassigned", "Subscription runs waiting for a worker that serves their kind.", subscriptionsUnassigned),
             gauge("standbys", "Standbys following this primary.", standbys),
             gauge("replication_lag_records", "Journal records the best standby has not reported durable.", replicationLag),
+            gauge("journal_lsn", "The last journal record committed (its LSN).", journalLSN),
             histogram("ack_latency_seconds", "From the start of the loop turn that read an action to its ack handed to ZeroMQ, journal commit included.", ackLatency),
             histogram("journal_fsync_seconds", "Time one journal commit spent in fsync or fdatasync.", journalFsyncLatency),
             histogram("snapshot_write_seconds", "Time a snapshot took to encode, write, fsync and rename, off the loop.", snapshotWriteDuration),

@@ -207,6 +207,9 @@ public struct AuthorityMetrics: Sendable, Equatable {
     /// Journal records the best standby has not reported durable yet: what a failover to it
     /// would lose under async replication (0 without a standby).
     public var replicationLag: UInt64 = 0
+    /// The last journal record committed (its LSN; 0 without a data directory): how far this
+    /// node's journal reaches. Elected standbys compare it to decide which one takes over.
+    public var journalLSN: UInt64 = 0
     /// From the start of the loop turn that read an action to its ack handed to ZeroMQ (after
     /// its journal record was committed), in seconds.
     public var ackLatency = Histogram(bounds: Histogram.Bounds.latency)
@@ -247,6 +250,7 @@ public struct AuthorityMetrics: Sendable, Equatable {
         result["subscriptions_unassigned"] = subscriptionsUnassigned
         result["standbys"] = standbys
         result["replication_lag_records"] = replicationLag
+        result["journal_lsn"] = journalLSN
         return result
     }
 }
