@@ -18,8 +18,9 @@ import ZeroMQ
 /// - **Standby.** Follows the replication endpoint the primary published, and says how far it got
 ///   and where it serves once promoted under `/reactorbus/APP/standbys/NAME` (a key on a lease of
 ///   its own; ``StandbyRegistration``, read by nodes started with `--election`). When the leader key is
-///   gone, the standby whose journal reaches furthest campaigns at once; the others give it one
-///   lease time before they campaign too. The winner is promoted in place; the others follow it.
+///   gone, the standby whose journal reaches furthest campaigns at once; the others campaign only
+///   when no live registration reaches further than theirs (a standby that died is passed over
+///   once its lease ends). The winner is promoted in place; the others follow it.
 /// - **Deposed.** A data directory that was primary in an older term than the current leader's
 ///   is refused as a standby (its last records may be ones the new primary never had): start it
 ///   on an empty directory to rejoin.
@@ -132,14 +133,9 @@ struct ElectedAuthority<R: Reactor> {
         Output.endpoints(try await start(node), metrics: metrics)
         stopping.whenSet { node.stop() }
         logger.info("standby of \(leader.info.name) (term \(leader.epoch)) at \(replication)")
-        let lease = try? await blocking { [ttl] in try client.grantLease(ttlSeconds: Int64(max(1, ttl / .seconds(1)))) }
-        defer {
-            if let lease { _ = try? client.revokeLease(lease.id, timeout: .seconds(1)) }
-        }
-        var lastKeepAlive = ContinuousClock.now
-        /// What was last written under the standby's key.
-        var published: StandbyRegistration?
-        var leaderlessSince: ContinuousClock.Instant?
+        let registrar = StandbyRegistrar(client: client, key: standbyKey, ttl: ttl, logger: logger)
+        defer { registrar.withdraw() }
+        var leaderless = false
         while true {
             if stopping.isSet || node.failure != nil {
                 node.stop()
@@ -149,18 +145,7 @@ struct ElectedAuthority<R: Reactor> {
             }
             let metrics = node.metrics
             let progress = StandbyRegistration(version: metrics.version, lsn: metrics.journalLSN, endpoints: candidate.endpoints)
-            if let lease {
-                // Written when it moved (the lease keeps the key between writes).
-                if progress != published, let value = try? JSONEncoder().encode(progress) {
-                    if (try? await blocking({ [standbyKey] in try client.put(standbyKey, value: value, lease: lease.id, timeout: .milliseconds(500)) })) != nil {
-                        published = progress
-                    }
-                }
-                if ContinuousClock.now - lastKeepAlive > ttl / 3 {
-                    _ = try? await blocking { try client.keepAlive(lease: lease.id, timeout: .milliseconds(500)) }
-                    lastKeepAlive = .now
-                }
-            }
+            await registrar.update(progress)
             let current: Leader?
             do {
                 current = try await blocking { try election.currentLeader(timeout: .milliseconds(500)) }
@@ -170,25 +155,26 @@ struct ElectedAuthority<R: Reactor> {
                 continue
             }
             if let now = current, now.epoch == leader.epoch {
-                leaderlessSince = nil
+                leaderless = false
             } else if let now = current {
                 logger.info("a new primary, \(now.info.name) (term \(now.epoch)): following it")
                 node.stop()
                 await node.wait()
                 return .leaderChanged
             } else {
-                let since = leaderlessSince ?? .now
-                leaderlessSince = since
-                // Only once the others can read how far it got: one that went by an older
-                // registration of it could campaign too, and win with a shorter journal.
-                let best = progress == published ? try await isMostUpToDate(progress) : false
-                if best || ContinuousClock.now - since > ttl {
-                    if let outcome = try await takeOver(node: node, leadership: leadership) { return outcome }
+                leaderless = true
+                // Only once the others can read how far it got (one that went by an older
+                // registration could campaign too and win with a shorter journal), and only
+                // while no live registration reaches further: a standby that died before it
+                // could campaign is passed over once its lease ends.
+                if registrar.published == progress, try await isMostUpToDate(progress),
+                   let outcome = try await takeOver(node: node, leadership: leadership) {
+                    return outcome
                 }
             }
             // Without a leader every millisecond counts (the best standby's campaign, the others'
             // move to the winner, which sync acks wait for): look again soon.
-            try? await Task.sleep(for: leaderlessSince == nil ? .milliseconds(100) : .milliseconds(20))
+            try? await Task.sleep(for: leaderless ? .milliseconds(20) : .milliseconds(100))
         }
     }
 

@@ -1,0 +1,52 @@
+import Coordination
+import Foundation
+@testable import ReactorNodeKit
+import ReactorLog
+import Synchronization
+import Testing
+import TestSupport
+import TestTraits
+
+/// A standby's registration in etcd (on a real etcd started by the test on loopback): written
+/// when progress moves, back after its lease ended, gone once withdrawn.
+@Suite(.spawnsProcesses) struct StandbyRegistrarTests {
+    let key = "/reactorbus/counter/standbys/b"
+
+    func registration(_ client: EtcdClient) throws -> StandbyRegistration? {
+        try client.get(key).map { try JSONDecoder().decode(StandbyRegistration.self, from: $0.value) }
+    }
+
+    @Test func theRegistrationFollowsProgressComesBackAfterItsLeaseEndedAndIsWithdrawn() async throws {
+        let etcd = try await EtcdServer.start()
+        defer { Task { await etcd.stop() } }
+        let client = try EtcdClient(endpointList: etcd.clientURL)
+        let lines = Mutex<[String]>([])
+        let logger = Logger(label: "authority", level: .info, sink: .capture { line in lines.withLock { $0.append(line) } })
+        let registrar = StandbyRegistrar(client: client, key: key, ttl: .seconds(1), logger: logger)
+        let first = StandbyRegistration(version: 5, lsn: 7, endpoints: ["actions": "ipc:///tmp/b-actions"])
+        await registrar.update(first)
+        #expect(registrar.published == first)
+        #expect(try registration(client) == first)
+        let moved = StandbyRegistration(version: 5, lsn: 9, endpoints: first.endpoints)
+        await registrar.update(moved)
+        #expect(try registration(client) == moved)
+
+        // The lease ends under it (as when the process was paused past it): etcd drops the key.
+        let lease = try #require(try client.get(key)?.lease)
+        #expect(try client.revokeLease(lease))
+        #expect(try client.get(key) == nil)
+        // The next renewal (due a third of the TTL after the last) finds it ended and registers again.
+        let deadline = ContinuousClock.now + .seconds(10)
+        while try client.get(key) == nil, ContinuousClock.now < deadline {
+            await registrar.update(moved)
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        #expect(try registration(client) == moved)
+        #expect(try client.get(key)?.lease != lease)
+        #expect(lines.withLock { $0 }.filter { $0.contains("the lease of this standby's registration ended; registering again") }.count == 1)
+
+        registrar.withdraw()
+        #expect(try client.get(key) == nil)
+        #expect(registrar.published == nil)
+    }
+}
