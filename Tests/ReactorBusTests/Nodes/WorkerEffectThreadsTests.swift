@@ -97,7 +97,8 @@ import TestSupport
             #expect(moves.count == 1, "\(log.containing("pool"))")
             #expect(moves.allSatisfy { $0.contains("% of the loop thread's time over") || $0.contains("ms on the loop thread without suspending") })
             let threads = probe.threads(at: .start)
-            #expect(threads.first == "worker" && threads.last != "worker")
+            #expect(threads.first == "worker" && threads.last != "worker",
+                    "first \(probe.details(at: .start).first ?? "none"), last \(probe.details(at: .start).last ?? "none"); \(log.containing("pool"))")
         }
     }
 
