@@ -203,10 +203,16 @@ final class ThreadProbe: Sendable {
     /// Runs that reached their end (returned or threw).
     var ended: Int { seen.withLock { $0.filter { $0.point == .end }.count } }
 
-    /// The calling thread's name (the worker's loop thread is "worker").
+    /// The calling thread's kernel name (the worker's loop thread is "worker"), asked of the
+    /// thread library: reading `/proc/thread-self/comm` needs a descriptor, which a parallel
+    /// run of the whole suite can run out of.
     static func currentThreadName() -> String {
-        let name = (try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)) ?? "?"
-        return name.trimmingCharacters(in: .whitespacesAndNewlines)
+        // A GNU extension the Glibc module does not import: looked up by name.
+        typealias GetName = @convention(c) (pthread_t, UnsafeMutablePointer<CChar>, Int) -> Int32
+        guard let symbol = dlsym(nil, "pthread_getname_np") else { return "?" }
+        var name = [CChar](repeating: 0, count: 16)
+        guard unsafeBitCast(symbol, to: GetName.self)(pthread_self(), &name, name.count) == 0 else { return "?" }
+        return String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 }
 
