@@ -91,14 +91,18 @@ import TestSupport
             #expect(reported.count == jobs)
             #expect(await eventually { worker.metrics.jobsDone == UInt64(jobs) })
             #expect(!worker.metrics.effectsOnLoopThread)
-            // Usually for their share of the loop's second; on a loaded machine a descheduled
-            // slice can pass 10 ms first. Either way, once.
+            // Usually for their share of the loop's second; on a loaded machine one slice can
+            // pass 10 ms of CPU first (seen in a debug build: a task's first slice, before its
+            // effect began, so that every effect started on the pool). Either way, once.
             let moves = log.containing("effects run on the shared thread pool from now on")
             #expect(moves.count == 1, "\(log.containing("pool"))")
-            #expect(moves.allSatisfy { $0.contains("% of the loop thread's time over") || $0.contains("ms on the loop thread without suspending") })
+            let byShare = moves.first?.contains("% of the loop thread's time over") == true
+            #expect(byShare || moves.first?.contains("ms on the loop thread without suspending") == true, "\(moves)")
             let threads = probe.threads(at: .start)
-            #expect(threads.first == "worker" && threads.last != "worker",
-                    "first \(probe.details(at: .start).first ?? "none"), last \(probe.details(at: .start).last ?? "none"); \(log.containing("pool"))")
+            let seen = "first \(probe.details(at: .start).first ?? "none"), last \(probe.details(at: .start).last ?? "none"); \(moves)"
+            // Their share of the loop's time is the time effects ran there: the first ran there.
+            #expect(!byShare || threads.first == "worker", "\(seen)")
+            #expect(threads.count == jobs && threads.last != "worker", "\(seen)")
         }
     }
 
