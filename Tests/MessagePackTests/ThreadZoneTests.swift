@@ -40,6 +40,50 @@ import Testing
         }
     }
 
+    /// A value that carries the next level as bytes and decodes it in its own `init(from:)`:
+    /// `levels` unpacks nested in one another.
+    struct Doll: Codable, Equatable {
+        let level: Int
+        let label: String
+        let inner: [Doll]
+
+        enum CodingKeys: String, CodingKey { case level, label, inner }
+
+        init(levels: Int, level: Int = 1) {
+            self.level = level
+            label = "level \(level), a label longer than a small string"
+            inner = level < levels ? [Doll(levels: levels, level: level + 1)] : []
+        }
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            level = try container.decode(Int.self, forKey: .level)
+            let bytes = try container.decode([UInt8].self, forKey: .inner)
+            inner = try MessagePackDecoder().decode([Doll].self, from: bytes)
+            // Read after the nested decodes: this level's tree must still be intact.
+            label = try container.decode(String.self, forKey: .label)
+        }
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(level, forKey: .level)
+            try container.encode(try MessagePackEncoder().encode(inner), forKey: .inner)
+            try container.encode(label, forKey: .label)
+        }
+    }
+
+    @Test func unpacksNestedDeeperThanTheKeptZonesGetZonesOfTheirOwnAndKeptOnesAreReused() throws {
+        // 8 unpacks nested in one another (the outer value and 7 levels inside it).
+        let doll = Doll(levels: 8)
+        let bytes = try MessagePackEncoder().encode(doll)
+        #expect(try MessagePackDecoder().decode(Doll.self, from: bytes) == doll)
+        #expect(ThreadZone.keptOnThisThread == ThreadZone.keptDepth)
+        for _ in 0 ..< 3 {
+            #expect(try MessagePackDecoder().decode(Doll.self, from: bytes) == doll)
+        }
+        #expect(ThreadZone.keptOnThisThread == ThreadZone.keptDepth)
+    }
+
     @Test func aDecodeNestedInAnotherLeavesTheOuterTreeIntact() throws {
         let value = Envelope(label: "outer label, longer than a small string", inner: ["a": [1, 2, 3], "b": Array(0 ..< 500)],
                              trailer: "trailer read after the nested decode")

@@ -1,44 +1,66 @@
 import CMsgPack
 
-/// The calling thread's msgpack-c zone, reused by every unpack on that thread.
+/// The calling thread's msgpack-c zones, reused by every unpack on that thread: one per level
+/// of nesting.
 ///
 /// Why: `msgpack_unpack_next` creates a zone (an 8 KiB `malloc`) for every value and frees
 /// it afterwards; a node unpacks several small values per action, and those allocations and
 /// the heap consolidation they caused were a visible part of its profile. `msgpack_unpack`
 /// into a kept zone, cleared after each use, bump-allocates in the same chunk instead.
-/// Clearing keeps the zone's first chunk only, so a thread that once unpacked a large value
-/// does not keep its memory.
 ///
-/// Thread rules: the zone belongs to its thread (a pthread key; the thread's exit frees it)
-/// and an unpack never suspends, so no other code uses it meanwhile. An unpack nested in
-/// another on the same thread (an `init(from:)` that decodes bytes of its own) gets a
-/// zone of its own, as the outer tree is still in use.
+/// An unpack nested in another on the same thread (a message's body read while its header is
+/// in use, an `init(from:)` that decodes bytes of its own) needs a zone of its own, as the
+/// outer tree is still in use: the thread keeps one per depth (up to ``keptDepth``), so a
+/// worker reading a batch of jobs inside its header no longer made and freed a zone per message.
+/// A zone's first chunk is ``chunkBytes``, which a batch of hundreds of jobs fits in (with
+/// 8 KiB chunks it took about six more chunks, each a `malloc` that consolidated the heap, and
+/// freed again by the next clear). Clearing keeps the first chunk only, so a thread that once
+/// unpacked a large value does not keep its memory.
+///
+/// Thread rules: the zones belong to their thread (a pthread key; the thread's exit frees them)
+/// and an unpack never suspends, so no other code uses them meanwhile.
 final class ThreadZone {
-    private let zone: UnsafeMutablePointer<msgpack_zone>
-    private var inUse = false
+    /// The size of each kept zone's first chunk: 64 KiB.
+    static var chunkBytes: Int { 64 << 10 }
+    /// Nesting depths that keep a zone; deeper unpacks (rare) make and free their own.
+    static var keptDepth: Int { 4 }
 
-    private init?() {
-        guard let zone = msgpack_zone_new(Int(MSGPACK_ZONE_CHUNK_SIZE)) else { return nil }
-        self.zone = zone
-    }
+    /// The zones made so far, by depth.
+    private var zones: [UnsafeMutablePointer<msgpack_zone>] = []
+    /// How many zones are in use now (the depth of the unpack running).
+    private var depth = 0
+
+    private init() {}
 
     deinit {
-        msgpack_zone_free(zone)
+        for zone in zones { msgpack_zone_free(zone) }
     }
 
     /// Calls `body` with a zone to unpack into; what `body` allocates there is released when it
     /// returns.
     static func withZone<R>(_ body: (UnsafeMutablePointer<msgpack_zone>) throws -> R) throws -> R {
-        guard let owner = current, !owner.inUse else { return try withOwnZone(body) }
-        owner.inUse = true
+        guard let owner = current, let zone = owner.enter() else { return try withOwnZone(body) }
         defer {
-            msgpack_zone_clear(owner.zone)
-            owner.inUse = false
+            msgpack_zone_clear(zone)
+            owner.depth -= 1
         }
-        return try body(owner.zone)
+        return try body(zone)
     }
 
-    /// A zone for one call only: nested unpacks, and a thread whose zone could not be made.
+    /// The zone of the next depth, made on first use; `nil` beyond ``keptDepth`` or when no
+    /// zone can be made.
+    private func enter() -> UnsafeMutablePointer<msgpack_zone>? {
+        guard depth < Self.keptDepth else { return nil }
+        if depth == zones.count {
+            guard let zone = msgpack_zone_new(Self.chunkBytes) else { return nil }
+            zones.append(zone)
+        }
+        depth += 1
+        return zones[depth - 1]
+    }
+
+    /// A zone for one call only: unpacks nested deeper than ``keptDepth``, and a thread whose
+    /// zones could not be made.
     private static func withOwnZone<R>(_ body: (UnsafeMutablePointer<msgpack_zone>) throws -> R) throws -> R {
         guard let zone = msgpack_zone_new(Int(MSGPACK_ZONE_CHUNK_SIZE)) else {
             throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "Out of memory for a msgpack-c zone."))
@@ -47,9 +69,13 @@ final class ThreadZone {
         return try body(zone)
     }
 
-    /// Each thread's zone, freed at the thread's exit.
+    /// The zones the calling thread keeps now (one per depth its unpacks reached, up to
+    /// ``keptDepth``).
+    static var keptOnThisThread: Int { current?.zones.count ?? 0 }
+
+    /// Each thread's zones, freed at the thread's exit.
     private static let local = ThreadLocalObject<ThreadZone>()
 
-    /// This thread's zone, made on first use; `nil` when no key or zone could be made.
+    /// This thread's zones, made on first use; `nil` when no key could be made.
     private static var current: ThreadZone? { local.current { ThreadZone() } }
 }
