@@ -77,9 +77,6 @@ import ZeroMQ
         return stat[stat.index(after: close)...].trimmingCharacters(in: .whitespaces).hasPrefix("T")
     }
 
-    /// The last applied version a standby registered in etcd.
-    func standbyVersion(_ name: String, etcd: EtcdServer) -> UInt64? { standbyProgress(name, etcd: etcd)?.version }
-
     /// The last applied version and committed journal LSN a standby registered in etcd.
     func standbyProgress(_ name: String, etcd: EtcdServer) -> (version: UInt64, lsn: UInt64)? {
         guard let client = try? EtcdClient(endpointList: etcd.clientURL),
@@ -89,9 +86,10 @@ import ZeroMQ
         return (version, lsn)
     }
 
-    /// Waits up to 30 s for a standby's registration to satisfy `condition`; the last one read.
-    func standbyProgress(_ name: String, etcd: EtcdServer, until condition: ((version: UInt64, lsn: UInt64)) -> Bool) async throws -> (version: UInt64, lsn: UInt64)? {
-        let deadline = ContinuousClock.now + .seconds(30)
+    /// Waits up to `limit` for a standby's registration to satisfy `condition`; the last one read.
+    func standbyProgress(_ name: String, etcd: EtcdServer, within limit: Duration = .seconds(30),
+                         until condition: ((version: UInt64, lsn: UInt64)) -> Bool) async throws -> (version: UInt64, lsn: UInt64)? {
+        let deadline = ContinuousClock.now + limit
         var progress = standbyProgress(name, etcd: etcd)
         while progress.map(condition) != true, ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(50))
@@ -244,9 +242,8 @@ import ZeroMQ
         #expect(await b.waitForLine { $0.contains("standby_of") } != nil, "b did not rejoin\(b.diagnostics)")
         // Caught up: b registers a version at least the one a had after b came back.
         let since = try await WireProbe(actions: all[0].actions).stats()["version"] ?? 0
-        let deadline = ContinuousClock.now + .seconds(30)
-        while (standbyVersion("b", etcd: etcd) ?? 0) < since, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(50)) }
-        try #require((standbyVersion("b", etcd: etcd) ?? 0) >= since, "b did not catch up to \(since)\(b.diagnostics)")
+        let caughtUp = try await standbyProgress("b", etcd: etcd) { $0.version >= since }
+        try #require((caughtUp?.version ?? 0) >= since, "b did not catch up to \(since)\(b.diagnostics)")
         let c = try #require(standbys["c"])
         c.signal(SIGTERM)
         #expect(await c.waitForExit(timeout: .seconds(20)) == 0, "\(c.diagnostics)")
@@ -284,9 +281,8 @@ import ZeroMQ
         try client.start()
         defer { client.close() }
         for _ in 0..<200 { _ = try await client.send(.countUp) }
-        let deadline = ContinuousClock.now + .seconds(20)
-        while standbyVersion("b", etcd: etcd) != 200, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(50)) }
-        try #require(standbyVersion("b", etcd: etcd) == 200, "b did not catch up\(b.diagnostics)")
+        let caughtUp = try await standbyProgress("b", etcd: etcd, within: .seconds(20)) { $0.version == 200 }
+        try #require(caughtUp?.version == 200, "b did not catch up\(b.diagnostics)")
 
         // Paused past its lease: b takes over; actions sent to a meanwhile wait in its socket.
         a.signal(SIGSTOP)
@@ -325,10 +321,7 @@ import ZeroMQ
         defer { Task { await etcd.stop() } }
         let (a, standbys) = try await threeCandidates(etcd: etcd)
         // The standbys say where they serve once promoted under their keys.
-        let registered = ContinuousClock.now + .seconds(20)
-        while standbyVersion("b", etcd: etcd) == nil || standbyVersion("c", etcd: etcd) == nil, ContinuousClock.now < registered {
-            try await Task.sleep(for: .milliseconds(20))
-        }
+        for name in ["b", "c"] { _ = try await standbyProgress(name, etcd: etcd, within: .seconds(20)) { _ in true } }
         func send(_ count: Int, _ action: String) async throws -> ChildProcess {
             let send = try ChildProcess.node(["send", "--app", "counter", "--election", etcd.clientURL, "--repeat", String(count),
                                               "--connect-timeout", "60", action], name: "send")

@@ -209,14 +209,10 @@ struct ElectedAuthority<R: Reactor> {
     /// Whether no other standby registered a journal that reaches further than `progress`
     /// (ties go to the smaller name; ``StandbyRegistration/precedes(_:name:other:)``).
     private func isMostUpToDate(_ progress: StandbyRegistration) async throws -> Bool {
-        let prefix = StandbyRegistration.prefix(app: configuration.appName)
-        guard let entries = try? await blocking({ try client.list(prefix: prefix, timeout: .milliseconds(500)) }) else { return false }
+        let app = configuration.appName
+        guard let standbys = try? await blocking({ try StandbyRegistration.all(app: app, in: client, timeout: .milliseconds(500)) }) else { return false }
         let me = candidate.name
-        for entry in entries where entry.key != prefix + me {
-            guard let other = try? JSONDecoder().decode(StandbyRegistration.self, from: entry.value) else { continue }
-            if other.precedes(progress, name: String(entry.key.dropFirst(prefix.count)), other: me) { return false }
-        }
-        return true
+        return !standbys.contains { $0.name != me && $0.registration.precedes(progress, name: $0.name, other: me) }
     }
 
     // MARK: Terms on disk

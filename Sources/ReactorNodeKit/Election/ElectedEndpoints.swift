@@ -57,11 +57,8 @@ struct ElectedEndpoints: Equatable {
         var candidates: [[String: String]] = []
         do {
             if let leader = try election.currentLeader(timeout: timeout) { candidates.append(leader.info.endpoints) }
-            let prefix = StandbyRegistration.prefix(app: app)
-            let standbys = try client.list(prefix: prefix, timeout: timeout).sorted { $0.key < $1.key }
-            for entry in standbys {
-                guard let registration = try? JSONDecoder().decode(StandbyRegistration.self, from: entry.value) else { continue }
-                candidates.append(registration.endpoints ?? [:])
+            for standby in try StandbyRegistration.all(app: app, in: client, timeout: timeout) {
+                candidates.append(standby.registration.endpoints ?? [:])
             }
         } catch {
             throw CLIError.unavailable("\(command): cannot read the authorities of \(app) from etcd at \(urls): \(error)")

@@ -1,3 +1,6 @@
+import Coordination
+import Foundation
+
 /// What a standby writes under `/reactorbus/APP/standbys/NAME`: how far it got (the most
 /// up-to-date standby campaigns first), and where it serves once promoted.
 struct StandbyRegistration: Codable, Equatable {
@@ -10,6 +13,15 @@ struct StandbyRegistration: Codable, Equatable {
     var lsn: UInt64?
     /// Its endpoints by role (absent in registrations written before they were published).
     var endpoints: [String: String]?
+
+    /// The standbys of `app` registered in etcd, by name in key order; entries that do not
+    /// decode are skipped.
+    static func all(app: String, in client: EtcdClient, timeout: Duration) throws(CoordinationError) -> [(name: String, registration: StandbyRegistration)] {
+        let prefix = prefix(app: app)
+        return try client.list(prefix: prefix, timeout: timeout).compactMap { entry in
+            (try? JSONDecoder().decode(StandbyRegistration.self, from: entry.value)).map { (String(entry.key.dropFirst(prefix.count)), $0) }
+        }
+    }
 
     /// Whether the standby `name` registered as `self` takes over before the one `other`
     /// registered as `registration`: its journal reaches further, or as far and its name sorts
