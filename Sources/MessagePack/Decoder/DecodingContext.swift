@@ -68,7 +68,9 @@ final class DecodingContext {
     @inline(__always)
     private func decodePlain<T: Decodable>(_ type: T.Type, from object: ObjectRef, path: CodingPathNode?) throws -> T {
         do {
-            return try T(from: DecoderImpl(object: object, context: self, path: path))
+            let value = try T(from: DecoderImpl(object: object, context: self, path: path))
+            letGo(of: path)
+            return value
         } catch DecodingError.typeMismatch(let type, let context) where isAboutAnUnknownKey(context, at: path) {
             throw namingTheCases(type, context)
         }
@@ -104,15 +106,43 @@ final class DecodingContext {
     /// Releases the reusable coding path links.
     func tearDown() {
         freePathNodes = []
+        keptKeyed = KeptKeyedContainers()
     }
 
     // MARK: Keyed containers
 
-    /// A keyed container reading `map`.
+    /// Whether keyed containers are kept and handed out again (``KeyedContainerLayout``). Not a
+    /// stored copy: the check builds a context of its own.
+    @inline(__always) private var keepsContainers: Bool { KeyedContainerLayout.isOneReference }
+    // Read and changed in place (not through `take`, whose moves cost retains on every value):
+    // every access is one call of `keyedContainer`, `letGo` or `tearDown`, none of which runs
+    // code that could reach the keeper again, so no two accesses overlap.
+    @exclusivity(unchecked) private var keptKeyed = KeptKeyedContainers()
+
+    /// A keyed container reading `map`: a kept one when nothing else refers to it any more,
+    /// re-pointed, else a new one (kept for later if there is room).
     func keyedContainer<Key: CodingKey>(_ keyType: Key.Type, map: ObjectRef, path: CodingPathNode?) throws -> KeyedDecodingContainer<Key> {
         let index = try KeyedDecodingState.validate(map: map, keyType: Key.self, path: path)
-        return KeyedDecodingContainer(KeyedDecodingContainerImpl<Key>(
-            state: KeyedDecodingState(context: self, map: map, path: path, index: index)))
+        guard keepsContainers else {
+            return KeyedDecodingContainer(KeyedDecodingContainerImpl<Key>(
+                state: KeyedDecodingState(context: self, map: map, path: path, index: index)))
+        }
+        if let entry = keptKeyed.reusable(for: Key.self) {
+            entry.state.reuse(map: map, path: path, index: index)
+            return entry.container(as: KeyedDecodingContainer<Key>.self)
+        }
+        let state = KeyedDecodingState(context: self, map: map, path: path, index: index)
+        let container = KeyedDecodingContainer(KeyedDecodingContainerImpl<Key>(state: state))
+        keptKeyed.keep(container, state: state, for: Key.self)
+        return container
+    }
+
+    /// Has the states of kept containers that the value at `path` had, and nothing else has any
+    /// more, let go of its link, so that the link can be reused.
+    @inline(__always)
+    private func letGo(of path: CodingPathNode?) {
+        guard keepsContainers, let path else { return }
+        keptKeyed.letGo(of: path)
     }
 
     // MARK: Unknown enum cases

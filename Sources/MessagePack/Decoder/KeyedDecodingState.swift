@@ -2,12 +2,16 @@
 /// index; and where the next key is likely to be.
 ///
 /// A class because the container's lookups are non-mutating while `nextPosition` changes with
-/// each key found.
+/// each key found, and because the decoding context re-points it at another map when it hands
+/// its container out again (see ``KeptKeyedContainers``).
 final class KeyedDecodingState {
     let context: DecodingContext
-    let map: ObjectRef
-    let path: CodingPathNode?
-    let index: MapKeyIndex?
+    // These change only in `reuse` and `letGo`, which the context calls only while nothing but
+    // its keeper refers to the container that reads them, so no access to them can overlap with
+    // that change; without `@exclusivity(unchecked)` every lookup would check each read.
+    @exclusivity(unchecked) private(set) var map: ObjectRef
+    @exclusivity(unchecked) private(set) var path: CodingPathNode?
+    @exclusivity(unchecked) private(set) var index: MapKeyIndex?
     /// The entry after the one found last (see `KeyedDecodingContainerImpl.position(ofUTF8:)`).
     var nextPosition = 0
 
@@ -16,6 +20,21 @@ final class KeyedDecodingState {
         self.map = map
         self.path = path
         self.index = index
+    }
+
+    /// Makes this state, whose container nothing but the context's keeper refers to, the state
+    /// of a container reading `map`.
+    func reuse(map: ObjectRef, path: CodingPathNode?, index: MapKeyIndex?) {
+        self.map = map
+        self.path = path
+        self.index = index
+        nextPosition = 0
+    }
+
+    /// Lets go of the value's coding path link and index while the state waits to be reused.
+    func letGo() {
+        path = nil
+        index = nil
     }
 
     /// Maps up to this many entries are searched linearly.

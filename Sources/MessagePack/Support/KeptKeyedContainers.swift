@@ -1,0 +1,142 @@
+/// Keyed decoding containers a decode call made once per key type and hands out again.
+///
+/// Giving `init(from:)` a keyed container costs two run-time generic metadata lookups (our
+/// container type for the key type, and the standard library's box around it), a witness table
+/// lookup, and the box's and its state's allocation and release: about an eighth of decoding a
+/// small struct, paid again for every element of an array of structs. So a container, once made,
+/// is kept here as its box (the one reference a `KeyedDecodingContainer` is) together with its
+/// ``KeyedDecodingState``, the one object it reads everything through. When a value asks for a
+/// container of a key type whose kept box nothing else refers to any more (the value that had it
+/// is done with it), the state is re-pointed at the new map and the same box is handed out: one
+/// metadata lookup (to copy the box out as the container type), no allocation. A box still
+/// referred to (a container a value kept, or the container of an enclosing value of the same key
+/// type) is never handed out twice; a new container is made for that request.
+///
+/// That a container is one reference to its box is the standard library's layout, not its API:
+/// ``KeyedContainerLayout/isOneReference`` checks it once per process, and where it does not hold,
+/// nothing is kept and every container is made anew.
+struct KeptKeyedContainers: Emptiable {
+    /// The most key types kept per call; later ones get a new container each time.
+    static var limit: Int { 8 }
+
+    /// One kept container.
+    final class Entry {
+        let keyType: ObjectIdentifier
+        let state: KeyedDecodingState
+        /// The container's box, held under a stand-in class type (``KeptBox``) for the uniqueness
+        /// check: in Swift 6 language mode an unoptimised build answered `false` for every
+        /// reference of type `AnyObject`, unique or not. Assigned only in `init`;
+        /// `@exclusivity(unchecked)` because the check takes it `inout` and would otherwise check
+        /// that access at run time.
+        @exclusivity(unchecked) private var box: KeptBox
+        /// The box's address, unretained, in memory of its own: what the container is copied out
+        /// of (with no closure and no generic call to reach the box's storage).
+        private let word: UnsafeMutableRawPointer
+
+        fileprivate init(keyType: ObjectIdentifier, box: KeptBox, state: KeyedDecodingState) {
+            self.keyType = keyType
+            self.state = state
+            self.box = box
+            word = .allocate(byteCount: MemoryLayout<KeptBox>.size, alignment: MemoryLayout<KeptBox>.alignment)
+            word.storeBytes(of: Unmanaged.passUnretained(box).toOpaque(), as: UnsafeMutableRawPointer.self)
+        }
+
+        deinit {
+            word.deallocate()
+        }
+
+        /// Whether nothing but the keeper refers to the container.
+        @inline(__always)
+        fileprivate var isFree: Bool { isKnownUniquelyReferenced(&box) }
+
+        /// The kept container, as the container type it was made as: copied out of the word with
+        /// `load(as:)`, which retains the box like any copy (`box` keeps it alive meanwhile).
+        @inline(__always)
+        func container<Container>(as type: Container.Type) -> Container {
+            UnsafeRawPointer(word).load(as: Container.self)
+        }
+    }
+
+    private var entries: [Entry] = []
+
+    /// Nothing kept.
+    init() {}
+
+    /// The kept container of `keyType` if nothing but this keeper refers to it.
+    @inline(__always)
+    func reusable(for keyType: Any.Type) -> Entry? {
+        let id = ObjectIdentifier(keyType)
+        // By position, not `for entry in entries`: the iterator retained the array and each entry.
+        for position in entries.indices where entries[position].keyType == id {
+            return entries[position].isFree ? entries[position] : nil
+        }
+        return nil
+    }
+
+    /// Keeps `container` (of `keyType`, reading through `state`), made because no container of
+    /// that key type was free: in place of the one kept before (which some value still holds,
+    /// and which stays its own), or beside the others unless the keeper is full. Replacing keeps
+    /// reuse going where the first container of a key type stays in use, as a recursive type's
+    /// outermost one does for the whole call.
+    mutating func keep<Container>(_ container: Container, state: KeyedDecodingState, for keyType: Any.Type) {
+        let id = ObjectIdentifier(keyType)
+        let entry = Entry(keyType: id, box: KeyedContainerLayout.box(of: container), state: state)
+        if let position = entries.firstIndex(where: { $0.keyType == id }) {
+            entries[position] = entry
+        } else if entries.count < Self.limit {
+            entries.append(entry)
+        }
+    }
+
+    /// Has the state of each kept container that nothing else refers to and that read the value
+    /// at `path`, which just finished, let go of that value's coding path link: a reference from
+    /// the state would keep the link from being reused for the next value.
+    @inline(__always)
+    func letGo(of path: CodingPathNode) {
+        for position in entries.indices where entries[position].state.path === path && entries[position].isFree {
+            entries[position].state.letGo()
+        }
+    }
+}
+
+/// Whether the standard library's keyed decoding container is the one strong reference that
+/// ``KeptKeyedContainers`` keeps it as.
+enum KeyedContainerLayout {
+    /// Checked once per process: a container is one word that is not trivially copied (so a
+    /// reference), and that reference, copied back out as a container, works (it reads its
+    /// coding path through our container). Whether a kept container is free is asked of the
+    /// reference itself each time (``KeptKeyedContainers/Entry``), so a reference that never
+    /// looked unique would only mean that nothing is reused.
+    static let isOneReference: Bool = {
+        let probe = MessagePackKey.string("probe")
+        let context = DecodingContext(userInfo: [:])
+        defer { context.tearDown() }
+        let state = KeyedDecodingState(context: context, map: ObjectRef(NilObject.pointer),
+                                       path: CodingPathNode(parent: nil, key: probe), index: nil)
+        return check({ KeyedDecodingContainer(KeyedDecodingContainerImpl<MessagePackKey>(state: state)) },
+                     works: { $0.codingPath.first?.stringValue == probe.stringValue })
+    }()
+
+    private static func check<Container>(_ make: () -> Container, works: (Container) -> Bool) -> Bool {
+        guard MemoryLayout<Container>.size == MemoryLayout<AnyObject>.size,
+              MemoryLayout<Container>.alignment == MemoryLayout<AnyObject>.alignment,
+              !_isPOD(Container.self) else { return false }
+        var box = box(of: make())
+        return works(withUnsafeMutablePointer(to: &box) { UnsafeRawPointer($0).load(as: Container.self) })
+    }
+
+    /// The box `container` is one reference to (a retained copy of that reference), under the
+    /// stand-in type ``KeptBox``; only where ``isOneReference``.
+    @inline(__always)
+    static func box<Container>(of container: Container) -> KeptBox {
+        withUnsafeBytes(of: container) { $0.load(as: KeptBox.self) }
+    }
+}
+
+/// The static type a kept container's box is held under: never made, never called. Retaining,
+/// releasing and the uniqueness check act on the object's header alone, the same for every
+/// Swift class (and releasing the last reference deinitialises the object as what it is), so a
+/// reference to the standard library's box may be held as this type.
+final class KeptBox {
+    private init() {}
+}

@@ -1,0 +1,161 @@
+import Foundation
+import Testing
+@testable import MessagePack
+
+/// The decoder hands a keyed container out again once nothing but its keeper refers to it
+/// (``KeptKeyedContainers``): these check that it does, and that a container a value still
+/// holds is never handed to another value.
+@Suite struct KeptKeyedContainerTests {
+    /// Records the box of each keyed container an element was given, and what it read.
+    final class Record: @unchecked Sendable {
+        // Written and read only on the decoding thread, inside one decode call.
+        var boxes: [ObjectIdentifier] = []
+        /// The first element's box, without keeping it alive: a box made anew for each element
+        /// could reuse a freed one's address, so identity is compared only with a live box.
+        weak var first: KeptBox?
+        /// For each element after the first: whether it got the first element's box.
+        var sameAsFirst: [Bool] = []
+        var stashed: [KeyedDecodingContainer<Element.CodingKeys>] = []
+        var readBack: [Int] = []
+    }
+
+    static let recordKey = CodingUserInfoKey(rawValue: "record")!
+
+    struct Element: Decodable, Equatable {
+        var id: Int
+        var name: String
+
+        enum CodingKeys: String, CodingKey { case id, name, stash }
+
+        init(id: Int, name: String) {
+            self.id = id
+            self.name = name
+        }
+
+        init(from decoder: any Decoder) throws {
+            let record = decoder.userInfo[KeptKeyedContainerTests.recordKey] as? Record
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            if let record {
+                let box = KeyedContainerLayout.box(of: container)
+                record.boxes.append(ObjectIdentifier(box))
+                if record.boxes.count == 1 { record.first = box } else { record.sameAsFirst.append(record.first === box) }
+            }
+            id = try container.decode(Int.self, forKey: .id)
+            // The container kept from the element before must still read that element's map.
+            if let earlier = record?.stashed.last {
+                record?.readBack.append(try earlier.decode(Int.self, forKey: .id))
+            }
+            name = try container.decode(String.self, forKey: .name)
+            if try container.decodeIfPresent(Bool.self, forKey: .stash) == true {
+                record?.stashed.append(container)
+            }
+        }
+    }
+
+    /// `count` elements `{id: i, name: "n<i>"}`, with `stash: true` on those `stash` names.
+    func packed(_ count: Int, stash: Set<Int> = []) -> [UInt8] {
+        let writer = MessagePackWriter()
+        writer.packArrayHeader(count)
+        for index in 0 ..< count {
+            writer.packMapHeader(stash.contains(index) ? 3 : 2)
+            writer.packString("id"); writer.packInt(Int64(index))
+            writer.packString("name"); writer.packString("n\(index)")
+            if stash.contains(index) { writer.packString("stash"); writer.packBool(true) }
+        }
+        return writer.bytes
+    }
+
+    func decode(_ bytes: [UInt8], record: Record) throws -> [Element] {
+        try MessagePackDecoder(userInfo: [Self.recordKey: record]).decode([Element].self, from: bytes)
+    }
+
+    @Test func theStandardLibrarysContainerIsOneReferenceHere() {
+        // Where it is not, nothing is kept: the other tests would then check only the answers.
+        #expect(KeyedContainerLayout.isOneReference)
+    }
+
+    @Test func elementsOfAnArrayShareOneContainer() throws {
+        let record = Record()
+        let elements = try decode(packed(100), record: record)
+        #expect(elements == (0 ..< 100).map { Element(id: $0, name: "n\($0)") })
+        #expect(record.boxes.count == 100)
+        #expect(record.sameAsFirst == Array(repeating: true, count: 99))
+    }
+
+    @Test func aContainerAnElementKeepsIsNeverHandedToTheNext() throws {
+        let record = Record()
+        let elements = try decode(packed(6, stash: [1, 3]), record: record)
+        #expect(elements.map(\.id) == Array(0 ..< 6))
+        #expect(elements.map(\.name) == (0 ..< 6).map { "n\($0)" })
+        // Elements 2-5 read the id of the last element that kept its container, through it.
+        #expect(record.readBack == [1, 1, 3, 3])
+        // 0 and 1 share the first box; 1 keeps it, so 2 gets a new one, which the keeper keeps
+        // instead and 3 gets again; 3 keeps that one, so 4 gets a third, which 5 gets again.
+        // (Identities are compared only with boxes alive at the time: kept by an element or
+        // by the keeper.)
+        #expect(record.sameAsFirst == [true, false, false, false, false])
+        #expect(record.boxes[2 ... 5].allSatisfy { $0 != record.boxes[1] })
+        #expect(record.boxes[2] == record.boxes[3])
+        #expect(record.boxes[4 ... 5].allSatisfy { $0 != record.boxes[3] })
+        #expect(record.boxes[4] == record.boxes[5])
+    }
+
+    /// Nested values of one key type: the outer container is in use while the inner ones decode.
+    struct Tree: Codable, Equatable {
+        var value: Int
+        var children: [Tree]
+    }
+
+    @Test func nestedValuesOfOneKeyTypeEachReadTheirOwnMap() throws {
+        let tree = Tree(value: 1, children: [
+            Tree(value: 2, children: [Tree(value: 3, children: []), Tree(value: 4, children: [])]),
+            Tree(value: 5, children: [Tree(value: 6, children: [Tree(value: 7, children: [])])]),
+        ])
+        let bytes = try MessagePackEncoder().encode(tree)
+        #expect(try MessagePackDecoder().decode(Tree.self, from: bytes) == tree)
+        #expect(try MessagePackDecoder().decode([Tree].self, from: MessagePackEncoder().encode([tree, tree])) == [tree, tree])
+    }
+
+    /// A value that asks for its container twice and reads through both.
+    struct Twice: Decodable, Equatable {
+        var id: Int
+        var name: String
+        enum CodingKeys: String, CodingKey { case id, name }
+
+        init(id: Int, name: String) {
+            self.id = id
+            self.name = name
+        }
+
+        init(from decoder: any Decoder) throws {
+            let first = try decoder.container(keyedBy: CodingKeys.self)
+            let second = try decoder.container(keyedBy: CodingKeys.self)
+            name = try second.decode(String.self, forKey: .name)
+            id = try first.decode(Int.self, forKey: .id)
+        }
+    }
+
+    @Test func aValueAskingTwiceGetsTwoWorkingContainers() throws {
+        let writer = MessagePackWriter()
+        writer.packArrayHeader(3)
+        for index in 0 ..< 3 {
+            writer.packMapHeader(2)
+            writer.packString("id"); writer.packInt(Int64(index * 10))
+            writer.packString("name"); writer.packString("t\(index)")
+        }
+        #expect(try MessagePackDecoder().decode([Twice].self, from: writer.bytes) == [
+            Twice(id: 0, name: "t0"), Twice(id: 10, name: "t1"), Twice(id: 20, name: "t2"),
+        ])
+    }
+
+    @Test func aReusedContainerReportsTheNewValuesPathAndKeys() throws {
+        // The second element is missing "name": its error must name index 1, not index 0.
+        let writer = MessagePackWriter()
+        writer.packArrayHeader(2)
+        writer.packMapHeader(2); writer.packString("id"); writer.packInt(0); writer.packString("name"); writer.packString("a")
+        writer.packMapHeader(1); writer.packString("id"); writer.packInt(1)
+        let error = try #require(decodingError { _ = try MessagePackDecoder().decode([Element].self, from: writer.bytes) })
+        #expect(error.kind == .keyNotFound)
+        #expect(error.path == ["[1]"])
+    }
+}
