@@ -127,9 +127,8 @@ final class DecodingContext {
             return KeyedDecodingContainer(KeyedDecodingContainerImpl<Key>(
                 state: KeyedDecodingState(context: self, map: map, path: path, index: index)))
         }
-        if let entry = keptKeyed.reusable(for: Key.self) {
-            entry.state.reuse(map: map, path: path, index: index)
-            return entry.container(as: KeyedDecodingContainer<Key>.self)
+        if let container = keptKeyed.reuse(KeyedDecodingContainer<Key>.self, for: Key.self, map: map, path: path, index: index) {
+            return container
         }
         let state = KeyedDecodingState(context: self, map: map, path: path, index: index)
         let container = KeyedDecodingContainer(KeyedDecodingContainerImpl<Key>(state: state))

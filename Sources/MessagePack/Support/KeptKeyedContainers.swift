@@ -20,7 +20,7 @@ struct KeptKeyedContainers: Emptiable {
     static var limit: Int { 8 }
 
     /// One kept container.
-    final class Entry {
+    private final class Entry {
         let keyType: ObjectIdentifier
         let state: KeyedDecodingState
         /// The container's box, held under a stand-in class type (``KeptBox``) for the uniqueness
@@ -52,7 +52,7 @@ struct KeptKeyedContainers: Emptiable {
         /// The kept container, as the container type it was made as: copied out of the word with
         /// `load(as:)`, which retains the box like any copy (`box` keeps it alive meanwhile).
         @inline(__always)
-        func container<Container>(as type: Container.Type) -> Container {
+        fileprivate func container<Container>(as type: Container.Type) -> Container {
             UnsafeRawPointer(word).load(as: Container.self)
         }
     }
@@ -62,13 +62,20 @@ struct KeptKeyedContainers: Emptiable {
     /// Nothing kept.
     init() {}
 
-    /// The kept container of `keyType` if nothing but this keeper refers to it.
+    /// The kept container of `keyType` re-pointed at `map` (see ``KeyedDecodingState/reuse``),
+    /// if nothing but this keeper refers to it.
     @inline(__always)
-    func reusable(for keyType: Any.Type) -> Entry? {
+    func reuse<Container>(_ type: Container.Type, for keyType: Any.Type,
+                          map: ObjectRef, path: CodingPathNode?, index: MapKeyIndex?) -> Container? {
         let id = ObjectIdentifier(keyType)
         // By position, not `for entry in entries`: the iterator retained the array and each entry.
         for position in entries.indices where entries[position].keyType == id {
-            return entries[position].isFree ? entries[position] : nil
+            // Borrowed, not retained: the array holds the entry throughout.
+            return Unmanaged.passUnretained(entries[position])._withUnsafeGuaranteedRef { entry in
+                guard entry.isFree else { return nil }
+                entry.state.reuse(map: map, path: path, index: index)
+                return entry.container(as: Container.self)
+            }
         }
         return nil
     }
