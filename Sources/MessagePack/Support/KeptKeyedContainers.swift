@@ -10,7 +10,7 @@
 /// is done with it), the state is re-pointed at the new map and the same box is handed out: one
 /// metadata lookup (to copy the box out as the container type), no allocation. A box still
 /// referred to (a container a value kept, or the container of an enclosing value of the same key
-/// type) is never handed out twice; a new container is made for that request.
+/// type) is never handed out twice; a new container is made for that request, and kept instead.
 ///
 /// That a container is one reference to its box is the standard library's layout, not its API:
 /// ``KeyedContainerLayout/isOneReference`` checks it once per process, and where it does not hold,
@@ -112,8 +112,8 @@ enum KeyedContainerLayout {
     /// Checked once per process: a container is one word that is not trivially copied (so a
     /// reference), and that reference, copied back out as a container, works (it reads its
     /// coding path through our container). Whether a kept container is free is asked of the
-    /// reference itself each time (``KeptKeyedContainers/Entry``), so a reference that never
-    /// looked unique would only mean that nothing is reused.
+    /// reference itself each time it could be handed out, so a reference that never looked
+    /// unique would only mean that nothing is reused.
     static let isOneReference: Bool = {
         let probe = MessagePackKey.string("probe")
         let context = DecodingContext(userInfo: [:])
@@ -128,8 +128,8 @@ enum KeyedContainerLayout {
         guard MemoryLayout<Container>.size == MemoryLayout<AnyObject>.size,
               MemoryLayout<Container>.alignment == MemoryLayout<AnyObject>.alignment,
               !_isPOD(Container.self) else { return false }
-        var box = box(of: make())
-        return works(withUnsafeMutablePointer(to: &box) { UnsafeRawPointer($0).load(as: Container.self) })
+        var kept = box(of: make())
+        return works(withUnsafeMutablePointer(to: &kept) { UnsafeRawPointer($0).load(as: Container.self) })
     }
 
     /// The box `container` is one reference to (a retained copy of that reference), under the
