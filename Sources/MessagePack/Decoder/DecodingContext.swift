@@ -111,22 +111,31 @@ final class DecodingContext {
 
     // MARK: Keyed containers
 
-    /// Whether keyed containers are kept and handed out again (``KeyedContainerLayout``). Not a
-    /// stored copy: the check builds a context of its own.
-    @inline(__always) private var keepsContainers: Bool { KeyedContainerLayout.isOneReference }
+    /// Whether keyed containers are kept and handed out again (``KeyedContainerLayout``).
+    private let keepsContainers = KeyedContainerLayout.isOneReference
     // Read and changed in place (not through `take`, whose moves cost retains on every value):
     // every access is one call of `keyedContainer`, `letGo` or `tearDown`, none of which runs
     // code that could reach the keeper again, so no two accesses overlap.
     @exclusivity(unchecked) private var keptKeyed = KeptKeyedContainers()
 
-    /// A keyed container reading `map`: a kept one when nothing else refers to it any more,
-    /// re-pointed, else a new one (kept for later if there is room).
+    /// A keyed container reading `map`: from the second of a key type on in this call, a kept
+    /// one when nothing else refers to it any more, re-pointed (``keptContainer``); else a new one.
     func keyedContainer<Key: CodingKey>(_ keyType: Key.Type, map: ObjectRef, path: CodingPathNode?) throws -> KeyedDecodingContainer<Key> {
         let index = try KeyedDecodingState.validate(map: map, keyType: Key.self, path: path)
-        guard keepsContainers else {
-            return KeyedDecodingContainer(KeyedDecodingContainerImpl<Key>(
-                state: KeyedDecodingState(context: self, map: map, path: path, index: index)))
+        if keepsContainers, keptKeyed.madeBefore(Key.self) {
+            return keptContainer(Key.self, map: map, path: path, index: index)
         }
+        // The first of its key type, made as before the keeper existed: in this shape the
+        // standard library's initialiser is inlined, and a call that decodes one small value
+        // (an action) pays for no lookup more than it did.
+        return KeyedDecodingContainer(KeyedDecodingContainerImpl<Key>(
+            state: KeyedDecodingState(context: self, map: map, path: path, index: index)))
+    }
+
+    /// The kept container of `Key` re-pointed at `map` if nothing else refers to it, else a new
+    /// one, kept in its place.
+    @inline(never)
+    private func keptContainer<Key: CodingKey>(_ keyType: Key.Type, map: ObjectRef, path: CodingPathNode?, index: MapKeyIndex?) -> KeyedDecodingContainer<Key> {
         if let container = keptKeyed.reuse(KeyedDecodingContainer<Key>.self, for: Key.self, map: map, path: path, index: index) {
             return container
         }

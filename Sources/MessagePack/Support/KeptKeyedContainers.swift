@@ -3,8 +3,9 @@
 /// Giving `init(from:)` a keyed container costs two run-time generic metadata lookups (our
 /// container type for the key type, and the standard library's box around it), a witness table
 /// lookup, and the box's and its state's allocation and release: about an eighth of decoding a
-/// small struct, paid again for every element of an array of structs. So a container, once made,
-/// is kept here as its box (the one reference a `KeyedDecodingContainer` is) together with its
+/// small struct, paid again for every element of an array of structs. So the second container a
+/// call makes for a key type (the first tells nothing: most calls decode one value) is kept here
+/// as its box (the one reference a `KeyedDecodingContainer` is) together with its
 /// ``KeyedDecodingState``, the one object it reads everything through. When a value asks for a
 /// container of a key type whose kept box nothing else refers to any more (the value that had it
 /// is done with it), the state is re-pointed at the new map and the same box is handed out: one
@@ -80,6 +81,29 @@ struct KeptKeyedContainers: Emptiable {
         return nil
     }
 
+    /// Key types a container was made for once in this call, two inline and then in an array:
+    /// a container is kept only from its key type's second one on, so that a call that decodes a
+    /// single struct or an action (a container or two, never asked for again) pays nothing for
+    /// keeping. Keeping the first made a decode of a small action about a quarter slower.
+
+    private var madeOnce: (ObjectIdentifier?, ObjectIdentifier?) = (nil, nil)
+    private var madeOnceMore: [ObjectIdentifier] = []
+
+    /// Whether a container of `keyType` was made before in this call (from then on containers
+    /// of it are kept and handed out again); notes the key type if not.
+    mutating func madeBefore(_ keyType: Any.Type) -> Bool {
+        let id = ObjectIdentifier(keyType)
+        if madeOnce.0 == id || madeOnce.1 == id || madeOnceMore.contains(id) { return true }
+        if madeOnce.0 == nil {
+            madeOnce.0 = id
+        } else if madeOnce.1 == nil {
+            madeOnce.1 = id
+        } else if madeOnceMore.count < Self.limit {
+            madeOnceMore.append(id)
+        }
+        return false
+    }
+
     /// Keeps `container` (of `keyType`, reading through `state`), made because no container of
     /// that key type was free: in place of the one kept before (which some value still holds,
     /// and which stays its own), or beside the others unless the keeper is full. Replacing keeps
@@ -109,27 +133,17 @@ struct KeptKeyedContainers: Emptiable {
 /// Whether the standard library's keyed decoding container is the one strong reference that
 /// ``KeptKeyedContainers`` keeps it as.
 enum KeyedContainerLayout {
-    /// Checked once per process: a container is one word that is not trivially copied (so a
-    /// reference), and that reference, copied back out as a container, works (it reads its
-    /// coding path through our container). Whether a kept container is free is asked of the
-    /// reference itself each time it could be handed out, so a reference that never looked
-    /// unique would only mean that nothing is reused.
-    static let isOneReference: Bool = {
-        let probe = MessagePackKey.string("probe")
-        let context = DecodingContext(userInfo: [:])
-        defer { context.tearDown() }
-        let state = KeyedDecodingState(context: context, map: ObjectRef(NilObject.pointer),
-                                       path: CodingPathNode(parent: nil, key: probe), index: nil)
-        return check({ KeyedDecodingContainer(KeyedDecodingContainerImpl<MessagePackKey>(state: state)) },
-                     works: { $0.codingPath.first?.stringValue == probe.stringValue })
-    }()
+    /// Checked once per process: a container is one word that is not trivially copied: a
+    /// reference, and a strong one (a weak or unowned one could not keep its box alive). A round
+    /// trip through a probe container (copying it back out of the kept word) also passed, but
+    /// after it every later decode of a small action ran about 400 instructions longer in the
+    /// runtime's conformance cache (callgrind), so it is not made.
+    static let isOneReference: Bool = isOneWordReference(KeyedDecodingContainer<MessagePackKey>.self)
 
-    private static func check<Container>(_ make: () -> Container, works: (Container) -> Bool) -> Bool {
-        guard MemoryLayout<Container>.size == MemoryLayout<AnyObject>.size,
-              MemoryLayout<Container>.alignment == MemoryLayout<AnyObject>.alignment,
-              !_isPOD(Container.self) else { return false }
-        var kept = box(of: make())
-        return works(withUnsafeMutablePointer(to: &kept) { UnsafeRawPointer($0).load(as: Container.self) })
+    private static func isOneWordReference<Container>(_ type: Container.Type) -> Bool {
+        MemoryLayout<Container>.size == MemoryLayout<AnyObject>.size
+            && MemoryLayout<Container>.alignment == MemoryLayout<AnyObject>.alignment
+            && !_isPOD(Container.self)
     }
 
     /// The box `container` is one reference to (a retained copy of that reference), under the
