@@ -7,8 +7,13 @@ import Testing
 /// holds is never handed to another value.
 @Suite struct KeptKeyedContainerTests {
     /// Records the box of each keyed container an element was given, and what it read.
+    ///
+    /// `@unchecked Sendable` only because `userInfo` takes `Sendable` values; it holds the
+    /// elements' containers, which are not, so a mutex cannot hold them either. Safe because one
+    /// thread alone touches it: each test makes its record, passes it to one `decode` call that
+    /// runs every `init(from:)` synchronously on the calling thread, and reads it after that call
+    /// returned, on the same thread; no decoder or record is shared between tests.
     final class Record: @unchecked Sendable {
-        // Written and read only on the decoding thread, inside one decode call.
         var boxes: [ObjectIdentifier] = []
         /// The previous element's box, without keeping it alive: a box made anew for each
         /// element could reuse a freed one's address, so identity is compared with a live box only.

@@ -1,8 +1,8 @@
 /// A short list in which a coder remembers the types it has classified in one call (those with
 /// a dedicated form, or those without), ahead of asking ``PlainTypeSet`` behind its lock.
 ///
-/// The first type is held inline: most calls (an action, a mutation, an effect) meet one type
-/// that needs remembering, and a list of one cost an allocation per call. Changed as
+/// The first two types are held inline: most calls (an action, a mutation, an effect) meet one
+/// or two types that need remembering, and a list of them cost an allocation per call. Changed as
 /// `property = take(&property).adding(type)`, so that the stored memo is only ever read or
 /// assigned whole (see ``take(_:)``).
 struct TypeMemo: Emptiable {
@@ -10,6 +10,7 @@ struct TypeMemo: Emptiable {
     static let limit = 64
 
     private var first: ObjectIdentifier?
+    private var second: ObjectIdentifier?
     private var rest: [ObjectIdentifier] = []
 
     /// An empty memo.
@@ -18,7 +19,7 @@ struct TypeMemo: Emptiable {
     /// Whether `id` is remembered.
     @inline(__always)
     func contains(_ id: ObjectIdentifier) -> Bool {
-        if first == id { return true }
+        if first == id || second == id { return true }
         for known in rest where known == id { return true }
         return false
     }
@@ -28,7 +29,9 @@ struct TypeMemo: Emptiable {
     consuming func adding(_ type: Any.Type) -> TypeMemo {
         if first == nil {
             first = ObjectIdentifier(type)
-        } else if rest.count + 1 < Self.limit {
+        } else if second == nil {
+            second = ObjectIdentifier(type)
+        } else if rest.count + 2 < Self.limit {
             rest.append(ObjectIdentifier(type))
         }
         return self
