@@ -22,15 +22,22 @@ import TestTraits
         let client = try EtcdClient(endpointList: etcd.clientURL)
         let lines = Mutex<[String]>([])
         let logger = Logger(label: "authority", level: .info, sink: .capture { line in lines.withLock { $0.append(line) } })
-        // A TTL this short makes every update renew (etcd grants its 1 s minimum all the same), so
-        // the test drives the renewal by calling update, without waiting for time to pass.
-        let registrar = StandbyRegistrar(client: client, key: key, ttl: .milliseconds(3), logger: logger)
+        // Every update renews, so the test drives the renewal by calling update, without waiting
+        // for time to pass; the lease is long enough not to end by itself on a loaded machine
+        // (with a 1 s lease it sometimes did, before the test revoked it).
+        let registrar = StandbyRegistrar(client: client, key: key, ttl: .seconds(60), renewEvery: .zero, logger: logger)
+        // A failed etcd call is retried at the next update (a freshly started etcd on a busy
+        // machine can miss the 500 ms the registrar allows a call).
+        func update(_ progress: StandbyRegistration) async {
+            let deadline = ContinuousClock.now + .seconds(10)
+            repeat { await registrar.update(progress) } while registrar.published != progress && ContinuousClock.now < deadline
+        }
         let first = StandbyRegistration(version: 5, lsn: 7, endpoints: ["actions": "ipc:///tmp/b-actions"])
-        await registrar.update(first)
+        await update(first)
         #expect(registrar.published == first)
         #expect(try registration(client) == first)
         let moved = StandbyRegistration(version: 5, lsn: 9, endpoints: first.endpoints)
-        await registrar.update(moved)
+        await update(moved)
         #expect(try registration(client) == moved)
 
         // The lease ends under it (as when the process was paused past it): etcd drops the key.

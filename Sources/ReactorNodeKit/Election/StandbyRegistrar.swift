@@ -3,7 +3,7 @@ import Foundation
 import ReactorLog
 
 /// Keeps a standby's ``StandbyRegistration`` in etcd: the key on a lease of its own, rewritten
-/// when the standby's progress moves, the lease renewed every third of its TTL, and granted again
+/// when the standby's progress moves, the lease renewed every third of its TTL (by default), and granted again
 /// when it ended (etcd unreachable at the start, or the process paused past it), since others
 /// decide who takes over from what the key says.
 ///
@@ -13,16 +13,20 @@ final class StandbyRegistrar {
     private let client: EtcdClient
     private let key: String
     private let ttl: Duration
+    private let renewEvery: Duration
     private let logger: Logger
     private var lease: EtcdLease?
     private var lastKeepAlive = ContinuousClock.now
     /// What the key holds now, as far as this registrar knows.
     private(set) var published: StandbyRegistration?
 
-    init(client: EtcdClient, key: String, ttl: Duration, logger: Logger) {
+    /// - Parameter renewEvery: how long after a renewal the next is due; a third of `ttl` if
+    ///   `nil`.
+    init(client: EtcdClient, key: String, ttl: Duration, renewEvery: Duration? = nil, logger: Logger) {
         self.client = client
         self.key = key
         self.ttl = ttl
+        self.renewEvery = renewEvery ?? ttl / 3
         self.logger = logger
     }
 
@@ -41,7 +45,7 @@ final class StandbyRegistrar {
                 published = progress
             }
         }
-        guard ContinuousClock.now - lastKeepAlive > ttl / 3 else { return }
+        guard ContinuousClock.now - lastKeepAlive >= renewEvery else { return }
         lastKeepAlive = .now
         if let left = try? await blocking({ try client.keepAlive(lease: lease.id, timeout: .milliseconds(500)) }), left <= 0 {
             logger.warning("the lease of this standby's registration ended; registering again")
