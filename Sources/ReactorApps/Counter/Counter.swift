@@ -57,7 +57,7 @@ public struct CounterEffects: EffectHandler {
     public func run(_ effect: Counter.Effect, emit: Emitter<Counter.Mutation>) async throws {
         switch effect {
         case .slowIncrease:
-            if delay > .zero { try await Task.sleep(for: delay) }
+            if delay > .zero { try await EffectClock.sleep(for: delay) }
             await emit(.increase)
         }
     }

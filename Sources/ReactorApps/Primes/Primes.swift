@@ -115,7 +115,7 @@ public struct PrimesEffects: EffectHandler {
     public func run(_ effect: Primes.Effect, emit: Emitter<Primes.Mutation>) async throws {
         switch effect {
         case .factorize(let n, let delayMs, _):
-            if delayMs > 0 { try await Task.sleep(for: .milliseconds(Int(delayMs))) }
+            if delayMs > 0 { try await EffectClock.sleep(for: .milliseconds(Int(delayMs))) }
             guard n >= 1 else { throw NotFactorizable(n: n) }
             for factor in Self.primeFactors(of: n) {
                 await emit(.prime(n: n, factor: factor))

@@ -90,7 +90,7 @@ public struct SearchEffects: EffectHandler {
         switch effect {
         case .search(let query, let pause):
             await emit(.hits(query: query, results: ["\(query):1"]))
-            if pause > 0 { try await Task.sleep(for: .milliseconds(pause)) }
+            if pause > 0 { try await EffectClock.sleep(for: .milliseconds(pause)) }
             await emit(.hits(query: query, results: ["\(query):2"]))
             await emit(.finished(query: query))
         }

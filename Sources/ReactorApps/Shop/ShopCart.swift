@@ -81,7 +81,7 @@ public struct ShopCartEffects: EffectHandler {
     public func run(_ effect: ShopCart.Effect, emit: Emitter<ShopCart.Mutation>) async throws {
         switch effect {
         case .charge(let total):
-            if delay > .zero { try await Task.sleep(for: delay) }
+            if delay > .zero { try await EffectClock.sleep(for: delay) }
             await emit(.paid(total: total))
         }
     }

@@ -102,7 +102,7 @@ public struct TickerFeed: SubscriptionHandler {
         switch subscription {
         case .quotes(let symbol):
             while true {
-                try await Task.sleep(for: interval)
+                try await EffectClock.sleep(for: interval)
                 await send(.tick(symbol: symbol, n: send.nextIndex))
             }
         }

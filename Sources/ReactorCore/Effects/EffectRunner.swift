@@ -32,6 +32,9 @@ public struct EffectRunner<Handler: EffectHandler>: Sendable {
     public var executor: (any TaskExecutor)? { parts.executor }
     /// Tasks kept from finished runs for the next ones, when the runner reuses tasks.
     var pool: EffectTaskPool? { parts.pool }
+    /// The clock the runs wait on (``EffectClock/current`` in their tasks, and the backoff
+    /// between attempts); `nil`: whatever the calling task has, a `ContinuousClock` by default.
+    public var clock: (any Clock<Duration>)? { parts.clock }
 
     /// Everything the runner holds, in one object: a runner is then one reference, whatever the
     /// handler's type, so the closures a run captures it in are laid out without asking the
@@ -45,18 +48,22 @@ public struct EffectRunner<Handler: EffectHandler>: Sendable {
         let deadlines: (any EffectDeadlines)?
         let executor: (any TaskExecutor)?
         let pool: EffectTaskPool?
+        let clock: (any Clock<Duration>)?
 
-        init(handler: Handler, policy: RetryPolicy, deadlines: (any EffectDeadlines)?, executor: (any TaskExecutor)?, pool: EffectTaskPool?) {
+        init(handler: Handler, policy: RetryPolicy, deadlines: (any EffectDeadlines)?, executor: (any TaskExecutor)?,
+             pool: EffectTaskPool?, clock: (any Clock<Duration>)?) {
             self.handler = handler
             self.policy = policy
             self.deadlines = deadlines
             self.executor = executor
             self.pool = pool
+            self.clock = clock
         }
     }
 
-    /// Creates a runner; `deadlines`, when given, times out every attempt, and `executor`, when
-    /// given, is where runs execute (see the type's documentation and ``executor``).
+    /// Creates a runner; `deadlines`, when given, times out every attempt, `executor`, when
+    /// given, is where runs execute (see the type's documentation and ``executor``), and
+    /// `clock`, when given, is what the runs wait on (``clock``).
     ///
     /// `reusableTasks` above 0 makes runs started with ``start(preparing:sink:completion:)``
     /// share long-lived tasks: a task whose run's work returned waits for the next run's,
@@ -65,9 +72,10 @@ public struct EffectRunner<Handler: EffectHandler>: Sendable {
     /// the task-local values or the priority of the code that starts them; a task that a run
     /// cancelled is never reused. Call ``retireIdleTasks()`` when done with the runner.
     public init(handler: Handler, policy: RetryPolicy = .standard, deadlines: (any EffectDeadlines)? = nil,
-                executor: (any TaskExecutor)? = nil, reusableTasks: Int = 0) {
+                executor: (any TaskExecutor)? = nil, reusableTasks: Int = 0, clock: (any Clock<Duration>)? = nil) {
         parts = Parts(handler: handler, policy: policy, deadlines: deadlines, executor: executor,
-                      pool: reusableTasks > 0 ? EffectTaskPool(executor: executor, idleLimit: reusableTasks) : nil)
+                      pool: reusableTasks > 0 ? EffectTaskPool(executor: executor, idleLimit: reusableTasks, clock: clock) : nil,
+                      clock: clock)
     }
 
     /// Ends the tasks kept for reuse, and each task still running when its work returns (see
@@ -85,7 +93,13 @@ public struct EffectRunner<Handler: EffectHandler>: Sendable {
         sink: nonisolated(nonsending) @escaping @Sendable (_ emitIndex: UInt32, _ mutation: Handler.Mutation) async -> Void
     ) async -> EffectOutcome {
         guard deadlines != nil, policy.timeout != nil else {
-            if case .ended(let outcome) = await attempts(effect, from: 1, in: nil, sink: sink) { return outcome }
+            let end: AttemptsEnd
+            if let clock {
+                end = await EffectClock.$current.withValue(clock) { await attempts(effect, from: 1, in: nil, sink: sink) }
+            } else {
+                end = await attempts(effect, from: 1, in: nil, sink: sink)
+            }
+            if case .ended(let outcome) = end { return outcome }
             // Only an attempt timed out by `deadlines` asks for a task of its own.
             return .failed(EffectFailure(message: "never ran", attempts: 0))
         }
@@ -138,8 +152,14 @@ public struct EffectRunner<Handler: EffectHandler>: Sendable {
     /// Runs `body` as the run's next task; a run cancelled meanwhile gets none and ends at once,
     /// after the `attemptsSoFar` it made. `body` gets the task's generation, or `nil` when the
     /// run was cancelled while its work waited for a pool's task: it then ends the run so.
+    /// A run's own task binds ``clock`` here; a pool's task binds it once for all the works it
+    /// runs (see ``EffectTaskPool``).
     private func launch(_ run: EffectRun, attemptsSoFar: Int, completion: @escaping @Sendable (EffectOutcome) -> Void,
                         _ body: nonisolated(nonsending) @escaping @Sendable (_ generation: UInt64?) async -> Void) {
+        var body = body
+        if pool == nil, let clock {
+            body = { [body] generation in await EffectClock.$current.withValue(clock) { await body(generation) } }
+        }
         if !run.launch(body) { completion(Self.cancelled(after: attemptsSoFar)) }
     }
 
@@ -187,7 +207,7 @@ public struct EffectRunner<Handler: EffectHandler>: Sendable {
         for attempt in first...policy.maxAttempts {
             if attempt > 1 {
                 do {
-                    try await Task.sleep(for: policy.backoff(beforeAttempt: attempt))
+                    try await EffectClock.sleep(for: policy.backoff(beforeAttempt: attempt))
                 } catch {
                     return .ended(Self.cancelled(after: attempt - 1))
                 }

@@ -23,7 +23,8 @@ import Synchronization
 /// Parked tasks beyond ``idleLimit`` end; ``retireIdle()`` ends the rest.
 ///
 /// What a run gives up: its work does not inherit the task-local values or the priority of
-/// the code that started it (the worker starts runs from its loop thread, which has neither).
+/// the code that started it (the worker starts runs from its loop thread, which has neither);
+/// a pool made with a clock binds ``EffectClock/current`` to it once for each of its tasks.
 final class EffectTaskPool: Sendable {
     /// One run's work for one task: ``EffectRun/launch(_:)``'s body and the generation it gets.
     struct Work: Sendable {
@@ -132,11 +133,14 @@ final class EffectTaskPool: Sendable {
     let idleLimit: Int
     /// The executor the pool's tasks prefer; `nil`: the global concurrent executor.
     private let executor: (any TaskExecutor)?
+    /// ``EffectClock/current`` in the pool's tasks; `nil`: left as it is.
+    private let clock: (any Clock<Duration>)?
     private let state = Mutex(State())
 
-    init(executor: (any TaskExecutor)?, idleLimit: Int) {
+    init(executor: (any TaskExecutor)?, idleLimit: Int, clock: (any Clock<Duration>)? = nil) {
         self.executor = executor
         self.idleLimit = max(0, idleLimit)
+        self.clock = clock
     }
 
     /// Queues `work` for the pool's tasks, waking one if none is on its way.
@@ -169,7 +173,11 @@ final class EffectTaskPool: Sendable {
         case .parked(let next):
             next.resume(returning: true)
         case .new(let pooled):
-            pooled.start(executor: executor) { [self] in await self.serve(pooled) }
+            if let clock {
+                pooled.start(executor: executor) { [self] in await EffectClock.$current.withValue(clock) { await self.serve(pooled) } }
+            } else {
+                pooled.start(executor: executor) { [self] in await self.serve(pooled) }
+            }
         }
     }
 

@@ -29,8 +29,11 @@ public actor Store<R: Reactor, Handler: EffectHandler> where Handler.Effect == R
     ///   - effects: runs the app's effects.
     ///   - retry: attempts, backoff and timeout for each effect.
     ///   - middlewares: see every applied mutation.
-    public init(reactor: R, effects: Handler, retry: RetryPolicy = .standard, middlewares: [any Middleware<R>] = []) {
-        self.init(reactor: reactor, effects: effects, subscriptionRunner: nil, retry: retry, middlewares: middlewares)
+    ///   - clock: what the effects wait on (``EffectClock/current`` in their tasks), e.g. a test's
+    ///     own clock; `nil`: a `ContinuousClock`, unless the task that sends an action binds one.
+    public init(reactor: R, effects: Handler, retry: RetryPolicy = .standard, middlewares: [any Middleware<R>] = [],
+                clock: (any Clock<Duration>)? = nil) {
+        self.init(reactor: reactor, effects: effects, subscriptionRunner: nil, retry: retry, middlewares: middlewares, clock: clock)
     }
 
     /// Creates a store at the reactor's initial state that also runs the reactor's
@@ -43,20 +46,22 @@ public actor Store<R: Reactor, Handler: EffectHandler> where Handler.Effect == R
     ///   - retry: attempts, backoff and timeout for each effect; the backoff before a
     ///     subscription's handler runs again after it returned or threw.
     ///   - middlewares: see every applied mutation.
+    ///   - clock: what the effects and subscriptions wait on (see the other initializer).
     public init<S: SubscriptionHandler>(reactor: R, effects: Handler, subscriptions: S, retry: RetryPolicy = .standard,
-                                        middlewares: [any Middleware<R>] = [])
+                                        middlewares: [any Middleware<R>] = [], clock: (any Clock<Duration>)? = nil)
         where S.Subscription == R.Subscription, S.Action == R.Action {
-        self.init(reactor: reactor, effects: effects, subscriptionRunner: SubscriptionRunner(handler: subscriptions, policy: retry),
-                  retry: retry, middlewares: middlewares)
+        self.init(reactor: reactor, effects: effects,
+                  subscriptionRunner: SubscriptionRunner(handler: subscriptions, policy: retry, clock: clock),
+                  retry: retry, middlewares: middlewares, clock: clock)
     }
 
     private init(reactor: R, effects: Handler, subscriptionRunner: SubscriptionRunner<R.Subscription, R.Action>?, retry: RetryPolicy,
-                 middlewares: [any Middleware<R>]) {
+                 middlewares: [any Middleware<R>], clock: (any Clock<Duration>)?) {
         var sequencer = Sequencer(reactor: reactor, middlewares: middlewares)
         // Transforms: the reactor's initial mutations and actions, applied once, now.
         let prelude = sequencer.start()?.jobs ?? []
         self.sequencer = sequencer
-        self.runner = EffectRunner(handler: effects, policy: retry)
+        self.runner = EffectRunner(handler: effects, policy: retry, clock: clock)
         self.subscriptionRunner = subscriptionRunner
         if !prelude.isEmpty || subscriptionRunner != nil { Task { await self.startPrelude(prelude) } }
     }

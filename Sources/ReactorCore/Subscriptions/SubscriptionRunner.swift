@@ -9,11 +9,16 @@ public struct SubscriptionRunner<Subscription: Codable & Sendable & Hashable, Ac
     public let handler: any SubscriptionHandler<Subscription, Action>
     /// Backoff between runs.
     public let policy: RetryPolicy
+    /// What the handler and the backoff wait on (``EffectClock/current`` while it runs); `nil`:
+    /// whatever the calling task has, a `ContinuousClock` by default.
+    public let clock: (any Clock<Duration>)?
 
     /// Creates a runner.
-    public init(handler: any SubscriptionHandler<Subscription, Action>, policy: RetryPolicy = .standard) {
+    public init(handler: any SubscriptionHandler<Subscription, Action>, policy: RetryPolicy = .standard,
+                clock: (any Clock<Duration>)? = nil) {
         self.handler = handler
         self.policy = policy
+        self.clock = clock
     }
 
     /// Runs `subscription` until the calling task is cancelled, passing every event to `sink`.
@@ -25,6 +30,18 @@ public struct SubscriptionRunner<Subscription: Codable & Sendable & Hashable, Ac
     public func run(
         _ subscription: Subscription, resumingAfter lastAppliedEvent: UInt64?,
         ended: @escaping @Sendable (_ error: (any Error)?) -> Void = { _ in },
+        sink: @escaping @Sendable (_ index: UInt64, _ action: Action) async -> Void
+    ) async {
+        guard let clock else { return await runs(subscription, resumingAfter: lastAppliedEvent, ended: ended, sink: sink) }
+        await EffectClock.$current.withValue(clock) {
+            await runs(subscription, resumingAfter: lastAppliedEvent, ended: ended, sink: sink)
+        }
+    }
+
+    /// The handler's runs, one after another, until the task is cancelled.
+    private func runs(
+        _ subscription: Subscription, resumingAfter lastAppliedEvent: UInt64?,
+        ended: @escaping @Sendable (_ error: (any Error)?) -> Void,
         sink: @escaping @Sendable (_ index: UInt64, _ action: Action) async -> Void
     ) async {
         var after = lastAppliedEvent
@@ -46,7 +63,7 @@ public struct SubscriptionRunner<Subscription: Codable & Sendable & Hashable, Ac
             quietEnds += 1
             ended(failure)
             do {
-                try await Task.sleep(for: policy.backoff(beforeAttempt: quietEnds + 1))
+                try await EffectClock.sleep(for: policy.backoff(beforeAttempt: quietEnds + 1))
             } catch {
                 return
             }
