@@ -96,6 +96,16 @@ package final class ZMQPoller {
     ///   socket's context was terminated.
     @discardableResult
     package func poll(timeout: Int) throws(ZMQError) -> Int {
+        guard timeout >= 0 else { return try poll(nanoseconds: nil) }
+        let (nanoseconds, overflow) = UInt64(timeout).multipliedReportingOverflow(by: 1_000_000)
+        return try poll(nanoseconds: overflow ? nil : nanoseconds)
+    }
+
+    /// Waits until at least one item is ready or `timeout` nanoseconds pass (`nil`: without
+    /// end), to the precision of the system's timers rather than to the millisecond: for a loop
+    /// that wakes sleeping tasks at their deadlines. Otherwise as ``poll(timeout:)``.
+    @discardableResult
+    package func poll(nanoseconds timeout: UInt64?) throws(ZMQError) -> Int {
         for entry in sockets {
             if let entry, entry.socket.handle != entry.handle {
                 throw ZMQError(code: ENOTSOCK, function: "zmq_poll")
@@ -108,11 +118,11 @@ package final class ZMQPoller {
             if let entry = sockets[index], entry.socket.operations != entry.checkedAt, try check(index) { ready += 1 }
         }
         let clock = ContinuousClock()
-        let deadline = clock.now + .milliseconds(max(timeout, 0))
+        let deadline = timeout.map { clock.now + .nanoseconds($0) }
         var wait = ready > 0 ? 0 : timeout
         while true {
             let woken = descriptors.withUnsafeMutableBufferPointer { buffer in
-                systemPoll(buffer.baseAddress, nfds_t(buffer.count), Int32(clamping: wait))
+                systemPoll(buffer.baseAddress, nfds_t(buffer.count), nanoseconds: wait)
             }
             if woken < 0 {
                 guard errno == EINTR else { throw ZMQError(code: errno, function: "poll") }
@@ -130,9 +140,9 @@ package final class ZMQPoller {
             }
             if ready > 0 || wait == 0 { return ready }
             // Interrupted, or a socket woke for something not asked for: wait for what is left.
-            if timeout > 0 {
+            if let deadline {
                 let left = clock.now.duration(to: deadline).components
-                wait = max(0, Int(left.seconds) * 1000 + Int(left.attoseconds / 1_000_000_000_000_000))
+                wait = left.seconds < 0 ? 0 : UInt64(left.seconds) &* 1_000_000_000 &+ UInt64(max(0, left.attoseconds) / 1_000_000_000)
             }
         }
     }
@@ -186,7 +196,10 @@ func pendingEvents(of handle: UnsafeMutableRawPointer, function: StaticString) t
     return events
 }
 
-/// `poll(2)`, under a name the poller's own `poll(timeout:)` does not hide.
-private func systemPoll(_ descriptors: UnsafeMutablePointer<pollfd>?, _ count: nfds_t, _ timeout: Int32) -> Int32 {
-    poll(descriptors, count, timeout)
+/// `ppoll(2)` with a timeout in nanoseconds (`nil`: without end).
+private func systemPoll(_ descriptors: UnsafeMutablePointer<pollfd>?, _ count: nfds_t, nanoseconds: UInt64?) -> Int32 {
+    guard let nanoseconds else { return ppoll(descriptors, count, nil, nil) }
+    // More seconds than a time_t holds is as good as without end.
+    var timeout = timespec(tv_sec: Int(clamping: nanoseconds / 1_000_000_000), tv_nsec: Int(nanoseconds % 1_000_000_000))
+    return ppoll(descriptors, count, &timeout, nil)
 }

@@ -26,6 +26,30 @@ import TestSupport
         }
     }
 
+    @Test func aNanosecondTimeoutIsWaitedOutInFullAndAMailboxPostEndsItEarly() throws {
+        try withContext { context in
+            let socket = try ZMQSocket(context: context, type: .pull)
+            defer { socket.close() }
+            try socket.bind("inproc://poller-nanoseconds")
+            let mailbox = try Mailbox<Int>()
+            let poller = ZMQPoller()
+            _ = try poller.register(socket)
+            let mailboxIndex = poller.register(mailbox)
+            let clock = ContinuousClock()
+            // Not a whole number of milliseconds: a wait rounded to them would end 0.5 ms early.
+            for nanoseconds: UInt64 in [2_500_000, 7_300_000] {
+                let start = clock.now
+                #expect(try poller.poll(nanoseconds: nanoseconds) == 0)
+                #expect(clock.now - start >= .nanoseconds(nanoseconds))
+            }
+            mailbox.post(1)
+            let start = clock.now
+            #expect(try poller.poll(nanoseconds: nil) == 1)
+            #expect(poller.events(at: mailboxIndex) == [.readable])
+            #expect(clock.now - start < promptly)
+        }
+    }
+
     @Test func severalReadySocketsAreAllReported() throws {
         try withContext { context in
             var sockets: [ZMQSocket] = []

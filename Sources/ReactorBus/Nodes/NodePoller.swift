@@ -34,13 +34,20 @@ final class NodePoller {
         poller.register(mailbox)
     }
 
-    /// Waits until something registered is readable, the node is woken, or `deadline`
-    /// (``MonotonicClock`` milliseconds) passes, but at most `longest` milliseconds; drains a wakeup.
-    func wait(until deadline: UInt64, longest: UInt64 = 1_000) throws(ZMQError) {
-        let now = MonotonicClock.milliseconds()
-        let timeout = deadline > now ? min(deadline - now, longest) : 0
-        _ = try poller.poll(timeout: Int(clamping: timeout))
+    /// Waits until something registered is readable, the node is woken, `deadline`
+    /// (``MonotonicClock`` milliseconds) or `wakeAt` (its nanoseconds, for a timer that must not
+    /// run a millisecond late) passes, but at most `longest` milliseconds; drains a wakeup.
+    func wait(until deadline: UInt64, longest: UInt64 = 1_000, orUntilNanosecond wakeAt: UInt64 = .max) throws(ZMQError) {
+        let now = MonotonicClock.nanoseconds()
+        let end = min(Self.nanoseconds(deadline), wakeAt)
+        _ = try poller.poll(nanoseconds: min(end > now ? end - now : 0, Self.nanoseconds(longest)))
         if poller.isReadable(wakeupIndex) { _ = wakeup.drain() }
+    }
+
+    /// `milliseconds` in nanoseconds, `.max` past what a `UInt64` holds.
+    private static func nanoseconds(_ milliseconds: UInt64) -> UInt64 {
+        let (nanoseconds, overflow) = milliseconds.multipliedReportingOverflow(by: 1_000_000)
+        return overflow ? .max : nanoseconds
     }
 
     /// Whether the item at `index` was readable at the last wait.
