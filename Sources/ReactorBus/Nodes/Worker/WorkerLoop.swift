@@ -48,6 +48,10 @@ where Handler.Effect == R.Effect, Handler.Mutation == R.Mutation {
     /// Where effect tasks run while they keep to short slices (``EffectThreads/loop``); `nil`
     /// when they run on the shared pool from the start.
     let executor: LoopEffectExecutor?
+    /// What effects and subscriptions sleep on; this loop wakes them (see ``LoopClock``).
+    let clock: LoopClock
+    /// The clock's wake-up mailbox's item.
+    var clockItem = 0
     /// Whether effects still run on this loop: set false, for good, when the watch moves them.
     @exclusivity(unchecked) var effectsOnLoop: Bool
     /// Times the loop's effect slices (see ``EffectSliceWatch``).
@@ -116,7 +120,7 @@ where Handler.Effect == R.Effect, Handler.Mutation == R.Mutation {
     ///
     /// - Throws: ``ZMQError`` when the socket cannot be created or the endpoint is invalid.
     init(configuration: WorkerConfiguration, logger: Logger, context: ZMQContext, runtime: NodeRuntime, poller: NodePoller,
-         metrics: NodeMetrics<WorkerMetrics>, events: Mailbox<WorkerJobEvent>, executor: LoopEffectExecutor? = nil,
+         metrics: NodeMetrics<WorkerMetrics>, events: Mailbox<WorkerJobEvent>, executor: LoopEffectExecutor? = nil, clock: LoopClock,
          launcher: WorkerJobLauncher<R, Handler>, subscriptionLauncher: WorkerSubscriptionLauncher<R>? = nil) throws(ZMQError) {
         self.configuration = configuration
         self.logger = logger
@@ -125,6 +129,7 @@ where Handler.Effect == R.Effect, Handler.Mutation == R.Mutation {
         self.metrics = metrics
         self.events = events
         self.executor = executor
+        self.clock = clock
         let effectsOnLoop = executor != nil
         self.effectsOnLoop = effectsOnLoop
         metrics.update { $0.effectsOnLoopThread = effectsOnLoop }
@@ -150,6 +155,7 @@ where Handler.Effect == R.Effect, Handler.Mutation == R.Mutation {
         defer {
             launcher.runner.retireIdleTasks()
             executor?.moveToPool()
+            clock.close()
         }
         var graceful = true
         while true {
@@ -208,16 +214,21 @@ where Handler.Effect == R.Effect, Handler.Mutation == R.Mutation {
         }
 
         let nextSend = unsent.isEmpty ? lastSent &+ heartbeatMilliseconds : now &+ Self.retrySendMilliseconds
-        try poller.wait(until: min(nextSend, lastHeard &+ silence, drainDeadline ?? .max), longest: .max)
+        try poller.wait(until: min(nextSend, lastHeard &+ silence, drainDeadline ?? .max), longest: .max, orUntilNanosecond: clock.nextWake())
+        if poller.isReadable(clockItem) { _ = clock.wake.drain() }
 
         let received = poller.receive(socket, at: socketItem, batch: Self.receiveBatch)
         if effectsOnLoop, let executor {
-            // The tasks of the jobs read now enqueue their first slices without waking this
-            // loop (it runs them next), as do the slices other threads resume meanwhile.
-            try executor.slices.drain(into: &slices, afterRunning: { () throws(ZMQError) in try receiveAvailable(received) },
-                                      clearing: slicesItem.map(poller.isReadable) ?? false)
+            // The tasks of the jobs read now, and those whose sleep ended, enqueue their slices
+            // without waking this loop (it runs them next), as do the slices other threads
+            // resume meanwhile.
+            try executor.slices.drain(into: &slices, afterRunning: { () throws(ZMQError) in
+                clock.resumeDue()
+                try receiveAvailable(received)
+            }, clearing: slicesItem.map(poller.isReadable) ?? false)
         } else {
             slices.removeAll(keepingCapacity: true)
+            clock.resumeDue()
             try receiveAvailable(received)
         }
         if !slices.isEmpty {
@@ -334,6 +345,7 @@ where Handler.Effect == R.Effect, Handler.Mutation == R.Mutation {
     /// starts the silence clock.
     private func attach(_ socket: ZMQSocket, to poller: NodePoller) throws(ZMQError) {
         eventsItem = poller.register(events)
+        clockItem = poller.register(clock.wake)
         // Wakes the loop for a slice enqueued from another thread (a timer, another task).
         slicesItem = effectsOnLoop ? executor.map { poller.register($0.slices) } : nil
         socketItem = try poller.register(socket)

@@ -99,20 +99,21 @@ where Handler.Effect == R.Effect, Handler.Mutation == R.Mutation {
         guard !runtime.isStopping, !runtime.hasStarted else { return }
         let events = try Mailbox<WorkerJobEvent>.forNode()
         let executor = configuration.effectThreads == .loop ? try LoopEffectExecutor() : nil
+        let clock = try LoopClock()
         let launcher = WorkerJobLauncher<R, Handler>(
             reactor: reactor, runner: EffectRunner(handler: effects, policy: configuration.retry, deadlines: DeadlineWheel(name: "worker deadlines"),
-                                                   executor: executor, reusableTasks: configuration.reusableTasks),
+                                                   executor: executor, reusableTasks: configuration.reusableTasks, clock: clock),
             events: events,
             kinds: configuration.kinds, maxPayloadBytes: configuration.maxMessageBytes, logger: logger)
         let subscriptionLauncher = subscriptions.map { [reactor, configuration, logger] in
-            WorkerSubscriptionLauncher<R>(reactor: reactor, runner: SubscriptionRunner(handler: $0, policy: configuration.retry), events: events,
+            WorkerSubscriptionLauncher<R>(reactor: reactor, runner: SubscriptionRunner(handler: $0, policy: configuration.retry, clock: clock), events: events,
                                           maxPayloadBytes: configuration.maxMessageBytes, logger: logger)
         }
         let (configuration, logger, context, recorder) = (self.configuration, self.logger, self.context, self.recorder)
         do throws(ZMQError) {
             _ = try runtime.start(mailboxFailure: { $0 }) { runtime, poller throws(ZMQError) in
                 try WorkerLoop(configuration: configuration, logger: logger, context: context, runtime: runtime, poller: poller,
-                               metrics: recorder, events: events, executor: executor, launcher: launcher,
+                               metrics: recorder, events: events, executor: executor, clock: clock, launcher: launcher,
                                subscriptionLauncher: subscriptionLauncher)
             } run: { $0.run() }
         } catch {
