@@ -153,7 +153,7 @@ let package = Package(
         // The `.spawnsProcesses` suite trait: at most a few tests that start processes run at once.
         .target(name: "TestTraits", path: "Tests/Support/TestTraits"),
 
-        .testTarget(name: "ReactorCoreTests", dependencies: ["ReactorCore", "ReactorApps"]),
+        .testTarget(name: "ReactorCoreTests", dependencies: ["ReactorCore", "ReactorApps", "ReactorTesting"]),
         .testTarget(name: "ReactorTestingTests", dependencies: ["ReactorTesting", "ReactorCore", "ReactorApps"]),
         .testTarget(name: "MessagePackTests", dependencies: ["MessagePack", "CMsgPack"], resources: [.copy("Fixtures")]),
         .testTarget(name: "SystemCallsTests", dependencies: ["SystemCalls"]),

@@ -30,7 +30,7 @@ import ReactorCore
 ///
 /// Effects never run on their own: each requested effect waits until the test stubs it
 /// (``expectEffect(_:emitting:failure:fileID:filePath:line:column:)``) or runs it through an
-/// ``EffectHandler`` (``runEffects(with:retry:fileID:filePath:line:column:)``). Failures are
+/// ``EffectHandler`` (``runEffects(with:retry:clock:fileID:filePath:line:column:)``). Failures are
 /// reported through swift-testing inside a swift-testing test and through XCTest otherwise, at
 /// the line of the call that found them.
 ///
@@ -217,23 +217,29 @@ public final class TestStore<R: Reactor> where R.State: Equatable {
     ///
     /// One at a time in request order is one of the orders a distributed run can take; to test
     /// another (a later job of a lane ending first), run or stub effects one by one.
+    ///
+    /// `clock` is what the effects wait on through `EffectClock` (and the backoff between
+    /// attempts): an ``ImmediateClock`` runs an effect that waits a minute at once; `nil` leaves
+    /// the test task's `EffectClock.current`, a `ContinuousClock` unless the test bound one.
     public nonisolated(nonsending) func runEffects<Handler: EffectHandler>(
         with handler: Handler,
         retry: RetryPolicy = .once,
+        clock: (any Clock<Duration>)? = nil,
         fileID: StaticString = #fileID, filePath: StaticString = #filePath, line: UInt = #line, column: UInt = #column
     ) async where Handler.Effect == R.Effect, Handler.Mutation == R.Mutation {
         let site = SourceSite(fileID: fileID, filePath: filePath, line: line, column: column)
         while !pending.isEmpty {
-            await run(pendingAt: 0, with: handler, retry: retry, at: site)
+            await run(pendingAt: 0, with: handler, retry: retry, clock: clock, at: site)
         }
     }
 
     /// Runs the first pending effect that `isExpected` accepts through `handler` (see
-    /// ``runEffects(with:retry:fileID:filePath:line:column:)``).
+    /// ``runEffects(with:retry:clock:fileID:filePath:line:column:)``).
     public nonisolated(nonsending) func runEffect<Handler: EffectHandler>(
         where isExpected: (R.Effect) -> Bool,
         with handler: Handler,
         retry: RetryPolicy = .once,
+        clock: (any Clock<Duration>)? = nil,
         fileID: StaticString = #fileID, filePath: StaticString = #filePath, line: UInt = #line, column: UInt = #column
     ) async where Handler.Effect == R.Effect, Handler.Mutation == R.Mutation {
         let site = SourceSite(fileID: fileID, filePath: filePath, line: line, column: column)
@@ -241,15 +247,15 @@ public final class TestStore<R: Reactor> where R.State: Equatable {
             IssueReporter.report("Expected an effect to run, but no pending effect matches." + pendingSummary, at: site)
             return
         }
-        await run(pendingAt: index, with: handler, retry: retry, at: site)
+        await run(pendingAt: index, with: handler, retry: retry, clock: clock, at: site)
     }
 
     nonisolated(nonsending) func run<Handler: EffectHandler>(
-        pendingAt index: Int, with handler: Handler, retry: RetryPolicy, at site: SourceSite
+        pendingAt index: Int, with handler: Handler, retry: RetryPolicy, clock: (any Clock<Duration>)?, at site: SourceSite
     ) async where Handler.Effect == R.Effect, Handler.Mutation == R.Mutation {
         let job = pending.remove(at: index)
         let emits = EmitBuffer<R.Mutation>()
-        let outcome = await EffectRunner(handler: handler, policy: retry).run(job.effect) { emits.append($0, $1) }
+        let outcome = await EffectRunner(handler: handler, policy: retry, clock: clock).run(job.effect) { emits.append($0, $1) }
         do {
             // Retried attempts repeat their emit indices: the sequencer drops the repeats.
             for emit in emits.all {
@@ -374,11 +380,12 @@ extension TestStore where R.Effect: Equatable {
     }
 
     /// Runs the first pending effect equal to `effect` through `handler` (see
-    /// ``runEffects(with:retry:fileID:filePath:line:column:)``).
+    /// ``runEffects(with:retry:clock:fileID:filePath:line:column:)``).
     public nonisolated(nonsending) func runEffect<Handler: EffectHandler>(
         _ effect: R.Effect,
         with handler: Handler,
         retry: RetryPolicy = .once,
+        clock: (any Clock<Duration>)? = nil,
         fileID: StaticString = #fileID, filePath: StaticString = #filePath, line: UInt = #line, column: UInt = #column
     ) async where Handler.Effect == R.Effect, Handler.Mutation == R.Mutation {
         let site = SourceSite(fileID: fileID, filePath: filePath, line: line, column: column)
@@ -386,7 +393,7 @@ extension TestStore where R.Effect: Equatable {
             IssueReporter.report("Expected effect \(describe(effect)) to run, but it is not pending." + pendingSummary, at: site)
             return
         }
-        await run(pendingAt: index, with: handler, retry: retry, at: site)
+        await run(pendingAt: index, with: handler, retry: retry, clock: clock, at: site)
     }
 }
 

@@ -1,40 +1,18 @@
 import ReactorApps
+import ReactorTesting
 import Synchronization
 import Testing
 @testable import ReactorCore
 
 /// `EffectClock.current` is the clock an ``EffectRunner`` was given, in every way a run can
 /// start (inline, in a task of its own, in a pool's reused task) and for the backoff between
-/// attempts; without one it is a `ContinuousClock`. The test clock below never waits: it notes
-/// each sleep and moves its time on, as a test of time-dependent effects would.
+/// attempts; without one it is a `ContinuousClock`. The clock here (`ImmediateClock`, from
+/// ReactorTesting) never waits: it notes each sleep and moves its time on.
 @Suite struct EffectClockTests {
-    /// A clock whose sleeps end at once (after a yield, as a suspension point), after moving its
-    /// time to their deadline.
-    final class SteppingClock: Clock {
-        typealias Instant = ContinuousClock.Instant
-        private let state: Mutex<(now: Instant, slept: [Duration])>
-
-        init() { state = Mutex((ContinuousClock.now, [])) }
-
-        var now: Instant { state.withLock { $0.now } }
-        var minimumResolution: Duration { .nanoseconds(1) }
-        /// Every sleep, as the time it moved the clock on, in order.
-        var slept: [Duration] { state.withLock { $0.slept } }
-
-        func sleep(until deadline: Instant, tolerance: Duration?) async throws {
-            try Task.checkCancellation()
-            state.withLock { state in
-                state.slept.append(max(.zero, deadline - state.now))
-                state.now = max(state.now, deadline)
-            }
-            await Task.yield()
-        }
-    }
-
     /// Emits 1 when ``EffectClock/current`` is `clock` (0 otherwise), sleeps `pause` on it, then
     /// emits 2; fails the attempts listed in `failing` before anything.
     struct Probe: EffectHandler {
-        let clock: SteppingClock?
+        let clock: ImmediateClock?
         var pause: Duration = .seconds(30)
         var failing: Set<Int> = []
         let attempts = Attempts()
@@ -49,7 +27,7 @@ import Testing
         func run(_ effect: Int, emit: Emitter<Int>) async throws {
             if failing.contains(attempts.next()) { throw Failure() }
             let current = EffectClock.current
-            await emit(clock.map { (current as? SteppingClock) === $0 } == true ? 1 : 0)
+            await emit(clock.map { (current as? ImmediateClock) === $0 } == true ? 1 : 0)
             try await EffectClock.sleep(for: pause)
             await emit(2)
         }
@@ -62,17 +40,17 @@ import Testing
     }
 
     @Test func aRunInTheCallersTaskWaitsOnTheRunnersClock() async {
-        let clock = SteppingClock()
+        let clock = ImmediateClock()
         let sink = Sink()
         let outcome = await EffectRunner(handler: Probe(clock: clock), policy: .once, clock: clock).run(0) { sink($0, $1) }
         #expect(outcome == .done(emitCount: 2))
         #expect(sink.received == [0: 1, 1: 2])
-        #expect(clock.slept == [.seconds(30)])
+        #expect(clock.sleeps == [.seconds(30)])
     }
 
     @Test(arguments: [0, 4])
     func aRunStartedInATaskOfItsOwnOrAPoolsWaitsOnTheRunnersClock(reusableTasks: Int) async {
-        let clock = SteppingClock()
+        let clock = ImmediateClock()
         let sink = Sink()
         let outcomes = Mutex<[EffectOutcome]>([])
         let runner = EffectRunner(handler: Probe(clock: clock), policy: .once, reusableTasks: reusableTasks, clock: clock)
@@ -83,17 +61,17 @@ import Testing
         }
         #expect(outcomes.withLock { $0 } == Array(repeating: .done(emitCount: 2), count: 3))
         #expect(sink.received == [0: 1, 1: 2])
-        #expect(clock.slept == Array(repeating: .seconds(30), count: 3))
+        #expect(clock.sleeps == Array(repeating: .seconds(30), count: 3))
     }
 
     @Test func theBackoffBetweenAttemptsIsTheRunnersClocksToo() async {
-        let clock = SteppingClock()
+        let clock = ImmediateClock()
         let policy = RetryPolicy(maxAttempts: 3, initialBackoff: .seconds(10), maxBackoff: .seconds(60))
         let outcome = await EffectRunner(handler: Probe(clock: clock, pause: .seconds(1), failing: [1, 2]), policy: policy, clock: clock)
             .run(0) { _, _ in }
         #expect(outcome == .done(emitCount: 2))
         // Before attempt 2, before attempt 3, then the effect's own pause.
-        #expect(clock.slept == [.seconds(10), .seconds(20), .seconds(1)])
+        #expect(clock.sleeps == [.seconds(10), .seconds(20), .seconds(1)])
     }
 
     @Test func withoutAClockEffectsWaitOnTheContinuousClock() async {
@@ -105,14 +83,14 @@ import Testing
     }
 
     @Test func aStoresEffectsWaitOnTheClockItWasGiven() async {
-        let clock = SteppingClock()
+        let clock = ImmediateClock()
         // A minute per effect on the system clock; on the test's clock, no wait at all.
         let store = Store(reactor: Counter(), effects: CounterEffects(delay: .seconds(60)), clock: clock)
         await store.send(.countUpAsync)
         await store.send(.countUpAsync)
         await store.waitUntilIdle()
         #expect(await store.state.count == 2)
-        #expect(clock.slept == [.seconds(60), .seconds(60)])
+        #expect(clock.sleeps == [.seconds(60), .seconds(60)])
     }
 
     @Test func aSubscriptionAndItsBackoffWaitOnTheRunnersClock() async {
@@ -126,7 +104,7 @@ import Testing
                 await send(subscription)
             }
         }
-        let clock = SteppingClock()
+        let clock = ImmediateClock()
         let runner = SubscriptionRunner<Int, Int>(handler: Pulse(), policy: RetryPolicy(maxAttempts: 3, initialBackoff: .seconds(1)), clock: clock)
         let events = Mutex<[UInt64]>([])
         let task = Task { await runner.run(7, resumingAfter: nil) { index, _ in events.withLock { $0.append(index) } } }
@@ -135,15 +113,15 @@ import Testing
         await task.value
         #expect(events.withLock { $0 } == [0, 1, 2])
         // The handler's pause, then the backoff after a run that sent an event, each time.
-        #expect(clock.slept == [.seconds(5), .seconds(1), .seconds(5), .seconds(1), .seconds(5), .seconds(1)])
+        #expect(clock.sleeps == [.seconds(5), .seconds(1), .seconds(5), .seconds(1), .seconds(5), .seconds(1)])
     }
 
     @Test func aTestCanBindItsOwnClockAroundCodeThatSleeps() async throws {
-        let clock = SteppingClock()
+        let clock = ImmediateClock()
         try await EffectClock.$current.withValue(clock) {
             try await EffectClock.sleep(for: .seconds(3_600))
         }
-        #expect(clock.slept == [.seconds(3_600)])
+        #expect(clock.sleeps == [.seconds(3_600)])
         #expect(EffectClock.current is ContinuousClock)
     }
 }

@@ -22,6 +22,21 @@ import Testing
         #expect(store.version == 6)
     }
 
+    @Test func aSearchThatPausesRunsAtOnceOnAnImmediateClock() async {
+        let store = TestStore(reactor: Search())
+        // Ten minutes between its two pages: the test's clock lets no real time pass.
+        store.send(.search(query: "q", pauseMilliseconds: 600_000)) { $0.query = "q" }
+        let clock = ImmediateClock()
+        let start = clock.now
+        await store.runEffects(with: SearchEffects(), clock: clock)
+        store.receive(.hits(query: "q", results: ["q:1"])) { $0.results = ["q:1"] }
+        store.receive(.hits(query: "q", results: ["q:2"])) { $0.results = ["q:1", "q:2"] }
+        store.receive(.finished(query: "q")) { $0.finished = ["q"] }
+        store.finish()
+        #expect(clock.sleeps == [.seconds(600)])
+        #expect(clock.now - start == .seconds(600))
+    }
+
     @Test func cancelStopsTheSearchAndDoesNothingOnceItEnded() {
         let store = TestStore(reactor: Search())
         store.send(.cancel)
