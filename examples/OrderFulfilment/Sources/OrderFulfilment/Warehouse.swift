@@ -1,3 +1,5 @@
+import ReactorCore
+
 /// The warehouse's system, as the effects see it: it sets units aside for an order and answers
 /// with a pick ticket.
 ///
@@ -13,7 +15,7 @@ public struct Warehouse: Sendable {
 
     /// Sets `quantity` units of `sku` aside for `order`; returns the pick ticket.
     public func reserve(order: String, sku: String, quantity: Int) async throws -> String {
-        if delay > .zero { try await Task.sleep(for: delay) }
+        if delay > .zero { try await EffectClock.sleep(for: delay) }
         return "PICK-\(order)"
     }
 }

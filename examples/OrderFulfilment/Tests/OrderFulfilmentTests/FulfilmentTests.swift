@@ -58,14 +58,17 @@ import Testing
         }
     }
 
-    /// The gateway fails the first two attempts; the third, within the retry policy, goes through.
+    /// The gateway fails the first two attempts; the third, after the standard backoff (on the
+    /// test's clock, which lets no real time pass), goes through.
     @Test func anUnavailableGatewayIsRetried() async {
         let store = stocked()
         store.send(.place(order: "A1", sku: "mug", quantity: 1, card: "tok_ok")) {
             $0.stock["mug"]?.available = 4
             $0.orders["A1"] = Order(sku: "mug", quantity: 1, amountCents: 1250, status: .placed, history: ["placed"])
         }
-        await store.runEffects(with: FulfilmentEffects(payments: PaymentGateway(unavailableAttempts: 2)), retry: quickRetries)
+        let clock = ImmediateClock()
+        await store.runEffects(with: FulfilmentEffects(payments: PaymentGateway(unavailableAttempts: 2)), retry: .standard, clock: clock)
+        #expect(clock.sleeps == [.milliseconds(50), .milliseconds(100)])
         store.receive(.stockReserved(order: "A1", pickTicket: "PICK-A1")) {
             $0.orders["A1"]?.status = .reserved
             $0.orders["A1"]?.history.append("reserved PICK-A1")
