@@ -199,7 +199,6 @@ func pendingEvents(of handle: UnsafeMutableRawPointer, function: StaticString) t
 /// `ppoll(2)` with a timeout in nanoseconds (`nil`: without end).
 private func systemPoll(_ descriptors: UnsafeMutablePointer<pollfd>?, _ count: nfds_t, nanoseconds: UInt64?) -> Int32 {
     guard let nanoseconds else { return ppoll(descriptors, count, nil, nil) }
-    // More seconds than a time_t holds is as good as without end.
-    var timeout = timespec(tv_sec: Int(clamping: nanoseconds / 1_000_000_000), tv_nsec: Int(nanoseconds % 1_000_000_000))
+    var timeout = timespec(tv_sec: Int(nanoseconds / 1_000_000_000), tv_nsec: Int(nanoseconds % 1_000_000_000))
     return ppoll(descriptors, count, &timeout, nil)
 }

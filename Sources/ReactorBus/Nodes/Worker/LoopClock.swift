@@ -42,7 +42,8 @@ final class LoopClock: Clock {
     }
 
     var now: Instant { reading() }
-    var minimumResolution: Duration { .milliseconds(1) }
+    /// The system's default timer slack: the loop's poll may wake that much after a deadline.
+    var minimumResolution: Duration { .microseconds(50) }
 
     func sleep(until deadline: Instant, tolerance: Duration? = nil) async throws {
         guard deadline > now else {
