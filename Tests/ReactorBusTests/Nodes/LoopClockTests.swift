@@ -78,15 +78,7 @@ import ZeroMQ
         let driver = try Driver()
         defer { driver.stop() }
         // The loop waits with no deadline at all: only the sleep's wake-up can end its poll.
-        let log = Log()
-        let start = ContinuousClock.now
-        let sleep = Task { [clock = driver.clock] in
-            try await clock.sleep(for: .milliseconds(30))
-            log.record(1)
-        }
-        defer { sleep.cancel() }
-        #expect(await eventually { log.labels == [1] })
-        #expect(try #require(log.at(1)) - start >= .milliseconds(30))
+        #expect(try await Self.sleepEnds(on: driver.clock, after: .milliseconds(30)))
         #expect(driver.clock.sleeping == 0 && driver.clock.entries == 0)
     }
 
@@ -178,8 +170,20 @@ import ZeroMQ
         #expect(driver.clock.sleeping == 0)
         #expect(driver.clock.entries <= 2_048)
         // One more sleep still ends, at its time.
+        #expect(try await Self.sleepEnds(on: driver.clock, after: .milliseconds(10)))
+    }
+
+    /// Sleeps `duration` on `clock` in a task of its own; whether it ended within the bound of
+    /// `eventually` (so a lost wake-up fails instead of hanging) and no earlier than asked.
+    static func sleepEnds(on clock: LoopClock, after duration: Duration) async throws -> Bool {
+        let log = Log()
         let start = ContinuousClock.now
-        try await driver.clock.sleep(for: .milliseconds(10))
-        #expect(ContinuousClock.now - start >= .milliseconds(10))
+        let sleep = Task {
+            try await clock.sleep(for: duration)
+            log.record(1)
+        }
+        defer { sleep.cancel() }
+        guard await eventually({ log.labels == [1] }) else { return false }
+        return try #require(log.at(1)) - start >= duration
     }
 }
