@@ -38,13 +38,9 @@ public final class TestClock: Clock, Sendable {
 
     /// Waits until the clock has been advanced to `deadline` (at once if it has).
     public func sleep(until deadline: Instant, tolerance: Duration? = nil) async throws {
-        guard deadline > now else {
-            try Task.checkCancellation()
-            return
-        }
-        // An advance between the check above and the sleep's entry into the heap passed it by:
+        // An advance between reading the time and the sleep's entry into the heap passed it by:
         // once in, a sleep that is due already ends at once.
-        _ = try await sleeps.wait(until: deadline) { _ in sleeps.resume(dueBy: { now }) }
+        _ = try await sleeps.wait(until: deadline, now: now) { _ in sleeps.resume(dueBy: { now }) }
     }
 
     /// Sleeps that wait now.

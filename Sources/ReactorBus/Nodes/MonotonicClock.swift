@@ -24,4 +24,11 @@ extension Duration {
         guard seconds >= 0 else { return 0 }
         return UInt64(seconds) * 1_000 + UInt64(attoseconds / 1_000_000_000_000_000)
     }
+
+    /// The duration in whole nanoseconds, rounded down, never negative.
+    package var wholeNanoseconds: UInt64 {
+        let (seconds, attoseconds) = components
+        guard seconds >= 0, attoseconds >= 0 else { return 0 }
+        return UInt64(seconds) &* 1_000_000_000 &+ UInt64(attoseconds / 1_000_000_000)
+    }
 }

@@ -21,4 +21,13 @@ public enum EffectClock {
     public static func sleep(for duration: Duration) async throws {
         try await current.sleep(for: duration)
     }
+
+    /// Runs `operation` with `clock` as ``current``, or with ``current`` as it is when `clock`
+    /// is `nil`: how a runtime given an optional clock binds it for the work it runs.
+    package static func binding<T>(
+        _ clock: (any Clock<Duration>)?, isolation: isolated (any Actor)? = #isolation, _ operation: () async throws -> T
+    ) async rethrows -> T {
+        guard let clock else { return try await operation() }
+        return try await $current.withValue(clock, operation: operation)
+    }
 }

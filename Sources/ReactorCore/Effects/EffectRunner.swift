@@ -93,12 +93,7 @@ public struct EffectRunner<Handler: EffectHandler>: Sendable {
         sink: nonisolated(nonsending) @escaping @Sendable (_ emitIndex: UInt32, _ mutation: Handler.Mutation) async -> Void
     ) async -> EffectOutcome {
         guard deadlines != nil, policy.timeout != nil else {
-            let end: AttemptsEnd
-            if let clock {
-                end = await EffectClock.$current.withValue(clock) { await attempts(effect, from: 1, in: nil, sink: sink) }
-            } else {
-                end = await attempts(effect, from: 1, in: nil, sink: sink)
-            }
+            let end = await EffectClock.binding(clock) { await attempts(effect, from: 1, in: nil, sink: sink) }
             if case .ended(let outcome) = end { return outcome }
             // Only an attempt timed out by `deadlines` asks for a task of its own.
             return .failed(EffectFailure(message: "never ran", attempts: 0))

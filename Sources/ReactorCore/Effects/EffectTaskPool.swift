@@ -173,11 +173,7 @@ final class EffectTaskPool: Sendable {
         case .parked(let next):
             next.resume(returning: true)
         case .new(let pooled):
-            if let clock {
-                pooled.start(executor: executor) { [self] in await EffectClock.$current.withValue(clock) { await self.serve(pooled) } }
-            } else {
-                pooled.start(executor: executor) { [self] in await self.serve(pooled) }
-            }
+            pooled.start(executor: executor) { [self] in await EffectClock.binding(clock) { await self.serve(pooled) } }
         }
     }
 

@@ -17,10 +17,15 @@ package final class SleepQueue: Sendable {
     package init() {}
 
     /// Waits until ``resume(dueBy:)`` passes `deadline` (`true`) or ``close()`` came first
-    /// (`false`). `entered` runs once the sleep is in the heap, outside the lock, told whether
-    /// it is now the earliest (not run when the sleep ends at once: cancelled or closed).
+    /// (`false`); a deadline not after `now`, the owner's time, does not wait (`true`).
+    /// `entered` runs once the sleep is in the heap, outside the lock, told whether it is now the
+    /// earliest (not run when the sleep ends at once: due, cancelled or closed).
     /// - Throws: `CancellationError` when the task is cancelled, before or during the wait.
-    package func wait(until deadline: Instant, entered: (_ isEarliest: Bool) -> Void = { _ in }) async throws -> Bool {
+    package func wait(until deadline: Instant, now: Instant, entered: (_ isEarliest: Bool) -> Void = { _ in }) async throws -> Bool {
+        guard deadline > now else {
+            try Task.checkCancellation()
+            return true
+        }
         let sleeper = Sleeper()
         return try await withTaskCancellationHandler {
             try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<Bool, any Error>) in

@@ -32,10 +32,7 @@ public struct SubscriptionRunner<Subscription: Codable & Sendable & Hashable, Ac
         ended: @escaping @Sendable (_ error: (any Error)?) -> Void = { _ in },
         sink: @escaping @Sendable (_ index: UInt64, _ action: Action) async -> Void
     ) async {
-        guard let clock else { return await runs(subscription, resumingAfter: lastAppliedEvent, ended: ended, sink: sink) }
-        await EffectClock.$current.withValue(clock) {
-            await runs(subscription, resumingAfter: lastAppliedEvent, ended: ended, sink: sink)
-        }
+        await EffectClock.binding(clock) { await runs(subscription, resumingAfter: lastAppliedEvent, ended: ended, sink: sink) }
     }
 
     /// The handler's runs, one after another, until the task is cancelled.

@@ -49,11 +49,7 @@ final class LoopClock: Clock {
     var minimumResolution: Duration { .microseconds(50) }
 
     func sleep(until deadline: Instant, tolerance: Duration? = nil) async throws {
-        guard deadline > now else {
-            try Task.checkCancellation()
-            return
-        }
-        let woken = try await sleeps.wait(until: deadline) { isEarliest in
+        let woken = try await sleeps.wait(until: deadline, now: now) { isEarliest in
             // One post is enough: the loop reads the earliest deadline again before it waits.
             // (The loop sets the flag before it reads the heap, this sleep entered the heap
             // before it reads the flag: one of the two sees the other.)
@@ -81,11 +77,10 @@ final class LoopClock: Clock {
         guard let deadline = sleeps.earliest() else { return .max }
         let remaining = deadline - now
         guard remaining > .zero else { return 0 }
-        let (seconds, attoseconds) = remaining.components
         // Not rounded to a coarser step to wake for several sleeps at once: waking a whole
         // millisecond late (as a poll in milliseconds did) saved a little CPU per job at 1,000
         // effects of 10 ms in flight, and cost 100 of them 0.03x-0.05x of their ideal rate.
-        return MonotonicClock.nanoseconds() &+ UInt64(seconds) &* 1_000_000_000 &+ UInt64(attoseconds / 1_000_000_000) &+ 1
+        return MonotonicClock.nanoseconds() &+ remaining.wholeNanoseconds &+ 1
     }
 
     /// Resumes every sleep whose deadline has passed, earliest first (then in the order they
