@@ -49,13 +49,14 @@ final class DeadlineWheel: EffectDeadlines {
 
     func schedule(after delay: Duration, _ action: @escaping @Sendable () -> Void) -> EffectDeadlineToken {
         // One reading of the clock for both the deadline and the cursor (one per job).
-        let now = ContinuousClock.now
-        return core.schedule(at: now + delay, now: now, action)
+        core.schedule(after: delay, now: MonotonicClock.nanoseconds(), action)
     }
 
     /// Arranges for `action` to run once `deadline` has passed (at once, on the thread, if it has).
     func schedule(at deadline: ContinuousClock.Instant, _ action: @escaping @Sendable () -> Void) -> EffectDeadlineToken {
-        core.schedule(at: deadline, now: .now, action)
+        // The wheel counts on the monotonic clock, read after this one: never an earlier deadline.
+        let remaining = deadline - .now
+        return core.schedule(after: remaining, now: MonotonicClock.nanoseconds(), action)
     }
 
     @discardableResult
@@ -91,43 +92,50 @@ extension DeadlineWheel {
             /// The thread waits on ``wake`` (it had nothing to do); whoever clears this signals it.
             var idle = false
             var closed = false
+            /// The last delay scheduled and its whole nanoseconds: a worker's jobs share one timeout.
+            var lastDelay: (delay: Duration, nanoseconds: UInt64) = (.zero, 0)
+
+            /// `delay` in whole nanoseconds (0 when negative), converted again only when it changed.
+            mutating func nanoseconds(_ delay: Duration) -> UInt64 {
+                if lastDelay.delay._low != delay._low || lastDelay.delay._high != delay._high {
+                    lastDelay = (delay, delay.wholeNanoseconds)
+                }
+                return lastDelay.nanoseconds
+            }
         }
 
-        let tickNanoseconds: Int64
+        let tickNanoseconds: UInt64
         let slotCount: Int
-        let start = ContinuousClock.now
+        /// Where the ticks count from, in ``MonotonicClock`` nanoseconds: that clock rather than
+        /// `ContinuousClock`, whose instants are a type of the standard library's that each
+        /// job's deadline went through with calls and 128-bit arithmetic.
+        let start = MonotonicClock.nanoseconds()
         let state: Mutex<State>
         let wake = DispatchSemaphore(value: 0)
 
         init(tick: Duration, slotCount: Int) {
-            tickNanoseconds = Self.nanoseconds(tick)
+            tickNanoseconds = max(1, tick.wholeNanoseconds)
             self.slotCount = slotCount
             state = Mutex(State(slots: Array(repeating: [:], count: slotCount)))
         }
 
-        static func nanoseconds(_ duration: Duration) -> Int64 {
-            let (seconds, attoseconds) = duration.components
-            return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
-        }
-
-        /// The ticks from ``start`` to `instant`, rounded down (0 before the start).
-        func tickIndex(_ instant: ContinuousClock.Instant) -> UInt64 {
-            let elapsed = Self.nanoseconds(instant - start)
-            return elapsed <= 0 ? 0 : UInt64(elapsed / tickNanoseconds)
+        /// The ticks from ``start`` to the monotonic nanosecond `instant`, rounded down (0 before the start).
+        func tickIndex(_ instant: UInt64) -> UInt64 {
+            instant <= start ? 0 : (instant - start) / tickNanoseconds
         }
 
         /// The first tick that begins at or after `instant`: processing it can never be early.
-        func dueTick(_ instant: ContinuousClock.Instant) -> UInt64 {
-            let elapsed = Self.nanoseconds(instant - start)
-            guard elapsed > 0 else { return 0 }
-            return UInt64((elapsed + tickNanoseconds - 1) / tickNanoseconds)
+        func dueTick(_ instant: UInt64) -> UInt64 {
+            guard instant > start else { return 0 }
+            let elapsed = instant - start
+            return elapsed / tickNanoseconds + (elapsed % tickNanoseconds == 0 ? 0 : 1)
         }
 
-        func schedule(at deadline: ContinuousClock.Instant, now instant: ContinuousClock.Instant,
-                      _ action: @escaping @Sendable () -> Void) -> EffectDeadlineToken {
-            let due = dueTick(deadline)
+        /// Schedules `action` `delay` after `instant` (monotonic nanoseconds, read by the caller).
+        func schedule(after delay: Duration, now instant: UInt64, _ action: @escaping @Sendable () -> Void) -> EffectDeadlineToken {
             let now = tickIndex(instant)
             let (token, mustWake) = state.withLock { state in
+                let due = dueTick(instant &+ state.nanoseconds(delay))
                 if state.count == 0 {
                     // Nothing is pending, so no slot can be skipped: jump the cursor to now
                     // rather than have the thread walk every tick it slept through.
@@ -172,7 +180,7 @@ extension DeadlineWheel {
         /// The thread's loop: fire what is due, sleep to the next tick, or wait while empty.
         func run() {
             while true {
-                let target = tickIndex(.now)
+                let target = tickIndex(MonotonicClock.nanoseconds())
                 let (due, idle, closed) = state.withLock { state in
                     if state.closed { return ([Entry](), false, true) }
                     let due = collectDue(upTo: target, in: &state)
@@ -228,12 +236,13 @@ extension DeadlineWheel {
 
         /// Sleeps until tick `tick` has begun (nanosleep: no Dispatch timer).
         private func sleepUntil(tick: UInt64) {
-            let wakeAt = Int64(tick) * tickNanoseconds
-            var remaining = wakeAt - Self.nanoseconds(ContinuousClock.now - start)
-            while remaining > 0 {
+            let wakeAt = start &+ tick &* tickNanoseconds
+            var now = MonotonicClock.nanoseconds()
+            while now < wakeAt {
+                let remaining = wakeAt - now
                 var request = timespec(tv_sec: Int(remaining / 1_000_000_000), tv_nsec: Int(remaining % 1_000_000_000))
                 _ = nanosleep(&request, nil)
-                remaining = wakeAt - Self.nanoseconds(ContinuousClock.now - start)
+                now = MonotonicClock.nanoseconds()
             }
         }
     }

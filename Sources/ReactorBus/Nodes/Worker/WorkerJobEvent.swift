@@ -9,8 +9,8 @@ import ReactorCore
 enum WorkerJobEvent: Sendable {
     /// The job emitted its `emitIndex`-th mutation (already encoded).
     case emit(run: UInt64, job: JobID, emitIndex: UInt32, payload: [UInt8])
-    /// The job's runner returned, `elapsed` after the job started.
-    case finished(run: UInt64, job: JobID, outcome: EffectOutcome, elapsed: Duration)
+    /// The job's runner returned, `nanoseconds` after the job started.
+    case finished(run: UInt64, job: JobID, outcome: EffectOutcome, nanoseconds: UInt64)
     /// A subscription run's task sent its `index`-th event (already encoded); `token` tells the
     /// task apart from an earlier one of the same run.
     case subscriptionEvent(token: UInt64, run: UInt64, index: UInt64, payload: [UInt8])

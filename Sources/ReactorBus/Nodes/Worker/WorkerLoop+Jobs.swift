@@ -71,7 +71,7 @@ extension WorkerLoop {
                 return
             }
             if let earlier = reports.emit(job, run: run, emitIndex: emitIndex, payload: payload) { try report(earlier) }
-        case .finished(let run, let job, let outcome, let elapsed):
+        case .finished(let run, let job, let outcome, let nanoseconds):
             guard running[job]?.run == run else { return }
             running[job] = nil
             let ending = reports.end(job, outcome: outcome)
@@ -81,11 +81,11 @@ extension WorkerLoop {
             switch outcome {
             case .done(let emitCount):
                 tally.jobsDone += 1
-                tally.effectDurations.append(elapsed)
+                tally.effectNanoseconds.append(nanoseconds)
                 logger.debug("job \(job): done, \(emitCount) mutation\(emitCount == 1 ? "" : "s")")
             case .failed(let failure):
                 tally.jobsFailed += 1
-                tally.effectDurations.append(elapsed)
+                tally.effectNanoseconds.append(nanoseconds)
                 logger.warning("job \(job): failed: \(failure)")
             }
             startQueued()

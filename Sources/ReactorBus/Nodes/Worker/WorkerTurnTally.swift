@@ -10,8 +10,8 @@ struct WorkerTurnTally {
     var jobsFailed: UInt64 = 0
     var mutationsEmitted: UInt64 = 0
     var combinedReports: UInt64 = 0
-    /// How long each finished job ran, for the effect-duration histogram.
-    var effectDurations: [Duration] = []
+    /// How long each finished job ran, in nanoseconds, for the effect-duration histogram.
+    var effectNanoseconds: [UInt64] = []
     var bytesReceived: UInt64 = 0
     var bytesSent: UInt64 = 0
     /// Whether the running or queued jobs changed, so their counts must be copied.
@@ -19,16 +19,16 @@ struct WorkerTurnTally {
 
     /// Whether there is nothing to add.
     var isEmpty: Bool {
-        jobsReceived == 0 && jobsDone == 0 && jobsFailed == 0 && mutationsEmitted == 0 && combinedReports == 0 && effectDurations.isEmpty
+        jobsReceived == 0 && jobsDone == 0 && jobsFailed == 0 && mutationsEmitted == 0 && combinedReports == 0 && effectNanoseconds.isEmpty
             && bytesReceived == 0 && bytesSent == 0 && !countsChanged
     }
 
     /// Counts nothing again, keeping the durations' storage: a new tally for every turn grew
     /// its array from nothing by doubling, allocating ever larger buffers for a busy turn's jobs.
     mutating func reset() {
-        effectDurations.removeAll(keepingCapacity: true)
+        effectNanoseconds.removeAll(keepingCapacity: true)
         var fresh = WorkerTurnTally()
-        swap(&fresh.effectDurations, &effectDurations)
+        swap(&fresh.effectNanoseconds, &effectNanoseconds)
         self = fresh
     }
 
@@ -39,7 +39,7 @@ struct WorkerTurnTally {
         metrics.jobsFailed += jobsFailed
         metrics.mutationsEmitted += mutationsEmitted
         metrics.combinedReports += combinedReports
-        for duration in effectDurations { metrics.effectDuration.observe(duration) }
+        for nanoseconds in effectNanoseconds { metrics.effectDuration.observe(Double(nanoseconds) / 1e9) }
         metrics.bytesReceived += bytesReceived
         metrics.bytesSent += bytesSent
         if countsChanged {
