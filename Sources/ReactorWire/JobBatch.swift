@@ -52,9 +52,16 @@ package enum JobBatch {
     /// The jobs in `frame`, which must hold exactly `count` (what the header says).
     /// - Throws: `malformed`, naming what is wrong, for any other shape.
     package static func read(_ frame: [UInt8], count: UInt64) throws(ProtocolError) -> [Entry] {
+        var entries: [Entry] = []
+        try read(frame, count: count, into: &entries)
+        return entries
+    }
+
+    /// The same, into `entries` (emptied first, its storage kept for the next batch).
+    package static func read(_ frame: [UInt8], count: UInt64, into entries: inout [Entry]) throws(ProtocolError) {
         var lastKind: String?
-        return try WireBody.elements(of: frame, count: count, what: "jobs",
-                                     shape: "[action_seq, effect_index (u32), kind (at most 1,024 bytes), payload (bin)]") { element in
+        try WireBody.read(frame, count: count, what: "jobs",
+                          shape: "[action_seq, effect_index (u32), kind (at most 1,024 bytes), payload (bin)]", into: &entries) { element in
             guard element.arrayCount == 4, let actionSeq = element.element(at: 0).uint,
                   let effectIndex = element.element(at: 1).uint.flatMap({ UInt32(exactly: $0) }),
                   let kind = element.element(at: 2).string(reusing: lastKind), kind.utf8.count <= 1_024,

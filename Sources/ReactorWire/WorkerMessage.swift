@@ -165,6 +165,14 @@ package enum AuthorityToWorker: Sendable, Equatable {
 
     /// Decodes the frames a worker's DEALER receives.
     package init(frames: [[UInt8]]) throws(ProtocolError) {
+        var jobs: [JobBatch.Entry] = []
+        try self.init(frames: frames, jobs: &jobs)
+    }
+
+    /// The same, reading a `jobs` message's entries into `jobs`' storage, which the message then
+    /// holds (`jobs` is left empty): a worker hands the array back once it has handled the
+    /// message, so that its batches of jobs reuse one array.
+    package init(frames: [[UInt8]], jobs spare: inout [JobBatch.Entry]) throws(ProtocolError) {
         guard let first = frames.first else { throw .malformed("empty message") }
         self = try WireHeader.read(first) { header throws(ProtocolError) -> Self in
             switch header.kind {
@@ -178,7 +186,10 @@ package enum AuthorityToWorker: Sendable, Equatable {
                 return .job(try WorkerMessage.job(header), kind: try header.string(2, "kind"), payload: frames[1])
             case "jobs":
                 guard frames.count == 2 else { throw .malformed("jobs needs a header and a body frame") }
-                return .jobs(try JobBatch.read(frames[1], count: try header.batchCount()))
+                try JobBatch.read(frames[1], count: try header.batchCount(), into: &spare)
+                let entries = spare
+                spare = []
+                return .jobs(entries)
             case "heartbeat":
                 // Read leniently, as every release did: a list this worker cannot read names nothing.
                 let features = header.fieldCount >= 1 ? (try? header.strings(0, "features")) ?? [] : []

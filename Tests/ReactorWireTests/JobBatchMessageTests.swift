@@ -27,6 +27,34 @@ import Testing
         }
     }
 
+    /// A reader that hands the array back reads the next batch into the same storage; a
+    /// malformed batch leaves it empty, its storage still there.
+    @Test func aBatchReadIntoTheSpareArrayReusesItsStorage() throws {
+        let many = (0 ..< 100).map { JobBatch.Entry(job: JobID(actionSeq: UInt64($0), effectIndex: 0), kind: "k", payload: [UInt8($0)]) }
+        var spare: [JobBatch.Entry] = []
+        let first = try AuthorityToWorker(frames: AuthorityToWorker.jobs(many).frames(writer), jobs: &spare)
+        #expect(spare.isEmpty)
+        // Handed back as a worker does: the message's array, and nothing else holding it.
+        do {
+            guard case .jobs(let read) = consume first else { Issue.record("not a jobs message"); return }
+            #expect(read == many)
+            spare = read
+        }
+        let storage = spare.withUnsafeBufferPointer { $0.baseAddress }
+        let second = try AuthorityToWorker(frames: AuthorityToWorker.jobs(entries).frames(writer), jobs: &spare)
+        #expect(second == .jobs(entries))
+        do {
+            guard case .jobs(let again) = consume second else { Issue.record("not a jobs message"); return }
+            #expect(again.withUnsafeBufferPointer { $0.baseAddress } == storage)
+            spare = again
+        }
+        #expect(throws: ProtocolError.self) {
+            try AuthorityToWorker(frames: [countHeader("jobs", 2), AuthorityToWorker.jobs(entries).frames(writer)[1]], jobs: &spare)
+        }
+        #expect(spare.isEmpty && spare.capacity >= 100)
+        #expect(spare.withUnsafeBufferPointer { $0.baseAddress } == storage)
+    }
+
     @Test func theHeaderCountsTheJobsAndTheBodyIsAnArrayOfFourElementArrays() throws {
         let frames = AuthorityToWorker.jobs(Array(entries.prefix(2))).frames(writer)
         #expect(try WireHeader.read(frames[0]) { header throws(ProtocolError) in try header.uint(0, "count") } == 2)

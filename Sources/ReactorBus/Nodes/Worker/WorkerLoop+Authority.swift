@@ -13,13 +13,15 @@ extension WorkerLoop {
             tally.bytesReceived += Self.bytes(of: frames)
             let message: AuthorityToWorker
             do {
-                message = try AuthorityToWorker(frames: frames)
+                message = try AuthorityToWorker(frames: frames, jobs: &spareJobs)
             } catch {
                 metrics.update { $0.malformedMessages += 1 }
                 logger.warning("ignoring a malformed message from the authority (\(frames.count) frame\(frames.count == 1 ? "" : "s")): \(error)")
                 continue
             }
             try handle(message)
+            // The batch's array, for the next batch to read into.
+            if case .jobs(let entries) = consume message { spareJobs = entries }
             // A failover replaced the socket: what the old one held is not read.
             if batch.socket !== socket { return }
         }

@@ -68,6 +68,8 @@ where Handler.Effect == R.Effect, Handler.Mutation == R.Mutation {
     /// Subscription runs whose task is running, by run number (`run` of the entry: its token).
     var subscriptionRuns: [UInt64: WorkerSubscriptionRun] = [:]
     let writer = HeaderWriter()
+    /// The array the last `jobs` message was read into, kept for the next one.
+    var spareJobs: [JobBatch.Entry] = []
 
     var socket: ZMQSocket
     var poller: NodePoller
