@@ -117,9 +117,9 @@ package final class ZMQPoller {
             // Used since it was last asked: its descriptor may no longer show what it holds.
             if let entry = sockets[index], entry.socket.operations != entry.checkedAt, try check(index) { ready += 1 }
         }
-        let clock = ContinuousClock()
-        let deadline = timeout.map { clock.now + .nanoseconds($0) }
         var wait = ready > 0 ? 0 : timeout
+        // Read only for a wait that may have to go on after a wake-up for nothing.
+        let deadline = wait.flatMap { $0 > 0 ? MonotonicClock.nanoseconds() &+ $0 : nil }
         while true {
             let woken = descriptors.withUnsafeMutableBufferPointer { buffer in
                 systemPoll(buffer.baseAddress, nfds_t(buffer.count), nanoseconds: wait)
@@ -141,8 +141,8 @@ package final class ZMQPoller {
             if ready > 0 || wait == 0 { return ready }
             // Interrupted, or a socket woke for something not asked for: wait for what is left.
             if let deadline {
-                let left = clock.now.duration(to: deadline).components
-                wait = left.seconds < 0 ? 0 : UInt64(left.seconds) &* 1_000_000_000 &+ UInt64(max(0, left.attoseconds) / 1_000_000_000)
+                let now = MonotonicClock.nanoseconds()
+                wait = now >= deadline ? 0 : deadline - now
             }
         }
     }

@@ -5,6 +5,7 @@ import MessagePack
 import ReactorApps
 import ReactorBus
 import TestSupport
+import ZeroMQ
 
 /// The state phase's floor: the cost of turning a state's MessagePack bytes into the app's
 /// typed state at all, with no framework and no `Codable`. msgpack-c unpacks the bytes

@@ -1,4 +1,5 @@
 import ReactorBus
+import ZeroMQ
 
 /// One progress line on stderr at most every two seconds, for tools that read long journals.
 final class Progress {

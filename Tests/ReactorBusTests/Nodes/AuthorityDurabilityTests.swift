@@ -8,6 +8,7 @@ import Testing
 @testable import ReactorBus
 import ReactorStorage
 import ReactorWire
+import ZeroMQ
 
 /// Snapshots written off the loop: the test thread plays the authority's loop (engine in,
 /// journal append, `snapshotIfDue`), and the destination the writer thread writes to is gated,

@@ -9,6 +9,7 @@ import Testing
 @testable import ReactorBus
 import ReactorStorage
 import ReactorWire
+import ZeroMQ
 
 /// An authority of release 2 of an app starting on release 1's data directory: the snapshot and
 /// the journal tail are migrated through the app's `AppSchema`, or refused with both versions

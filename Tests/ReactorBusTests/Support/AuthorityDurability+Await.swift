@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import ReactorBus
+import ZeroMQ
 
 extension AuthorityDurability {
     /// Takes the syncer's outcomes, as the loop does when its poller wakes, until `lsn` is

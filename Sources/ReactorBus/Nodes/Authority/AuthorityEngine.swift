@@ -2,6 +2,7 @@ import MessagePack
 import ReactorCore
 import ReactorLog
 import ReactorWire
+import ZeroMQ
 
 /// The authority's logic without sockets: frames in, frames and journal records out.
 ///

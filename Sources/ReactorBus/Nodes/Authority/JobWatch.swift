@@ -1,5 +1,6 @@
 import ReactorCore
 import ReactorWire
+import ZeroMQ
 
 /// The authority's view of each job's dispatches, for the feed's `job` topic: kept only while
 /// someone follows it, so a cluster without an inspector pays one branch per job event.

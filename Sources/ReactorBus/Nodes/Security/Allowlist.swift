@@ -1,4 +1,5 @@
 import Foundation
+import ZeroMQ
 
 /// Public keys allowed on each of the authority's sockets, read from a directory:
 /// `DIR/actions/*.pub`, `DIR/workers/*.pub`, `DIR/feed/*.pub`, `DIR/replication/*.pub`, one Z85

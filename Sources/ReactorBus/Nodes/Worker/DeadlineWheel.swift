@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import ReactorCore
 import Synchronization
+import ZeroMQ
 
 /// One clock for the timeouts of every attempt a worker runs: a hashed timer wheel on a thread
 /// of its own, which cancels an attempt once its deadline has passed.
