@@ -35,12 +35,15 @@ package final class ZMQPoller {
         var seen: Int16 = 0
     }
 
-    private var items: [Item] = []
+    // The tables a poll walks are `@exclusivity(unchecked)`: the poller belongs to one thread
+    // and none of its methods calls out to code that could use it again while it changes one,
+    // so accesses cannot overlap; their run-time checks were a poll's own largest cost.
+    @exclusivity(unchecked) private var items: [Item] = []
     /// The descriptor each item waits on: a socket's `ZMQ_FD` (readable: check it), or the raw one.
-    private var descriptors: [pollfd] = []
+    @exclusivity(unchecked) private var descriptors: [pollfd] = []
     /// Registered sockets, the handle each had when registered, and its operation count when
     /// its `ZMQ_EVENTS` were last read, by item index.
-    private var sockets: [(socket: ZMQSocket, handle: UnsafeMutableRawPointer, checkedAt: UInt64)?] = []
+    @exclusivity(unchecked) private var sockets: [(socket: ZMQSocket, handle: UnsafeMutableRawPointer, checkedAt: UInt64)?] = []
     /// Objects whose file descriptor is polled and must outlive the poller's use of it.
     private var owners: [AnyObject] = []
 

@@ -25,10 +25,13 @@ final class ThreadZone {
     /// Nesting depths that keep a zone; deeper unpacks (rare) make and free their own.
     static var keptDepth: Int { 4 }
 
+    // Both `@exclusivity(unchecked)`: the object belongs to its thread and each access is over
+    // before `body` runs (a nested unpack enters again), so no two can overlap; the run-time
+    // checks showed in every decode of a busy node.
     /// The zones made so far, by depth.
-    private var zones: [UnsafeMutablePointer<msgpack_zone>] = []
+    @exclusivity(unchecked) private var zones: [UnsafeMutablePointer<msgpack_zone>] = []
     /// How many zones are in use now (the depth of the unpack running).
-    private var depth = 0
+    @exclusivity(unchecked) private var depth = 0
 
     private init() {}
 

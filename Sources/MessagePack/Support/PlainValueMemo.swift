@@ -25,13 +25,16 @@ final class PlainValueMemo {
     /// Encodings longer than this are not kept.
     static let maxEncodingBytes = 64
 
-    private var decoded: [Key: ValueBits] = [:]
-    private var encoded: [Key: [UInt8]] = [:]
+    // The tables are `@exclusivity(unchecked)`: a memo belongs to one thread, and no access to a
+    // table spans a call that could reach the memo again (`decode` and `encode` run before the
+    // result is stored); the run-time checks were most of the memo's own time in an authority.
+    @exclusivity(unchecked) private var decoded: [Key: ValueBits] = [:]
+    @exclusivity(unchecked) private var encoded: [Key: [UInt8]] = [:]
     /// The entries used last, looked at before the tables: a node mostly codes the same few
     /// values in turn, and comparing a key costs less than hashing it (hashing was about 2% of
     /// a busy authority's time).
-    private var recentDecoded = RecentEntries<ValueBits>()
-    private var recentEncoded = RecentEntries<[UInt8]>()
+    @exclusivity(unchecked) private var recentDecoded = RecentEntries<ValueBits>()
+    @exclusivity(unchecked) private var recentEncoded = RecentEntries<[UInt8]>()
 
     /// The value `T` decodes from `input`, decoding it with `decode` the first time.
     static func decode<T>(_: T.Type, from input: UnsafeRawBufferPointer, _ decode: () throws -> T) rethrows -> T {

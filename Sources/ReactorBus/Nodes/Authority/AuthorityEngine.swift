@@ -25,8 +25,10 @@ package final class AuthorityEngine<R: Reactor> {
     let isJournaling: Bool
     // The state touched for every action or job (`sequencer`, `dispatcher`, `clients`,
     // `actionClients`, `inFlight`, `cancelledJobs`, `metrics`, `outbox`, `jobBatchReaders`,
-    // `ackBatchReaders`) is `@exclusivity(unchecked)`: the run-time check of each access to a
-    // class's stored property was 3.7% of the sync authority's samples.
+    // `ackBatchReaders`, and the flags read for each event: `jobWatch`, `followsMutations`,
+    // `replaying`) is `@exclusivity(unchecked)`: the run-time check of each access to a
+    // class's stored property was 3.7% of the sync authority's samples (and the three flags'
+    // about 1% of an async authority's).
     // Safe because the engine is not `Sendable` and is driven by one loop thread, and no access
     // to these properties can overlap another: the engine's methods never call out while they
     // modify one except into the value itself (`inSequencer`, `withLedger`, `withMetrics` hand
@@ -48,7 +50,7 @@ package final class AuthorityEngine<R: Reactor> {
     /// for an authority that runs without an election.
     package var term: UInt64?
     /// Dispatch counts and times, while someone follows job events.
-    private var jobWatch = JobWatch()
+    @exclusivity(unchecked) private var jobWatch = JobWatch()
     @exclusivity(unchecked) package internal(set) var metrics = AuthorityMetrics()
     @exclusivity(unchecked) var outbox = Outbox()
     /// Workers that said (this session) that they read `jobs` messages, with the largest frame
@@ -60,7 +62,7 @@ package final class AuthorityEngine<R: Reactor> {
     /// Set while a journaled record is replayed (``replay(_:migrated:collectingApplied:)``): the
     /// record is not journaled again, and its applied mutations go to ``Outbox/applied`` only
     /// when the caller collects them.
-    private var replaying: Replaying?
+    @exclusivity(unchecked) private var replaying: Replaying?
 
     private enum Replaying {
         case collectingApplied, discardingApplied
@@ -73,7 +75,7 @@ package final class AuthorityEngine<R: Reactor> {
     ///
     /// Why: with no mutation subscriber, gathering them (generic code, asking the runtime for the
     /// reactor's types on each append) was 4% of a busy authority's samples, for nothing.
-    package var followsMutations = true
+    @exclusivity(unchecked) package var followsMutations = true
 
     /// Whether applied mutations go to ``Outbox/applied``: in a replay, only when the caller
     /// collects them; otherwise while ``followsMutations``.
