@@ -13,7 +13,9 @@
 /// on that clock may only have been paused by a busy machine, so it counts as long only when
 /// the thread's CPU time agrees; that clock costs a system call (about 0.7 µs here), so it is
 /// read before a batch of slices at most once a millisecond, and after one only when a slice
-/// was long.
+/// was long. The share of a window is confirmed the same way: effects took more than half of
+/// it only if the thread itself spent more than half of it on a CPU (read once per window), so
+/// a machine that stops the worker for seconds in the middle of a slice moves nothing.
 struct EffectSliceWatch {
     /// The longest slice that keeps effects on the loop: 10 ms of CPU.
     static var longestSlice: UInt64 { 10_000_000 }
@@ -28,6 +30,8 @@ struct EffectSliceWatch {
     private var windowStart: UInt64?
     /// Nanoseconds spent in slices since `windowStart`.
     private var busy: UInt64 = 0
+    /// The thread's CPU time when the window began.
+    private var windowCPU: UInt64 = 0
     /// The thread's CPU time read before a recent batch, and when.
     private var cpuReading: (at: UInt64, cpu: UInt64)?
 
@@ -46,17 +50,20 @@ struct EffectSliceWatch {
         }
         guard let start = windowStart else {
             windowStart = now
+            windowCPU = cpuTime()
             busy = total
             return nil
         }
         busy += total
         let elapsed = now &- start
         guard elapsed >= Self.window else { return nil }
+        let cpu = cpuTime()
         defer {
             windowStart = now
+            windowCPU = cpu
             busy = 0
         }
-        guard busy * 100 > elapsed * Self.busiestPercent else { return nil }
+        guard busy * 100 > elapsed * Self.busiestPercent, (cpu &- windowCPU) * 100 > elapsed * Self.busiestPercent else { return nil }
         return "effects took \(busy * 100 / elapsed)% of the loop thread's time over \(elapsed / 1_000_000) ms"
     }
 }
