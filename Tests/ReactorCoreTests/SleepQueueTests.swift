@@ -35,6 +35,14 @@ import Testing
         return tasks
     }
 
+    /// The heap is empty, and (in debug builds, which count them) no sleeper of the queue lives on.
+    private func expectEverySleeperGivenBack(_ queue: SleepQueue, sourceLocation: SourceLocation = #_sourceLocation) {
+        #expect(queue.entries == 0, sourceLocation: sourceLocation)
+        #if DEBUG
+        #expect(queue.liveSleepers.value == 0, sourceLocation: sourceLocation)
+        #endif
+    }
+
     @Test func aSleepEndsOnceItsDeadlineIsPassedAndNotBefore() async {
         let queue = SleepQueue()
         let start = Instant.now
@@ -54,10 +62,7 @@ import Testing
         queue.resume(dueBy: { start + .seconds(31) })
         for task in tasks { await task.value }
         #expect(results.all.values.allSatisfy { $0 == .some(true) })
-        #expect(queue.entries == 0)
-        #if DEBUG
-        #expect(queue.liveSleepers.value == 0)
-        #endif
+        expectEverySleeperGivenBack(queue)
     }
 
     @Test func everyWayOutOfTheHeapGivesItsSleeperBack() async {
@@ -82,10 +87,7 @@ import Testing
         #expect((0..<40).allSatisfy { all[$0] == .some(true) })
         #expect((40..<80).allSatisfy { all[$0] == .some(nil) })
         #expect((80..<100).allSatisfy { all[$0] == .some(false) })
-        #expect(queue.entries == 0)
-        #if DEBUG
-        #expect(queue.liveSleepers.value == 0)
-        #endif
+        expectEverySleeperGivenBack(queue)
     }
 
     @Test func cancelledSleepsDroppedWhenTheHeapCompactsAreGivenBack() async {
