@@ -42,8 +42,16 @@ public struct ParsedArguments: Sendable, Equatable {
         guard let value = Double(raw), value > 0, value.isFinite else {
             throw UsageError("\(command): '--\(name) \(raw)' must be a positive number of seconds")
         }
+        // Larger would not fit the milliseconds (it stopped the program), and deadlines on the
+        // monotonic clock, in nanoseconds, need the room.
+        guard value <= Self.maxSeconds else {
+            throw UsageError("\(command): '--\(name) \(raw)' must be at most \(Int(Self.maxSeconds)) seconds (about 31 years)")
+        }
         return .milliseconds(Int64(value * 1000))
     }
+
+    /// The longest duration an option takes, in seconds.
+    public static var maxSeconds: Double { 1_000_000_000 }
 
     /// An option that must be one of `choices`.
     public func choice(_ name: String, of choices: [String]) throws(UsageError) -> String? {

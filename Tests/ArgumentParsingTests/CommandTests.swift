@@ -52,6 +52,23 @@ import Testing
         #expect(UsageError.exitCode == 64)
     }
 
+    @Test func secondsArePositiveFiniteAndAtMostABillion() throws {
+        let seconds = Command(name: "worker", summary: "runs effects", options: [.value("timeout", "SECONDS", help: "the limit")])
+        #expect(try seconds.parse(["--timeout", "0.25"])?.seconds("timeout") == .milliseconds(250))
+        #expect(try seconds.parse(["--timeout", "1e9"])?.seconds("timeout") == .seconds(1_000_000_000))
+        for raw in ["0", "-1", "inf", "nan", "soon"] {
+            #expect(throws: UsageError("worker: '--timeout \(raw)' must be a positive number of seconds")) {
+                try seconds.parse(["--timeout", raw])?.seconds("timeout")
+            }
+        }
+        // Once a crash (the milliseconds overflowed), now a usage error.
+        for raw in ["1000000001", "1e20", "1e300"] {
+            #expect(throws: UsageError("worker: '--timeout \(raw)' must be at most 1000000000 seconds (about 31 years)")) {
+                try seconds.parse(["--timeout", raw])?.seconds("timeout")
+            }
+        }
+    }
+
     @Test func helpIsAskedForNotAnError() throws {
         #expect(try command.parse(["--app", "x", "--help"]) == nil)
         #expect(command.help.contains("--concurrency N"))
