@@ -166,6 +166,19 @@ import Testing
         #expect(wheel.pendingCount == 0)
     }
 
+    @Test func aDeadlineTooFarToCountInNanosecondsNeverFires() async {
+        let wheel = DeadlineWheel()
+        let log = Log()
+        let far = wheel.schedule(after: .seconds(Int64.max)) { log.record(1) }
+        // A deadline due now fires on the wheel's next tick; the far one, scheduled first, not.
+        _ = wheel.schedule(after: .zero) { log.record(2) }
+        #expect(await eventually { log.count == 1 })
+        #expect(log.labels == [2])
+        #expect(wheel.pendingCount == 1)
+        #expect(wheel.cancel(far))
+        #expect(wheel.pendingCount == 0)
+    }
+
     @Test func aCancelledJobReportsCancelledAndLeavesNoDeadline() async {
         let wheel = DeadlineWheel()
         let runner = EffectRunner(handler: Sleeper(duration: .seconds(60)), policy: RetryPolicy(timeout: .seconds(30)), deadlines: wheel)

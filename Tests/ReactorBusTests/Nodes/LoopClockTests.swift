@@ -154,6 +154,22 @@ import ZeroMQ
         #expect(ContinuousClock.now - later >= .milliseconds(20))
     }
 
+    @Test func aSleepTooFarToCountInNanosecondsLetsTheLoopWaitWithoutEnd() async throws {
+        // No loop: the test reads what the loop would wait for.
+        let clock = try LoopClock()
+        let far = Task { try await clock.sleep(for: .seconds(1_000_000_000_000)) }
+        defer { far.cancel() }
+        #expect(await eventually { clock.sleeping == 1 })
+        // 10^21 ns does not fit: the deadline is "never", not a moment in the past.
+        #expect(clock.nextWake() == .max)
+        let near = Task { try await clock.sleep(for: .seconds(3_600)) }
+        defer { near.cancel() }
+        #expect(await eventually { clock.sleeping == 2 })
+        let wake = clock.nextWake()
+        #expect(wake > MonotonicClock.nanoseconds() + 3_500 * 1_000_000_000 && wake < .max)
+        clock.close()
+    }
+
     @Test func cancelledSleepsDoNotPileUpInTheHeap() async throws {
         let driver = try Driver()
         defer { driver.stop() }

@@ -136,7 +136,7 @@ extension DeadlineWheel {
         func schedule(after delay: Duration, now instant: UInt64, _ action: @escaping @Sendable () -> Void) -> EffectDeadlineToken {
             let now = tickIndex(instant)
             let (token, mustWake) = state.withLock { state in
-                let due = dueTick(instant &+ state.nanoseconds(delay))
+                let due = dueTick(instant.saturatingAdd(state.nanoseconds(delay)))
                 if state.count == 0 {
                     // Nothing is pending, so no slot can be skipped: jump the cursor to now
                     // rather than have the thread walk every tick it slept through.

@@ -80,7 +80,7 @@ final class LoopClock: Clock {
         // Not rounded to a coarser step to wake for several sleeps at once: waking a whole
         // millisecond late (as a poll in milliseconds did) saved a little CPU per job at 1,000
         // effects of 10 ms in flight, and cost 100 of them 0.03x-0.05x of their ideal rate.
-        return MonotonicClock.nanoseconds() &+ remaining.wholeNanoseconds &+ 1
+        return MonotonicClock.nanoseconds().saturatingAdd(remaining.wholeNanoseconds).saturatingAdd(1)
     }
 
     /// Resumes every sleep whose deadline has passed, earliest first (then in the order they
