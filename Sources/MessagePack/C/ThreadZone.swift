@@ -27,7 +27,7 @@ final class ThreadZone {
 
     // Both `@exclusivity(unchecked)`: the object belongs to its thread and each access is over
     // before `body` runs (a nested unpack enters again), so no two can overlap; the run-time
-    // checks showed in every decode of a busy node.
+    // checks showed in every decode in a busy authority's profile.
     /// The zones made so far, by depth.
     @exclusivity(unchecked) private var zones: [UnsafeMutablePointer<msgpack_zone>] = []
     /// How many zones are in use now (the depth of the unpack running).

@@ -27,7 +27,7 @@ final class PlainValueMemo {
 
     // The tables are `@exclusivity(unchecked)`: a memo belongs to one thread, and no access to a
     // table spans a call that could reach the memo again (`decode` and `encode` run before the
-    // result is stored); the run-time checks were most of the memo's own time in an authority.
+    // result is stored); the run-time checks showed in every lookup in an authority's profile.
     @exclusivity(unchecked) private var decoded: [Key: ValueBits] = [:]
     @exclusivity(unchecked) private var encoded: [Key: [UInt8]] = [:]
     /// The entries used last, looked at before the tables: a node mostly codes the same few
