@@ -49,15 +49,9 @@ package enum JobBatch {
         }
     }
 
-    /// The jobs in `frame`, which must hold exactly `count` (what the header says).
+    /// The jobs in `frame`, which must hold exactly `count` (what the header says), read into
+    /// `entries` (emptied first, its storage kept for the next batch; empty after a malformed body).
     /// - Throws: `malformed`, naming what is wrong, for any other shape.
-    package static func read(_ frame: [UInt8], count: UInt64) throws(ProtocolError) -> [Entry] {
-        var entries: [Entry] = []
-        try read(frame, count: count, into: &entries)
-        return entries
-    }
-
-    /// The same, into `entries` (emptied first, its storage kept for the next batch).
     package static func read(_ frame: [UInt8], count: UInt64, into entries: inout [Entry]) throws(ProtocolError) {
         var lastKind: String?
         try WireBody.read(frame, count: count, what: "jobs",
