@@ -59,6 +59,37 @@ import TestSupport
         #expect(feed.wantsMutations)
     }
 
+    @Test func jobEventsAndEachProjectionAreWantedByTheirOwnTopicsOrByAPrefixOfThem() async throws {
+        let context = try ZMQContext()
+        defer { context.terminate(timeout: .seconds(1)) }
+        let socket = try ZMQSocket(context: context, type: .xpub)
+        let subscriber = try ZMQSocket(context: context, type: .sub)
+        defer {
+            subscriber.close()
+            socket.close()
+        }
+        let feed = try FeedPublisher(socket: socket, queueBytes: 1 << 20, maxHighWaterMark: 10_000, projections: ["open", "openTotals", "done"])
+        let endpoint = "inproc://feed-wants-jobs-\(UInt64.random(in: 0...UInt64.max))"
+        try socket.bind(endpoint)
+        try subscriber.connect(endpoint)
+        #expect(!feed.wantsJobs && feed.wantedProjections.isEmpty)
+
+        try subscriber.set(.subscribe, FeedMessage.Topic.job)
+        #expect(try await readUntil(feed) { feed.wantsJobs })
+        #expect(feed.wantedProjections.isEmpty && !feed.wantsSnapshots)
+        // A topic's prefix subscribes to every projection it starts.
+        try subscriber.set(.subscribe, FeedMessage.Topic.projection("open"))
+        #expect(try await readUntil(feed) { !feed.wantedProjections.isEmpty })
+        #expect(feed.wantedProjections == ["open", "openTotals"])
+        try subscriber.set(.subscribe, FeedMessage.Topic.projection("done"))
+        #expect(try await readUntil(feed) { feed.wantedProjections.count == 3 })
+        try subscriber.set(.unsubscribe, FeedMessage.Topic.projection("open"))
+        #expect(try await readUntil(feed) { feed.wantedProjections.count == 1 })
+        #expect(feed.wantedProjections == ["done"] && feed.wantsJobs)
+        try subscriber.set(.unsubscribe, FeedMessage.Topic.job)
+        #expect(try await readUntil(feed) { !feed.wantsJobs })
+    }
+
     /// Reads subscription changes until `condition` holds; false after the deadline.
     private func readUntil(_ feed: FeedPublisher, _ condition: () -> Bool) async throws -> Bool {
         let deadline = ContinuousClock.now + promptly

@@ -37,8 +37,6 @@ final class AuthorityLoop<R: Reactor>: NodeLoop {
     private let monitors: [(domain: String, socket: ZMQSocket)]
     private let heartbeatMilliseconds: UInt64
     private let idleFeedMilliseconds: UInt64
-    /// The feed topics of the reactor's projections, by name (empty for most apps).
-    private let projectionTopics: [(name: String, topic: String)]
     private var nextHeartbeat: UInt64 = 0
     private var nextTick: UInt64 = 0
     private var trimmer = HeapTrimmer(interval: .seconds(2))
@@ -94,7 +92,6 @@ final class AuthorityLoop<R: Reactor>: NodeLoop {
         }
         // Transforms: a fresh state gets the reactor's initial mutations and actions, journaled.
         if engine.startIfFresh() { logger.info("fresh state: applied the app's initial mutations and actions") }
-        projectionTopics = engine.projectionNames.map { ($0, FeedMessage.Topic.projection($0)) }
         actions = try ZMQSocket(context: context, type: .router)
         workers = try ZMQSocket(context: context, type: .router)
         feedSocket = try ZMQSocket(context: context, type: .xpub)
@@ -136,7 +133,8 @@ final class AuthorityLoop<R: Reactor>: NodeLoop {
         } else {
             replication = nil
         }
-        feed = try FeedPublisher(socket: feedSocket, queueBytes: configuration.feedQueueBytes, maxHighWaterMark: configuration.feedHighWaterMark)
+        feed = try FeedPublisher(socket: feedSocket, queueBytes: configuration.feedQueueBytes, maxHighWaterMark: configuration.feedHighWaterMark,
+                                 projections: engine.projectionNames)
         try feedSocket.set(.maxMessageSize, 4_096)
         try actions.bind(configuration.actionsEndpoint)
         try workers.bind(configuration.workersEndpoint)
@@ -295,10 +293,10 @@ final class AuthorityLoop<R: Reactor>: NodeLoop {
             publishedVersion: snapshotSchedule.lastVersion,
             snapshotAtVersion: feed.wantsSnapshots ? snapshotSchedule.dueAtVersion : nil,
             checkpointAtRecords: durability?.checkpointDemand(now: now))
-        if !projectionTopics.isEmpty { demand.projections = Set(projectionTopics.filter { feed.wants($0.topic) }.map(\.name)) }
+        demand.projections = feed.wantedProjections
         let outbox = engine.takeOutbox(demand)
         // Job events from the next turn on, while anyone follows them (an inspector).
-        engine.followsJobs = feed.wants(FeedMessage.Topic.job)
+        engine.followsJobs = feed.wantsJobs
         if outbox.state != nil {
             snapshotSchedule.took(version: outbox.version, costNanoseconds: outbox.stateEncodeNanoseconds, now: now)
         }

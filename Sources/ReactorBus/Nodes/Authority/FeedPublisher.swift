@@ -37,15 +37,22 @@ final class FeedPublisher {
     private(set) var largestMessage = 0
     /// The high-water mark currently set on the socket, in messages per subscriber.
     private(set) var highWaterMark: Int
-    /// Whether anyone subscribed to snapshots, and to mutations: ``wants(_:)`` for those two
-    /// topics, worked out when subscriptions change rather than on every turn.
+    /// Whether anyone subscribed to snapshots, to mutations, to job events: ``wants(_:)`` for
+    /// those topics, worked out when subscriptions change rather than on every turn.
     private(set) var wantsSnapshots = false
     private(set) var wantsMutations = false
+    private(set) var wantsJobs = false
+    /// The reactor's projections and their topics.
+    private let projectionTopics: [(name: String, topic: String)]
+    /// The projections someone subscribed to, likewise worked out when subscriptions change.
+    private(set) var wantedProjections: Set<String> = []
 
     /// Sets the initial high-water mark (`maxHighWaterMark`, or less if `queueBytes` holds fewer
-    /// messages of the smallest size); call before the socket binds.
-    init(socket: ZMQSocket, queueBytes: Int, maxHighWaterMark: Int) throws(ZMQError) {
+    /// messages of the smallest size); call before the socket binds. `projections`: the names
+    /// of the reactor's projections, each published on its own topic.
+    init(socket: ZMQSocket, queueBytes: Int, maxHighWaterMark: Int, projections: [String] = []) throws(ZMQError) {
         self.socket = socket
+        projectionTopics = projections.map { ($0, FeedMessage.Topic.projection($0)) }
         self.queueBytes = max(1, queueBytes)
         self.maxHighWaterMark = max(2, maxHighWaterMark)
         highWaterMark = Self.highWaterMark(queueBytes: self.queueBytes, messageBytes: Self.messageOverhead, cap: self.maxHighWaterMark)
@@ -71,6 +78,8 @@ final class FeedPublisher {
             if flag == 1 { prefixes.insert(prefix) } else if flag == 0 { prefixes.remove(prefix) }
             wantsSnapshots = wants(FeedMessage.Topic.snapshot)
             wantsMutations = wants(FeedMessage.Topic.mutation)
+            wantsJobs = wants(FeedMessage.Topic.job)
+            wantedProjections = Set(projectionTopics.filter { wants($0.topic) }.map(\.name))
         }
     }
 
