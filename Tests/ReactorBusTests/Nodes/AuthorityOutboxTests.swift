@@ -72,6 +72,30 @@ import Testing
         #expect(engine.takeOutbox(.init(snapshot: false, publishedVersion: 1)).state == nil)
     }
 
+    @Test func theStateTakenAfterTheOutboxIsTheTurnsWhenDueAndNothingOtherwise() throws {
+        let engine = makeEngine()
+        try countUp(engine, seq: 1)
+        try countUp(engine, seq: 2)
+        // The outbox taken without the snapshot; the acks would leave now; then the state.
+        let outbox = engine.takeOutbox(.init(publishedVersion: 0))
+        #expect(outbox.state == nil && outbox.replies.count == 2)
+        let due = try #require(engine.feedState(.init(snapshot: true, publishedVersion: 0)))
+        #expect(due.bytes == (try MessagePackEncoder().encode(Counter.State(count: 2))))
+        #expect(due.encodeNanoseconds != nil)
+        // Asked again at the same version (a request's snapshot): the same bytes, no new encoding.
+        let again = try #require(engine.feedState(.init(snapshot: true, publishedVersion: nil)))
+        #expect(again.bytes == due.bytes && again.encodeNanoseconds == nil)
+        // Published already, not wanted, or not yet due by count: nothing.
+        #expect(engine.feedState(.init(snapshot: true, publishedVersion: 2)) == nil)
+        #expect(engine.feedState(.init(snapshot: false, publishedVersion: 0)) == nil)
+        #expect(engine.feedState(.init(snapshot: false, publishedVersion: 0, snapshotAtVersion: 3)) == nil)
+        // Due by count once the version reaches it, whether or not time allows.
+        try countUp(engine, seq: 3)
+        _ = engine.takeOutbox()
+        let byCount = try #require(engine.feedState(.init(snapshot: false, publishedVersion: 2, snapshotAtVersion: 3)))
+        #expect(byCount.bytes == (try MessagePackEncoder().encode(Counter.State(count: 3))))
+    }
+
     @Test func theCheckpointComesOnlyOnceTheTurnHasTheRecordsTheDemandNames() throws {
         let engine = makeEngine()
         try countUp(engine, seq: 1)

@@ -883,12 +883,9 @@ package final class AuthorityEngine<R: Reactor> {
                 outbox.appliedPayloads[index] = encode(outbox.appliedMutations[index].mutation)
             }
         }
-        let dueByCount = demand.snapshotAtVersion.map { version >= $0 } ?? false
-        if demand.publishedVersion != version, demand.snapshot || dueByCount {
-            let start = MonotonicClock.nanoseconds()
-            let cached = encodedStateCache?.version == version
-            outbox.state = encodedState()
-            if !cached { outbox.stateEncodeNanoseconds = MonotonicClock.nanoseconds() - start }
+        if let state = feedState(demand) {
+            outbox.state = state.bytes
+            outbox.stateEncodeNanoseconds = state.encodeNanoseconds
         }
         if !demand.projections.isEmpty || projectionFeed.remembersAny {
             outbox.projections = projectionFeed.changes(of: sequencer.state, version: version, wanted: demand.projections) { encode($0) }
@@ -902,6 +899,24 @@ package final class AuthorityEngine<R: Reactor> {
         var taken = Outbox()
         swap(&taken, &outbox)
         return taken
+    }
+
+    /// The state encoded for the feed, when `demand` asks for a snapshot and the version moved
+    /// since the one published last; with how long encoding took (`nil` when it was encoded
+    /// before, for a request).
+    ///
+    /// ``takeOutbox(_:)`` puts it in the outbox. A loop that publishes the turn's snapshot right
+    /// after its acks may instead take the outbox with a demand for no snapshot and ask here once
+    /// the acks have left, before anything else changes the state: the acks do not wait for
+    /// the encoding.
+    package func feedState(_ demand: Outbox.Demand) -> (bytes: [UInt8], encodeNanoseconds: UInt64?)? {
+        let version = inSequencer { $0.version }
+        let dueByCount = demand.snapshotAtVersion.map { version >= $0 } ?? false
+        guard demand.publishedVersion != version, demand.snapshot || dueByCount else { return nil }
+        let start = MonotonicClock.nanoseconds()
+        let cached = encodedStateCache?.version == version
+        guard let bytes = encodedState() else { return nil }
+        return (bytes, cached ? nil : MonotonicClock.nanoseconds() - start)
     }
 
     /// Counts what the loop saw while carrying out outboxes.

@@ -294,7 +294,14 @@ final class AuthorityLoop<R: Reactor>: NodeLoop {
             snapshotAtVersion: feed.wantsSnapshots ? snapshotSchedule.dueAtVersion : nil,
             checkpointAtRecords: durability?.checkpointDemand(now: now))
         demand.projections = feed.wantedProjections
-        let outbox = engine.takeOutbox(demand)
+        // Without a journal the turn's snapshot is published right after its acks: encoded then
+        // (``carryOut(_:publishingState:now:encodingStateFor:)``), so the acks do not wait for it.
+        var taken = demand
+        if durability == nil {
+            taken.snapshot = false
+            taken.snapshotAtVersion = nil
+        }
+        let outbox = engine.takeOutbox(taken)
         // Job events from the next turn on, while anyone follows them (an inspector).
         engine.followsJobs = feed.wantsJobs
         if outbox.state != nil {
@@ -332,7 +339,7 @@ final class AuthorityLoop<R: Reactor>: NodeLoop {
             try carryOutDurable(now: now)
             report.merge(durability.takeReport())
         } else {
-            try carryOut(turn, publishingState: true, now: now)
+            try carryOut(turn, publishingState: true, now: now, encodingStateFor: demand)
         }
         engine.absorb(report)
         report = AuthorityLoopReport()
@@ -351,8 +358,10 @@ final class AuthorityLoop<R: Reactor>: NodeLoop {
         }
     }
 
-    /// Acks, jobs and feed messages of one turn whose records are durable.
-    private func carryOut(_ turn: HeldTurn, publishingState: Bool, now: UInt64) throws {
+    /// Acks, jobs and feed messages of one turn whose records are durable. `stateDemand`: the
+    /// turn's outbox was taken without its snapshot, which is encoded once the acks and jobs
+    /// have left (the engine's state is still the turn's).
+    private func carryOut(_ turn: HeldTurn, publishingState: Bool, now: UInt64, encodingStateFor stateDemand: AuthorityEngine<R>.Outbox.Demand? = nil) throws {
         // Fencing: an elected authority sends nothing once it cannot be sure it is the primary.
         if let leadership = configuration.leadership, !leadership.mayAct { throw LeadershipLost(term: leadership.term) }
         try sendReplies(turn.outbox, now: now)
@@ -363,7 +372,12 @@ final class AuthorityLoop<R: Reactor>: NodeLoop {
         for frames in turn.outbox.toWorkers {
             if try workers.trySend(frames) { report.workersBytesSent += Self.bytes(of: frames) }
         }
-        try publish(turn.outbox, mutations: turn.mutations, state: publishingState, now: now)
+        var state = publishingState ? turn.outbox.state : nil
+        if let stateDemand, let encoded = engine.feedState(stateDemand) {
+            snapshotSchedule.took(version: turn.outbox.version, costNanoseconds: encoded.encodeNanoseconds, now: now)
+            state = encoded.bytes
+        }
+        try publish(turn.outbox, mutations: turn.mutations, state: state, now: now)
     }
 
     /// Runs `body` on the durability; if the journal failed, every held ack is refused first.
@@ -454,9 +468,10 @@ final class AuthorityLoop<R: Reactor>: NodeLoop {
         }
     }
 
-    /// Publishes the outbox's mutations (when subscribed: `mutations`), then its state as a
-    /// snapshot if it carries one and `state` allows, or else a heartbeat when the feed has been idle.
-    private func publish(_ outbox: AuthorityEngine<R>.Outbox, mutations: Bool, state publishingState: Bool, now: UInt64) throws(ZMQError) {
+    /// Publishes the outbox's mutations (when subscribed: `mutations`), then `state` (the
+    /// encoded state at the outbox's version) as a snapshot, or else a heartbeat when the feed
+    /// has been idle.
+    private func publish(_ outbox: AuthorityEngine<R>.Outbox, mutations: Bool, state: [UInt8]?, now: UInt64) throws(ZMQError) {
         if mutations {
             for index in 0 ..< outbox.appliedPayloads.count {
                 // No payload: the app's mutation type did not encode (the engine logged it).
@@ -471,7 +486,7 @@ final class AuthorityLoop<R: Reactor>: NodeLoop {
         for (name, payload) in outbox.projections {
             report.feedBytesSent += UInt64(try feed.publish(.projection(name: name, version: outbox.version, actionSeq: outbox.actionSeq, payload: payload), now: now))
         }
-        if publishingState, let state = outbox.state {
+        if let state {
             report.snapshotsPublished += 1
             report.feedBytesSent += UInt64(try feed.publish(.snapshot(version: outbox.version, actionSeq: outbox.actionSeq, payload: state), now: now))
         } else if now >= feed.lastPublished + idleFeedMilliseconds {
