@@ -28,7 +28,7 @@ struct ClientAckBatches {
 
     /// Puts each batch at its place in `replies`. Empties the batches.
     mutating func pack(into replies: inout [QueuedReply]) {
-        for batch in batches.take() {
+        batches.drain { batch in
             if batch.entries.count == 1, let only = batch.entries.first {
                 replies[batch.slot] = .ack(routingID: batch.key, clientSeq: only.clientSeq, actionSeq: only.actionSeq, version: only.version)
             } else {

@@ -17,11 +17,12 @@ struct TurnBatches<Key: Hashable, Entry> {
     }
 
     private var batches: [Batch] = []
-    /// The batch each peer's next entry joins.
+    /// The batch each peer's next entry joins; the last entry's peer may be only in ``last``.
     private var open: [Key: Int] = [:]
-    /// The peer of the last entry and its open batch, checked before hashing: entries for one
-    /// peer come in runs.
-    private var last: (key: Key, index: Int)?
+    /// The peer of the last entry and its open batch, checked before hashing (entries for one
+    /// peer come in runs), and whether ``open`` has it too: a batch goes into the table only
+    /// once an entry for another peer follows, so a turn that answers one peer hashes nothing.
+    private var last: (key: Key, index: Int, inTable: Bool)?
 
     /// Whether no entry waits to be packed.
     var isEmpty: Bool { batches.isEmpty }
@@ -30,32 +31,41 @@ struct TurnBatches<Key: Hashable, Entry> {
     /// a new batch at `slot` that starts at `headerBytes` and may hold `limit` bytes. Returns
     /// whether it opened one: the caller then reserves `slot` in its messages.
     mutating func add(_ entry: Entry, bytes: Int, for key: Key, slot: Int, headerBytes: Int, limit: Int) -> Bool {
-        let found = if let last, last.key == key { last.index } else { open[key] }
-        if let index = found, batches[index].bytes + bytes <= batches[index].limit {
-            batches[index].entries.append(entry)
-            batches[index].bytes += bytes
-            last = (key, index)
+        var found: (index: Int, inTable: Bool)?
+        if let last, last.key == key {
+            found = (last.index, last.inTable)
+        } else {
+            if let last, !last.inTable { open[last.key] = last.index }
+            found = open.isEmpty ? nil : open[key].map { ($0, true) }
+        }
+        if let found, batches[found.index].bytes + bytes <= batches[found.index].limit {
+            batches[found.index].entries.append(entry)
+            batches[found.index].bytes += bytes
+            last = (key, found.index, found.inTable)
             return false
         }
-        open[key] = batches.count
-        last = (key, batches.count)
+        // A new batch; the table's entry for the peer, if any, is its full one until replaced.
+        if found?.inTable == true { open[key] = batches.count }
+        last = (key, batches.count, found?.inTable == true)
         batches.append(Batch(slot: slot, key: key, entries: [entry], bytes: headerBytes + bytes, limit: limit))
         return true
     }
 
     /// Closes `key`'s open batch: another message to that peer follows it.
     mutating func close(_ key: Key) {
+        if let last, last.key == key {
+            self.last = nil
+            if !last.inTable { return }
+        }
         if !open.isEmpty { open[key] = nil }
-        if let last, last.key == key { self.last = nil }
     }
 
-    /// The batches, in the order they were opened; empties them.
-    mutating func take() -> [Batch] {
-        defer {
-            batches.removeAll(keepingCapacity: true)
-            open.removeAll(keepingCapacity: true)
-            last = nil
-        }
-        return batches
+    /// Hands each batch to `body`, in the order they were opened; empties them (keeping the
+    /// storage for the next turn).
+    mutating func drain(_ body: (Batch) -> Void) {
+        for batch in batches { body(batch) }
+        batches.removeAll(keepingCapacity: true)
+        open.removeAll(keepingCapacity: true)
+        last = nil
     }
 }

@@ -30,7 +30,7 @@ struct WorkerJobBatches {
     /// Puts each batch's frames at its place in `messages` (routing id first): a `jobs` message,
     /// or a plain `job` for a batch of one. Empties the batches.
     mutating func pack(into messages: inout [[[UInt8]]], writer: HeaderWriter) {
-        for batch in batches.take() {
+        batches.drain { batch in
             let message: AuthorityToWorker
             if batch.entries.count == 1, let only = batch.entries.first {
                 message = .job(only.job, kind: only.kind, payload: only.payload)
