@@ -862,13 +862,17 @@ package final class AuthorityEngine<R: Reactor> {
         snapshot.version = version
         snapshot.actionSeq = actionSeq
         snapshot.openJobs = UInt64(openJobs)
-        snapshot.workers = UInt64(dispatcher.workerCount)
-        snapshot.queuedJobs = UInt64(dispatcher.queuedCount)
-        snapshot.clients = UInt64(clients.clientCount)
-        snapshot.forgottenClients = UInt64(clients.forgottenCount)
-        snapshot.quarantinedWorkers = UInt64(dispatcher.quarantinedCount)
+        // Likewise the dispatcher and the ledger: read through the stored values, they were
+        // copied whole (with their tables' reference counts), every turn.
+        let (workers, queued, quarantined) = withDispatcher { ($0.workerCount, $0.queuedCount, $0.quarantinedCount) }
+        let (clientCount, forgotten) = withLedger { ($0.clientCount, $0.forgottenCount) }
+        snapshot.workers = UInt64(workers)
+        snapshot.queuedJobs = UInt64(queued)
+        snapshot.clients = UInt64(clientCount)
+        snapshot.forgottenClients = UInt64(forgotten)
+        snapshot.quarantinedWorkers = UInt64(quarantined)
         snapshot.subscriptionsRunning = UInt64(subscriptions)
-        snapshot.subscriptionsUnassigned = UInt64(unassignedSubscriptionCount)
+        snapshot.subscriptionsUnassigned = subscriptions > 0 ? UInt64(unassignedSubscriptionCount) : 0
         return snapshot
     }
 

@@ -50,6 +50,10 @@ extension AuthorityEngine {
             package var payload: [UInt8]?
         }
 
+        // The fields whose types depend on the reactor start from `init()`, not from a literal:
+        // in code generic over the reactor, `[]` and `[:]` went through the run time's literal
+        // initialisers (an empty array allocated, type metadata looked up) for every outbox.
+
         /// Replies for the actions socket, in the order the requests were read.
         package var replies: [QueuedReply] = []
         /// How many of ``replies`` are acks.
@@ -71,7 +75,7 @@ extension AuthorityEngine {
         /// Applied mutations (while ``AuthorityEngine/followsMutations``), in order; their
         /// payloads are in ``appliedPayloads``. The reactor's sequencer appends to this array
         /// itself, in code compiled for the reactor's types.
-        package var appliedMutations: [AppliedMutation<R.Mutation>] = []
+        package var appliedMutations = [AppliedMutation<R.Mutation>]()
         /// The payload bytes of each of ``appliedMutations``, at the same index: when they
         /// arrived encoded (from a worker) or when the ``Demand`` asked for mutations (`nil`
         /// only if the app's type cannot encode). Apart, so that code not specialised for the
@@ -86,7 +90,7 @@ extension AuthorityEngine {
         package var records: [AuthorityRecord] = []
         /// The replies (by index in ``replies``) that answer a `snapshot` or `stats` request:
         /// the loop refuses one with `busy` when its client has too many reply bytes unread.
-        package var requestReplies: [Int: RequestReply] = [:]
+        package var requestReplies = [Int: RequestReply]()
         /// The state's version and last action's sequence number after the turn (for the feed's
         /// snapshot or heartbeat).
         package var version: UInt64 = 0
