@@ -109,6 +109,20 @@ import Testing
         #expect(engine.takeOutbox(.init(checkpointAtRecords: 0)).checkpoint?.sequencer.version == 3)
     }
 
+    @Test func aTakenReportLeavesAnEmptyOneThatCountsAfresh() {
+        var report = AuthorityLoopReport()
+        #expect(report.isEmpty)
+        report.acks = 3
+        report.ackLatency.observe(0.001, times: 3)
+        report.journalLSN = 9
+        let taken = report.take()
+        #expect(taken.acks == 3 && taken.ackLatency.count == 3 && taken.journalLSN == 9)
+        #expect(report.isEmpty && report.ackLatency.count == 0 && report.journalLSN == nil)
+        report.acks = 1
+        #expect(!report.isEmpty && report.take().acks == 1)
+        #expect(report.isEmpty)
+    }
+
     @Test func theEngineCountsWhatTheLoopReports() throws {
         let engine = makeEngine()
         var report = AuthorityLoopReport()

@@ -171,13 +171,12 @@ final class AuthorityDurability<R: Reactor> {
 
     /// What was committed and written since the last call, for the engine to count.
     func takeReport() -> AuthorityLoopReport {
-        defer { report = AuthorityLoopReport() }
         let committed = journal.committedLSN
         if committed != reportedLSN {
             report.journalLSN = committed
             reportedLSN = committed
         }
-        return report
+        return report.take()
     }
 
     /// Appends a batch's records and commits them: under `batch` by handing the `fdatasync` to

@@ -313,20 +313,21 @@ final class AuthorityLoop<R: Reactor>: NodeLoop {
         for frames in outbox.promptToWorkers {
             if try workers.trySend(frames) { report.workersBytesSent += Self.bytes(of: frames) }
         }
-        let turn = HeldTurn(outbox: outbox, mutations: demand.mutations, started: started)
+        // Moved into the turn, not copied (a copy retained each of its arrays, every turn).
+        let turn = HeldTurn(outbox: consume outbox, mutations: demand.mutations, started: started)
         if let durability {
             var lsn = durability.lastLSN
-            if !outbox.records.isEmpty {
+            if !turn.outbox.records.isEmpty {
                 // A journal that cannot be written ends the node before any ack of this batch
                 // leaves; the batch's clients are told why instead of waiting for a timeout.
                 do {
-                    lsn = try durability.append(outbox.records)
+                    lsn = try durability.append(turn.outbox.records)
                 } catch {
-                    refuseHeld(and: outbox, because: error)
+                    refuseHeld(and: turn.outbox, because: error)
                     throw error
                 }
             }
-            durability.snapshot(outbox.checkpoint, coveringThrough: lsn, now: now)
+            durability.snapshot(turn.outbox.checkpoint, coveringThrough: lsn, now: now)
             held.hold(turn, until: lsn)
             if let replication {
                 try replication.pump(durability: durability, now: now)
@@ -341,8 +342,7 @@ final class AuthorityLoop<R: Reactor>: NodeLoop {
         } else {
             try carryOut(turn, publishingState: true, now: now, encodingStateFor: demand)
         }
-        engine.absorb(report)
-        report = AuthorityLoopReport()
+        engine.absorb(report.take())
     }
 
     /// Sends, in turn order, every held turn whose records are durable now. Of several feed

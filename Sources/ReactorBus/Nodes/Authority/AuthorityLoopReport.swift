@@ -53,8 +53,19 @@ package struct AuthorityLoopReport: Equatable, Sendable {
     /// Nothing seen yet.
     package init() {}
 
+    /// Nothing seen yet, made once: a loop starts a new report every turn, and making one
+    /// checks the bounds of its three histograms.
+    package static let none = AuthorityLoopReport()
+
     /// Whether there is nothing to count.
-    package var isEmpty: Bool { self == AuthorityLoopReport() }
+    package var isEmpty: Bool { self == Self.none }
+
+    /// This report, leaving ``none`` in its place: handed on without a copy.
+    package mutating func take() -> AuthorityLoopReport {
+        var taken = Self.none
+        swap(&taken, &self)
+        return taken
+    }
 
     /// Adds `other`'s counts and observations to these; its measurements of the moment (the
     /// feed's high-water mark, its connections, the newest snapshot's size), if any, replace these.
