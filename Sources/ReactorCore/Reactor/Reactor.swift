@@ -116,6 +116,15 @@ public protocol Reactor: Sendable {
     /// on every action (see Reactor+Specialization.swift).
     static func _sequencerAccept(_ action: Action, in sequencer: inout Sequencer<Self>) -> Acceptance<Mutation, Effect>
 
+    /// ``Sequencer/accept(_:)`` compiled for this reactor's own types, for a runtime that is not:
+    /// the mutations it applies are appended to `applied` when `collecting`, and what else it did
+    /// comes back as an ``AcceptanceSummary``, a value whose type does not depend on the reactor.
+    /// Only when the summary says so (the action issued, cancelled or finished jobs) is the whole
+    /// ``Acceptance`` stored in `kept`; otherwise `kept` is left as it was. Not for apps to
+    /// implement.
+    static func _sequencerAccept(_ action: Action, in sequencer: inout Sequencer<Self>, collecting: Bool,
+                                 into applied: inout [AppliedMutation<Mutation>], keeping kept: inout Acceptance<Mutation, Effect>?) -> AcceptanceSummary
+
     /// ``Sequencer/apply(job:emitIndex:mutation:)`` compiled for this reactor's own types, like
     /// ``_sequencerAccept(_:in:)``. Not for apps to implement.
     static func _sequencerApply(job: JobID, emitIndex: UInt32, mutation: Mutation, in sequencer: inout Sequencer<Self>) throws(SequencerError) -> Progress<Mutation>

@@ -19,6 +19,16 @@ extension Reactor {
     }
 
     @inlinable
+    public static func _sequencerAccept(_ action: Action, in sequencer: inout Sequencer<Self>, collecting: Bool,
+                                        into applied: inout [AppliedMutation<Mutation>], keeping kept: inout Acceptance<Mutation, Effect>?) -> AcceptanceSummary {
+        let acceptance = sequencer.acceptSpecialized(action)
+        if collecting { applied.append(contentsOf: acceptance.applied) }
+        let summary = AcceptanceSummary(acceptance)
+        if summary.keptAcceptance { kept = acceptance }
+        return summary
+    }
+
+    @inlinable
     public static func _sequencerApply(job: JobID, emitIndex: UInt32, mutation: Mutation,
                                        in sequencer: inout Sequencer<Self>) throws(SequencerError) -> Progress<Mutation> {
         try sequencer.applySpecialized(job: job, emitIndex: emitIndex, mutation: mutation)

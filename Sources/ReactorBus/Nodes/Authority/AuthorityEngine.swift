@@ -25,8 +25,8 @@ package final class AuthorityEngine<R: Reactor> {
     let isJournaling: Bool
     // The state touched for every action or job (`sequencer`, `dispatcher`, `clients`,
     // `actionClients`, `inFlight`, `cancelledJobs`, `metrics`, `outbox`, `jobBatchReaders`,
-    // `ackBatchReaders`, and the flags read for each event: `jobWatch`, `followsMutations`,
-    // `replaying`) is `@exclusivity(unchecked)`: the run-time check of each access to a
+    // `ackBatchReaders`, `keptAcceptance`, and the flags read for each event: `jobWatch`,
+    // `followsMutations`, `replaying`) is `@exclusivity(unchecked)`: the run-time check of each access to a
     // class's stored property was 3.7% of the sync authority's samples (and the three flags'
     // about 1% of an async authority's).
     // Safe because the engine is not `Sendable` and is driven by one loop thread, and no access
@@ -56,6 +56,9 @@ package final class AuthorityEngine<R: Reactor> {
     /// Workers that said (this session) that they read `jobs` messages, with the largest frame
     /// each reads: their jobs of a turn go as one message (``WorkerJobBatches``).
     @exclusivity(unchecked) private var jobBatchReaders: [PeerID: Int] = [:]
+    /// The last accepted action's ``Acceptance`` when it issued, cancelled or finished jobs,
+    /// until ``accept(_:client:seq:payload:now:dispatch:)`` takes it (see ``AcceptanceSummary``).
+    @exclusivity(unchecked) private var keptAcceptance: Acceptance<R.Mutation, R.Effect>?
     /// The client connections (routing ids) that read `acks` messages: at least the 65,536 used
     /// most recently (``RecentSet``); a forgotten one gets plain `ack`s.
     @exclusivity(unchecked) private var ackBatchReaders = RecentSet<[UInt8]>(capacity: 65_536)
@@ -331,13 +334,15 @@ package final class AuthorityEngine<R: Reactor> {
     /// Accepts a decoded action: sequencer, client ledger, in-flight bookkeeping, jobs.
     @discardableResult
     private func accept(_ action: R.Action, client: String, seq: UInt64, payload: [UInt8], now: UInt64, dispatch: Bool) -> ClientLedger.Ack {
-        let acceptance = R._sequencerAccept(action, in: &sequencer)
-        let ack = ClientLedger.Ack(actionSeq: acceptance.actionSeq, version: acceptance.version)
+        // Through the witness that appends the applied mutations to the outbox itself and
+        // returns a summary whose type does not depend on the reactor: this code holds no
+        // `Acceptance` unless the action issued or cancelled jobs (see ``AcceptanceSummary``).
+        let collecting = queuesApplied
+        let summary = R._sequencerAccept(action, in: &sequencer, collecting: collecting, into: &outbox.appliedMutations, keeping: &keptAcceptance)
+        if collecting { outbox.appliedPayloads.append(contentsOf: repeatElement(nil, count: summary.appliedCount)) }
+        let ack = ClientLedger.Ack(actionSeq: summary.actionSeq, version: summary.version)
         clients.record(client: client, seq: seq, payload: payload, ack: ack)
-        // The counts, not `applied.count` or `jobs.isEmpty`: this code is not specialised for
-        // the reactor, and those asked the runtime for the arrays' element types per action.
-        let (appliedCount, jobCount) = (UInt64(acceptance.appliedCount), acceptance.jobCount)
-        let plain = acceptance.cancelled.isEmpty && acceptance.finished.isEmpty
+        let (appliedCount, jobCount, plain) = (UInt64(summary.appliedCount), summary.jobCount, summary.isPlain)
         // One access to the counters for all four: each `metrics[...] +=` on its own is a
         // checked access to this class's storage.
         withMetrics { metrics in
@@ -346,11 +351,11 @@ package final class AuthorityEngine<R: Reactor> {
             if plain { metrics[.mutationsSync] += appliedCount }
             if jobCount == 0 { metrics[.actionsApplied] += 1 }
         }
-        queueForFeed(acceptance.applied)
         if isJournaling && replaying == nil { outbox.records.append(.accepted(client: client, clientSeq: seq, action: payload)) }
+        guard summary.keptAcceptance, let acceptance = keptAcceptance.take() else { return ack }
         if !plain { absorbCancellations(acceptance, now: now) }
         if jobCount != 0 {
-            actionClients.insert(client, for: acceptance.actionSeq)
+            actionClients.insert(client, for: summary.actionSeq)
             inFlight.add(client)
             if dispatch { enqueueJobs(of: acceptance, now: now) }
         }
