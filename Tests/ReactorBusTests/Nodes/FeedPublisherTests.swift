@@ -35,31 +35,44 @@ import TestSupport
     }
 
     @Test func whatSubscribersWantIsKnownFromTheirSubscriptionsAndForgottenWhenTheyLeave() async throws {
-        let context = try ZMQContext()
-        defer { context.terminate(timeout: .seconds(1)) }
-        let socket = try ZMQSocket(context: context, type: .xpub)
-        let subscriber = try ZMQSocket(context: context, type: .sub)
-        defer {
-            subscriber.close()
-            socket.close()
-        }
-        let feed = try FeedPublisher(socket: socket, queueBytes: 1 << 20, maxHighWaterMark: 10_000)
-        let endpoint = "inproc://feed-wants-\(UInt64.random(in: 0...UInt64.max))"
-        try socket.bind(endpoint)
-        try subscriber.connect(endpoint)
-        #expect(!feed.wantsSnapshots && !feed.wantsMutations)
+        try await withSubscribedFeed { feed, subscriber in
+            #expect(!feed.wantsSnapshots && !feed.wantsMutations)
 
-        try subscriber.set(.subscribe, FeedMessage.Topic.snapshot)
-        #expect(try await readUntil(feed) { feed.wantsSnapshots })
-        #expect(!feed.wantsMutations)
-        try subscriber.set(.subscribe, FeedMessage.Topic.mutation)
-        #expect(try await readUntil(feed) { feed.wantsMutations })
-        try subscriber.set(.unsubscribe, FeedMessage.Topic.snapshot)
-        #expect(try await readUntil(feed) { !feed.wantsSnapshots })
-        #expect(feed.wantsMutations)
+            try subscriber.set(.subscribe, FeedMessage.Topic.snapshot)
+            #expect(try await readUntil(feed) { feed.wantsSnapshots })
+            #expect(!feed.wantsMutations)
+            try subscriber.set(.subscribe, FeedMessage.Topic.mutation)
+            #expect(try await readUntil(feed) { feed.wantsMutations })
+            try subscriber.set(.unsubscribe, FeedMessage.Topic.snapshot)
+            #expect(try await readUntil(feed) { !feed.wantsSnapshots })
+            #expect(feed.wantsMutations)
+        }
     }
 
     @Test func jobEventsAndEachProjectionAreWantedByTheirOwnTopicsOrByAPrefixOfThem() async throws {
+        try await withSubscribedFeed(projections: ["open", "openTotals", "done"]) { feed, subscriber in
+            #expect(!feed.wantsJobs && feed.wantedProjections.isEmpty)
+
+            try subscriber.set(.subscribe, FeedMessage.Topic.job)
+            #expect(try await readUntil(feed) { feed.wantsJobs })
+            #expect(feed.wantedProjections.isEmpty && !feed.wantsSnapshots)
+            // A topic's prefix subscribes to every projection it starts.
+            try subscriber.set(.subscribe, FeedMessage.Topic.projection("open"))
+            #expect(try await readUntil(feed) { !feed.wantedProjections.isEmpty })
+            #expect(feed.wantedProjections == ["open", "openTotals"])
+            try subscriber.set(.subscribe, FeedMessage.Topic.projection("done"))
+            #expect(try await readUntil(feed) { feed.wantedProjections.count == 3 })
+            try subscriber.set(.unsubscribe, FeedMessage.Topic.projection("open"))
+            #expect(try await readUntil(feed) { feed.wantedProjections.count == 1 })
+            #expect(feed.wantedProjections == ["done"] && feed.wantsJobs)
+            try subscriber.set(.unsubscribe, FeedMessage.Topic.job)
+            #expect(try await readUntil(feed) { !feed.wantsJobs })
+        }
+    }
+
+    /// Runs `body` with a feed publisher on an XPUB socket and a SUB socket connected to it
+    /// (inproc), subscribed to nothing yet; closes both after.
+    private func withSubscribedFeed(projections: [String] = [], _ body: (FeedPublisher, ZMQSocket) async throws -> Void) async throws {
         let context = try ZMQContext()
         defer { context.terminate(timeout: .seconds(1)) }
         let socket = try ZMQSocket(context: context, type: .xpub)
@@ -68,26 +81,11 @@ import TestSupport
             subscriber.close()
             socket.close()
         }
-        let feed = try FeedPublisher(socket: socket, queueBytes: 1 << 20, maxHighWaterMark: 10_000, projections: ["open", "openTotals", "done"])
-        let endpoint = "inproc://feed-wants-jobs-\(UInt64.random(in: 0...UInt64.max))"
+        let feed = try FeedPublisher(socket: socket, queueBytes: 1 << 20, maxHighWaterMark: 10_000, projections: projections)
+        let endpoint = "inproc://feed-wants-\(UInt64.random(in: 0...UInt64.max))"
         try socket.bind(endpoint)
         try subscriber.connect(endpoint)
-        #expect(!feed.wantsJobs && feed.wantedProjections.isEmpty)
-
-        try subscriber.set(.subscribe, FeedMessage.Topic.job)
-        #expect(try await readUntil(feed) { feed.wantsJobs })
-        #expect(feed.wantedProjections.isEmpty && !feed.wantsSnapshots)
-        // A topic's prefix subscribes to every projection it starts.
-        try subscriber.set(.subscribe, FeedMessage.Topic.projection("open"))
-        #expect(try await readUntil(feed) { !feed.wantedProjections.isEmpty })
-        #expect(feed.wantedProjections == ["open", "openTotals"])
-        try subscriber.set(.subscribe, FeedMessage.Topic.projection("done"))
-        #expect(try await readUntil(feed) { feed.wantedProjections.count == 3 })
-        try subscriber.set(.unsubscribe, FeedMessage.Topic.projection("open"))
-        #expect(try await readUntil(feed) { feed.wantedProjections.count == 1 })
-        #expect(feed.wantedProjections == ["done"] && feed.wantsJobs)
-        try subscriber.set(.unsubscribe, FeedMessage.Topic.job)
-        #expect(try await readUntil(feed) { !feed.wantsJobs })
+        try await body(feed, subscriber)
     }
 
     /// Reads subscription changes until `condition` holds; false after the deadline.
