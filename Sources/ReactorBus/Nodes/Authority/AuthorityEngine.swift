@@ -26,9 +26,9 @@ package final class AuthorityEngine<R: Reactor> {
     // The state touched for every action or job (`sequencer`, `dispatcher`, `clients`,
     // `actionClients`, `inFlight`, `cancelledJobs`, `metrics`, `outbox`, `jobBatchReaders`,
     // `ackBatchReaders`, `keptAcceptance`, and the flags read for each event: `jobWatch`,
-    // `followsMutations`, `replaying`) is `@exclusivity(unchecked)`: the run-time check of each access to a
-    // class's stored property was 3.7% of the sync authority's samples (and the three flags'
-    // about 1% of an async authority's).
+    // `followsMutations`, `replaying`) is `@exclusivity(unchecked)`: the run-time check of each
+    // access to a class's stored property was 3.7% of the sync authority's samples (and the
+    // three flags' about 1% of an async authority's).
     // Safe because the engine is not `Sendable` and is driven by one loop thread, and no access
     // to these properties can overlap another: the engine's methods never call out while they
     // modify one except into the value itself (`inSequencer`, `withLedger`, `withMetrics` hand
@@ -336,7 +336,8 @@ package final class AuthorityEngine<R: Reactor> {
     private func accept(_ action: R.Action, client: String, seq: UInt64, payload: [UInt8], now: UInt64, dispatch: Bool) -> ClientLedger.Ack {
         // Through the witness that appends the applied mutations to the outbox itself and
         // returns a summary whose type does not depend on the reactor: this code holds no
-        // `Acceptance` unless the action issued or cancelled jobs (see ``AcceptanceSummary``).
+        // `Acceptance` unless the action issued, cancelled or finished jobs (see
+        // ``AcceptanceSummary``).
         let collecting = queuesApplied
         let summary = R._sequencerAccept(action, in: &sequencer, collecting: collecting, into: &outbox.appliedMutations, keeping: &keptAcceptance)
         if collecting { outbox.appliedPayloads.append(contentsOf: repeatElement(nil, count: summary.appliedCount)) }
