@@ -231,10 +231,9 @@ extension LargeStateTests {
         let dealer = try ZMQSocket(context: context, type: .dealer)
         defer { dealer.close() }
         try dealer.set(.linger, 0)
-        try dealer.set(.receiveTimeout, 30_000)
         try dealer.connect(endpoints.actions)
         try dealer.send(ClientMessage.snapshot(requestID: 41).frames(HeaderWriter()))
-        let whole = try AuthorityReply(frames: try dealer.receiveMultipart())
+        let whole = try AuthorityReply(frames: try #require(await dealer.receiveMultipart(before: .now + .seconds(30))))
         guard case .snapshot(41, 6, 6, "catalog", let payload) = whole else {
             Issue.record("expected the whole snapshot, got \(String(describing: whole).prefix(200))")
             client.close()

@@ -13,6 +13,8 @@ import TestSupport
         let configuration = AuthorityConfiguration.onIPC(app: "counter", name: "authority-run")
         let node = try AuthorityNode(reactor: Counter(), configuration: configuration, logger: Logger(label: "test", sink: .discard), context: context)
         let service = Task { try await node.run() }
+        // Stopped on every way out, also when an expectation below throws.
+        defer { service.cancel() }
 
         let client = try ActionClient<Counter>(configuration: .init(actionsEndpoint: configuration.actionsEndpoint), logger: quietLogger, context: context)
         try client.start()

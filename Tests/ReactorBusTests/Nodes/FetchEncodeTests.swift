@@ -119,23 +119,25 @@ import Foundation
         let configuration = AuthorityConfiguration.onIPC(app: "catalog", name: "fetch-encode")
         let node = try AuthorityNode(reactor: Catalog(), configuration: configuration, logger: Logger(label: "test", sink: .discard), context: context)
         let service = Task { try await node.run() }
+        // Stopped on every way out, also when an expectation below throws.
+        defer { service.cancel() }
 
         // A state whose encoding takes long enough (200,000 entries) for the action to arrive first.
         let socket = try ZMQSocket(context: context, type: .dealer)
         try socket.set(.linger, 0)
-        try socket.set(.receiveTimeout, 60_000)
         try socket.connect(configuration.actionsEndpoint)
         let encoder = MessagePackEncoder()
         try socket.send(ClientMessage.action(clientID: "c1", clientSeq: 1, payload: try encoder.encode(Catalog.Action.fill(from: 0, count: 200_000, bytes: 64))).frames(writer))
-        #expect(try AuthorityReply(frames: try socket.receiveMultipart()) == .ack(clientSeq: 1, actionSeq: 1, version: 1))
+        #expect(try await Self.reply(socket) == .ack(clientSeq: 1, actionSeq: 1, version: 1))
 
         // The fetch and then an action: the action is acknowledged while the state is encoded.
         try socket.send(ClientMessage.snapshotChunk(requestID: 7, version: nil, offset: 0, maxBytes: 1 << 20).frames(writer))
         try socket.send(ClientMessage.action(clientID: "c1", clientSeq: 2, payload: try encoder.encode(Catalog.Action.put(key: 1, value: "x"))).frames(writer))
-        #expect(try AuthorityReply(frames: try socket.receiveMultipart()) == .ack(clientSeq: 2, actionSeq: 2, version: 2))
-        let reply = try AuthorityReply(frames: try socket.receiveMultipart())
+        #expect(try await Self.reply(socket) == .ack(clientSeq: 2, actionSeq: 2, version: 2))
+        let reply = try #require(try await Self.reply(socket))
         guard case .snapshotChunk(let id, let version, let actionSeq, _, let total, let offset, let payload) = reply else {
             Issue.record("expected the first chunk, got \(reply)")
+            socket.close()
             return
         }
         // The chunk is of the state at the fetch's version, before the put.
@@ -146,5 +148,17 @@ import Foundation
         try await service.value
         #expect(node.failure == nil)
         #expect(context.terminate(timeout: .seconds(10)))
+    }
+
+    /// The next reply on `socket`, waited for without blocking a thread of the test process's
+    /// shared pool (a blocking receive there held one of its two threads for as long as the
+    /// 200,000 entries took, and starved the tests running beside it); `nil` after 60 s.
+    private static func reply(_ socket: ZMQSocket) async throws -> AuthorityReply? {
+        let deadline = ContinuousClock.now + .seconds(60)
+        while ContinuousClock.now < deadline {
+            if let frames = try socket.tryReceiveMultipart() { return try AuthorityReply(frames: frames) }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        return nil
     }
 }
