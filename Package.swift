@@ -115,7 +115,7 @@ let package = Package(
         // files, bounded waits, reaped on drop), for the multi-process tests and reactor-bench;
         // a raw HTTP client for the metrics endpoint's tests; and a real etcd on loopback for the coordination tests.
         // A plain target rather than a test target so that the benchmark can use it too; not a product.
-        .target(name: "TestSupport", dependencies: ["SystemCalls"]),
+        .target(name: "TestSupport", dependencies: ["SystemCalls", "ZeroMQ"]),
 
         // The benchmark (`make bench`): every role in its own process, the authorities and
         // workers being the real reactor-node built next to it.

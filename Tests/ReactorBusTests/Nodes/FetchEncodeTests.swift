@@ -6,6 +6,7 @@ import ReactorLog
 import ReactorWire
 import Testing
 import ZeroMQ
+import TestSupport
 import Foundation
 
 /// A state fetched with `snapshot_chunk` is encoded off the loop (``FetchEncode``): the engine
@@ -150,15 +151,9 @@ import Foundation
         #expect(context.terminate(timeout: .seconds(10)))
     }
 
-    /// The next reply on `socket`, waited for without blocking a thread of the test process's
-    /// shared pool (a blocking receive there held one of its two threads for as long as the
-    /// 200,000 entries took, and starved the tests running beside it); `nil` after 60 s.
+    /// The next reply on `socket` within 60 s, waited for without blocking a thread of the test
+    /// process's shared pool (see ``ZMQSocket/receiveMultipart(before:)``).
     private static func reply(_ socket: ZMQSocket) async throws -> AuthorityReply? {
-        let deadline = ContinuousClock.now + .seconds(60)
-        while ContinuousClock.now < deadline {
-            if let frames = try socket.tryReceiveMultipart() { return try AuthorityReply(frames: frames) }
-            try await Task.sleep(for: .milliseconds(5))
-        }
-        return nil
+        try await socket.receiveMultipart(before: .now + .seconds(60)).map { try AuthorityReply(frames: $0) }
     }
 }

@@ -1,6 +1,7 @@
 import ReactorBus
 import ReactorCore
 import ReactorWire
+import TestSupport
 import ZeroMQ
 
 /// A SUB socket on an authority's feed, read synchronously by one test with deadlines.

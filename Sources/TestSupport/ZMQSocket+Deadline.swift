@@ -5,7 +5,7 @@ extension ZMQSocket {
     ///
     /// Between tries it sleeps as a task (2 ms) instead of blocking in a poll: a test that blocks
     /// a cooperative thread for seconds starves every other test of a parallel run.
-    func receiveMultipart(before deadline: ContinuousClock.Instant) async throws -> [[UInt8]]? {
+    package func receiveMultipart(before deadline: ContinuousClock.Instant) async throws -> [[UInt8]]? {
         while true {
             if let frames = try tryReceiveMultipart() { return frames }
             guard ContinuousClock.now < deadline else { return nil }
