@@ -163,6 +163,7 @@ let package = Package(
         .testTarget(name: "ReactorBusTests", dependencies: ["ReactorBus", "ZeroMQ", "ReactorWire", "ReactorStorage", "ReactorApps", "MessagePack", "ReactorMetrics", "TestSupport", "SchemaFixtures"]),
         .testTarget(name: "ArgumentParsingTests", dependencies: ["ArgumentParsing"]),
         .testTarget(name: "ReactorMetricsTests", dependencies: ["ReactorMetrics"]),
+        .testTarget(name: "TestTraitsTests", dependencies: ["TestTraits"]),
         // Against a real etcd (/usr/bin/etcd) on loopback, started per test by TestSupport's EtcdServer.
         .testTarget(name: "CoordinationTests", dependencies: ["Coordination", "TestSupport", "TestTraits"]),
         .testTarget(name: "MetricsHTTPTests", dependencies: ["MetricsHTTP", "ReactorMetrics", "TestSupport"]),

@@ -18,7 +18,7 @@ package struct SpawnsProcesses: SuiteTrait, TestTrait, TestScoping {
     }
 
     package func provideScope(for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void) async throws {
-        try await ProcessSlots.shared.withSlot(function)
+        try await ProcessSlots.shared.withSlot(named: String(describing: test.id), function)
     }
 }
 
