@@ -106,7 +106,7 @@ final class DecodingContext {
     /// Releases the reusable coding path links.
     func tearDown() {
         freePathNodes = []
-        keptKeyed = KeptKeyedContainers()
+        keptKeyed = KeptKeyedContainers<KeyedDecodingState>()
     }
 
     // MARK: Keyed containers
@@ -116,7 +116,7 @@ final class DecodingContext {
     // Read and changed in place (not through `take`, whose moves cost retains on every value):
     // every access is one call of `keyedContainer`, `letGo` or `tearDown`, none of which runs
     // code that could reach the keeper again, so no two accesses overlap.
-    @exclusivity(unchecked) private var keptKeyed = KeptKeyedContainers()
+    @exclusivity(unchecked) private var keptKeyed = KeptKeyedContainers<KeyedDecodingState>()
 
     /// A keyed container reading `map`: from the second of a key type on in this call, a kept
     /// one when nothing else refers to it any more, re-pointed (``keptContainer``); else a new one.
@@ -136,7 +136,7 @@ final class DecodingContext {
     /// one, kept in its place.
     @inline(never)
     private func keptContainer<Key: CodingKey>(_ keyType: Key.Type, map: ObjectRef, path: CodingPathNode?, index: MapKeyIndex?) -> KeyedDecodingContainer<Key> {
-        if let container = keptKeyed.reuse(KeyedDecodingContainer<Key>.self, for: Key.self, map: map, path: path, index: index) {
+        if let container = keptKeyed.reuse(KeyedDecodingContainer<Key>.self, for: Key.self, repoint: { $0.reuse(map: map, path: path, index: index) }) {
             return container
         }
         let state = KeyedDecodingState(context: self, map: map, path: path, index: index)

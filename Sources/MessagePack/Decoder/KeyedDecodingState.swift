@@ -4,7 +4,7 @@
 /// A class because the container's lookups are non-mutating while `nextPosition` changes with
 /// each key found, and because the decoding context re-points it at another map when it hands
 /// its container out again (see ``KeptKeyedContainers``).
-final class KeyedDecodingState {
+final class KeyedDecodingState: KeptContainerState {
     let context: DecodingContext
     // These change only in `reuse` and `letGo`, which the context calls only while nothing but
     // its keeper refers to the container that reads them, so no access to them can overlap with
@@ -30,6 +30,11 @@ final class KeyedDecodingState {
         self.index = index
         nextPosition = 0
     }
+
+    /// Whether the state reads the value at `owner` (a coding path link): what
+    /// ``KeptKeyedContainers`` lets go of once the value is done.
+    @inline(__always)
+    func isOwned(by owner: CodingPathNode) -> Bool { path === owner }
 
     /// Lets go of the value's coding path link and index while the state waits to be reused.
     func letGo() {

@@ -98,7 +98,7 @@ final class EncoderNode: Encoder {
     var userInfo: [CodingUserInfoKey: Any] { session.userInfo }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
-        KeyedEncodingContainer(KeyedEncodingContainerImpl<Key>(node: self, writer: becomeContainer(.keyed)))
+        session.keyedContainer(Key.self, node: self, writer: becomeContainer(.keyed))
     }
 
     func unkeyedContainer() -> any UnkeyedEncodingContainer {

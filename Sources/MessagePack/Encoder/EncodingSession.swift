@@ -18,6 +18,7 @@ final class EncodingSession {
     /// Hands the pooled buffers to the thread's pool (``ThreadWriterPool``) and releases the
     /// nodes at the end of an encode call.
     func tearDown() {
+        keptKeyed = KeptKeyedContainers<KeyedEncodingState>()
         for writer in take(&freeWriters) { ThreadWriterPool.keep(writer) }
         freeNodes = []
     }
@@ -82,6 +83,48 @@ final class EncodingSession {
         freeNodes = nodes
     }
 
+    // MARK: Keyed containers
+
+    /// Whether keyed containers are kept and handed out again (``KeyedContainerLayout``).
+    private let keepsContainers = KeyedContainerLayout.encodingIsOneReference
+    // Read and changed in place (not through `take`, whose moves cost retains on every value):
+    // every access is one call of `keyedContainer`, `letGo` or `tearDown`, none of which runs
+    // code that could reach the keeper again, so no two accesses overlap.
+    @exclusivity(unchecked) private var keptKeyed = KeptKeyedContainers<KeyedEncodingState>()
+
+    /// A keyed container writing `node`'s value into `writer`: from the second of a key type on in
+    /// this call, a kept one when nothing else refers to it any more, re-pointed
+    /// (``keptContainer``); else a new one.
+    func keyedContainer<Key: CodingKey>(_ keyType: Key.Type, node: EncoderNode, writer: MessagePackWriter) -> KeyedEncodingContainer<Key> {
+        if keepsContainers, keptKeyed.madeBefore(Key.self) {
+            return keptContainer(Key.self, node: node, writer: writer)
+        }
+        // The first of its key type, made as before the keeper existed: a call that encodes one
+        // small value (an action) pays for no lookup more than it did.
+        return KeyedEncodingContainer(KeyedEncodingContainerImpl<Key>(node: node, writer: writer))
+    }
+
+    /// The kept container of `Key` re-pointed at `node` if nothing else refers to it, else a new
+    /// one, kept in its place.
+    @inline(never)
+    private func keptContainer<Key: CodingKey>(_ keyType: Key.Type, node: EncoderNode, writer: MessagePackWriter) -> KeyedEncodingContainer<Key> {
+        if let container = keptKeyed.reuse(KeyedEncodingContainer<Key>.self, for: Key.self, repoint: { $0.reuse(node: node, writer: writer) }) {
+            return container
+        }
+        let state = KeyedEncodingState(node: node, writer: writer)
+        let container = KeyedEncodingContainer(KeyedEncodingContainerImpl<Key>(state: state))
+        keptKeyed.keep(container, state: state, for: Key.self)
+        return container
+    }
+
+    /// Has the states of kept containers that wrote `node`'s value, and that nothing else refers
+    /// to any more, let go of the node, so that it can be reused for the next value.
+    @inline(__always)
+    private func letGo(of node: EncoderNode) {
+        guard keepsContainers else { return }
+        keptKeyed.letGo(of: node)
+    }
+
     // MARK: Type cache
 
     /// Types seen in this session that have no dedicated form, so the
@@ -129,7 +172,9 @@ final class EncodingSession {
         do {
             try value.encode(to: node)
             node.complete()
+            letGo(of: node)
         } catch {
+            letGo(of: node)
             node.releaseChildren()
             // What the failed value wrote is not a value: leave the writer as it was.
             writer.truncate(to: mark)

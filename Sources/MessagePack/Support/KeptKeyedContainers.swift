@@ -1,29 +1,31 @@
-/// Keyed decoding containers a decode call made once per key type and hands out again.
+/// Keyed containers a coding call made once per key type and hands out again, for the decoder
+/// (``KeyedDecodingState``) and the encoder (``KeyedEncodingState``) alike.
 ///
-/// Giving `init(from:)` a keyed container costs two run-time generic metadata lookups (our
-/// container type for the key type, and the standard library's box around it), a witness table
-/// lookup, and the box's and its state's allocation and release: about an eighth of decoding a
-/// small struct, paid again for every element of an array of structs. So the second container a
-/// call makes for a key type (the first tells nothing: most calls decode one value) is kept here
-/// as its box (the one reference a `KeyedDecodingContainer` is) together with its
-/// ``KeyedDecodingState``, the one object it reads everything through. When a value asks for a
-/// container of a key type whose kept box nothing else refers to any more (the value that had it
-/// is done with it), the state is re-pointed at the new map and the same box is handed out: one
-/// metadata lookup (to copy the box out as the container type), no allocation. A box still
-/// referred to (a container a value kept, or the container of an enclosing value of the same key
-/// type) is never handed out twice; a new container is made for that request, and kept instead.
+/// Giving `init(from:)` or `encode(to:)` a keyed container costs two run-time generic metadata
+/// lookups (our container type for the key type, and the standard library's box around it), a
+/// witness table lookup, and the box's and its state's allocation and release: about an eighth of
+/// decoding a small struct and a third of encoding one, paid again for every element of an array
+/// of structs. So the second container a call makes for a key type (the first tells nothing: most
+/// calls code one value) is kept here as its box (the one reference a keyed container is)
+/// together with its state, the one object it reads or writes everything through. When a value
+/// asks for a container of a key type whose kept box nothing else refers to any more (the value
+/// that had it is done with it), the state is re-pointed at the new value and the same box is
+/// handed out: one metadata lookup (to copy the box out as the container type), no allocation. A
+/// box still referred to (a container a value kept, or the container of an enclosing value of the
+/// same key type) is never handed out twice; a new container is made for that request, and kept
+/// instead.
 ///
 /// That a container is one reference to its box is the standard library's layout, not its API:
-/// ``KeyedContainerLayout/isOneReference`` checks it once per process, and where it does not hold,
-/// nothing is kept and every container is made anew.
-struct KeptKeyedContainers: Emptiable {
+/// ``KeyedContainerLayout`` checks it once per process for each of the two container types, and
+/// where it does not hold, nothing is kept and every container is made anew.
+struct KeptKeyedContainers<State: KeptContainerState>: Emptiable {
     /// The most key types kept per call; later ones get a new container each time.
     static var limit: Int { 8 }
 
     /// One kept container.
     private final class Entry {
         let keyType: ObjectIdentifier
-        let state: KeyedDecodingState
+        let state: State
         /// The container's box, held under a stand-in class type (``KeptBox``) for the uniqueness
         /// check: in Swift 6 language mode an unoptimised build answered `false` for every
         /// reference of type `AnyObject`, unique or not. Assigned only in `init`;
@@ -34,7 +36,7 @@ struct KeptKeyedContainers: Emptiable {
         /// of (with no closure and no generic call to reach the box's storage).
         private let word: UnsafeMutableRawPointer
 
-        fileprivate init(keyType: ObjectIdentifier, box: KeptBox, state: KeyedDecodingState) {
+        fileprivate init(keyType: ObjectIdentifier, box: KeptBox, state: State) {
             self.keyType = keyType
             self.state = state
             self.box = box
@@ -63,18 +65,20 @@ struct KeptKeyedContainers: Emptiable {
     /// Nothing kept.
     init() {}
 
-    /// The kept container of `keyType` re-pointed at `map` (see ``KeyedDecodingState/reuse``),
-    /// if nothing but this keeper refers to it.
+    /// The kept container of `keyType`, its state re-pointed by `repoint` first, if nothing but
+    /// this keeper refers to it.
+    ///
+    /// `mutating` though it changes nothing: the owner's stored keeper is then accessed in place;
+    /// a non-mutating call copied it out of the owner first, retaining and releasing its arrays.
     @inline(__always)
-    func reuse<Container>(_ type: Container.Type, for keyType: Any.Type,
-                          map: ObjectRef, path: CodingPathNode?, index: MapKeyIndex?) -> Container? {
+    mutating func reuse<Container>(_ type: Container.Type, for keyType: Any.Type, repoint: (State) -> Void) -> Container? {
         let id = ObjectIdentifier(keyType)
         // By position, not `for entry in entries`: the iterator retained the array and each entry.
         for position in entries.indices where entries[position].keyType == id {
             // Borrowed, not retained: the array holds the entry throughout.
             return Unmanaged.passUnretained(entries[position])._withUnsafeGuaranteedRef { entry in
                 guard entry.isFree else { return nil }
-                entry.state.reuse(map: map, path: path, index: index)
+                repoint(entry.state)
                 return entry.container(as: Container.self)
             }
         }
@@ -100,7 +104,7 @@ struct KeptKeyedContainers: Emptiable {
     /// and which stays its own), or beside the others unless the keeper is full. Replacing keeps
     /// reuse going where the first container of a key type stays in use, as a recursive type's
     /// outermost one does for the whole call.
-    mutating func keep<Container>(_ container: Container, state: KeyedDecodingState, for keyType: Any.Type) {
+    mutating func keep<Container>(_ container: Container, state: State, for keyType: Any.Type) {
         let id = ObjectIdentifier(keyType)
         let entry = Entry(keyType: id, box: KeyedContainerLayout.box(of: container), state: state)
         if let position = entries.firstIndex(where: { $0.keyType == id }) {
@@ -110,19 +114,35 @@ struct KeptKeyedContainers: Emptiable {
         }
     }
 
-    /// Has the state of each kept container that nothing else refers to and that read the value
-    /// at `path`, which just finished, let go of that value's coding path link: a reference from
-    /// the state would keep the link from being reused for the next value.
+    /// Has the state of each kept container that nothing else refers to and that coded the value
+    /// `owner` stands for (a decoder's coding path link, an encoder's node), which just finished,
+    /// let go of it: a reference from the state would keep it from being reused for the next value.
+    /// `mutating` for the same reason as ``reuse(_:for:repoint:)``.
     @inline(__always)
-    func letGo(of path: CodingPathNode) {
-        for position in entries.indices where entries[position].state.path === path && entries[position].isFree {
-            entries[position].state.letGo()
+    mutating func letGo(of owner: State.Owner) {
+        for position in entries.indices {
+            // Borrowed, not retained, as in `reuse`.
+            Unmanaged.passUnretained(entries[position])._withUnsafeGuaranteedRef { entry in
+                if entry.state.isOwned(by: owner), entry.isFree { entry.state.letGo() }
+            }
         }
     }
 }
 
-/// Whether the standard library's keyed decoding container is the one strong reference that
-/// ``KeptKeyedContainers`` keeps it as.
+/// The one object a kept keyed container reads or writes through (see ``KeptKeyedContainers``).
+protocol KeptContainerState: AnyObject {
+    /// What stands for the value the container codes, and is reused for the next value once
+    /// nothing else refers to it.
+    associatedtype Owner: AnyObject
+    /// Whether the container codes `owner`'s value (or coded it, until the state let go of it).
+    func isOwned(by owner: Owner) -> Bool
+    /// Lets go of the value's owner (and whatever else of it the state holds) while the state
+    /// waits to be re-pointed.
+    func letGo()
+}
+
+/// Whether the standard library's keyed containers are the one strong reference that
+/// ``KeptKeyedContainers`` keeps them as.
 enum KeyedContainerLayout {
     /// Checked once per process: a container is one word that is not trivially copied: a
     /// reference, and a strong one (a weak or unowned one could not keep its box alive). A round
@@ -130,6 +150,9 @@ enum KeyedContainerLayout {
     /// after it every later decode of a small action ran about 400 instructions longer in the
     /// runtime's conformance cache (callgrind), so it is not made.
     static let isOneReference: Bool = isOneWordReference(KeyedDecodingContainer<MessagePackKey>.self)
+
+    /// The same check for `KeyedEncodingContainer`.
+    static let encodingIsOneReference: Bool = isOneWordReference(KeyedEncodingContainer<MessagePackKey>.self)
 
     private static func isOneWordReference<Container>(_ type: Container.Type) -> Bool {
         MemoryLayout<Container>.size == MemoryLayout<AnyObject>.size
