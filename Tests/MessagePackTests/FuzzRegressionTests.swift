@@ -66,10 +66,20 @@ import Testing
         let input = bytes("81 a5 706f696e74 82 a1 78 01 a1 79 02")
         let shape = try decoded(LeakProbe.self, input)
         #expect(shape == .point(x: 1, y: 2))
+        // A call with a session of its own (any `userInfo`) frees every node it made.
         let probe = EncoderProbe()
-        _ = try MessagePackEncoder().encode(probe)
+        _ = try MessagePackEncoder(userInfo: [freshSession: true]).encode(probe)
         #expect(probe.encoders.count == 3)
         #expect(probe.encoders.allSatisfy { $0.object == nil }, "encoder nodes outlived the encode call")
+        // A session the thread keeps holds its nodes for the next call and reuses them: as many
+        // stay alive after 50 calls as after one, none of them a leaked tree.
+        let kept = EncoderProbe()
+        _ = try MessagePackEncoder().encode(kept)
+        let afterOne = kept.alive
+        for _ in 0 ..< 49 { _ = try MessagePackEncoder().encode(kept) }
+        #expect(kept.encoders.count == 150)
+        #expect(afterOne.count <= 3)
+        #expect(kept.alive == afterOne, "encoder nodes piled up across calls")
     }
 }
 
@@ -83,6 +93,8 @@ private enum LeakProbe: Codable, Equatable {
 private final class EncoderProbe: Encodable {
     struct Weak { weak var object: AnyObject? }
     var encoders: [Weak] = []
+    /// The encoders recorded that are still alive.
+    var alive: Set<ObjectIdentifier> { Set(encoders.compactMap { $0.object.map(ObjectIdentifier.init) }) }
 
     enum Keys: String, CodingKey { case nested, base }
 

@@ -70,3 +70,28 @@ extension DecodingError {
 
     var message: String { context?.debugDescription ?? "" }
 }
+
+/// A `userInfo` key whose presence gives an encode call a session of its own instead of its
+/// thread's kept one (the coders never keep a session that carries `userInfo`).
+let freshSession = CodingUserInfoKey(rawValue: "fresh session")!
+
+/// Runs `body` on a new thread and returns once that thread has exited (its thread-local
+/// objects released).
+func runOnNewThread(_ body: @escaping () -> Void) {
+    final class Body {
+        let run: () -> Void
+        init(_ run: @escaping () -> Void) { self.run = run }
+    }
+    var thread = pthread_t()
+    let context = Unmanaged.passRetained(Body(body)).toOpaque()
+    let created = pthread_create(&thread, nil, { context in
+        if let context { Unmanaged<Body>.fromOpaque(context).takeRetainedValue().run() }
+        return nil
+    }, context)
+    guard created == 0 else {
+        Unmanaged<Body>.fromOpaque(context).release()
+        Issue.record("pthread_create failed: \(created)")
+        return
+    }
+    pthread_join(thread, nil)
+}

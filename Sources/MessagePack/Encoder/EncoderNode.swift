@@ -77,6 +77,17 @@ final class EncoderNode: Encoder {
         count = 0
     }
 
+    /// Lets go of what the node referred to for its last value (its parent, key and writer)
+    /// while it waits in the session's pool: a session its thread keeps holds its pool between
+    /// calls, when the parent may be gone.
+    func clear() {
+        parent = nil
+        otherKey = nil
+        elementIndex = -1
+        target = nil
+        kind = .empty
+    }
+
     /// Hands the buffer back for reuse once the node's bytes have been written.
     func takeBuffer() -> MessagePackWriter? {
         defer { buffer = nil }
@@ -144,7 +155,7 @@ final class EncoderNode: Encoder {
 
     /// A child node for a nested container or super-encoder, spliced in at the current position.
     func makeDeferredChild(key: any CodingKey) -> EncoderNode {
-        let child = EncoderNode(session: session, parent: self, key: key, target: nil)
+        let child = session.makeNode(parent: self, key: key, target: nil)
         let offset = (target ?? buffer)?.count ?? 0
         // Through a local (see `take`): no run-time exclusivity checks on `deferred`.
         var children = take(&deferred)

@@ -4,7 +4,8 @@ import Foundation
 /// (so a large tree needs only as many buffers as it is deep) and a cache of
 /// type checks.
 final class EncodingSession {
-    let sortKeys: Bool
+    /// Set per call for a session its thread keeps (``ThreadEncodingSession``).
+    var sortKeys: Bool
     private let sendableUserInfo: [CodingUserInfoKey: any Sendable]
     private(set) lazy var userInfo: [CodingUserInfoKey: Any] = sendableUserInfo.mapValues { $0 }
 
@@ -16,11 +17,18 @@ final class EncodingSession {
     }
 
     /// Hands the pooled buffers to the thread's pool (``ThreadWriterPool``) and releases the
-    /// nodes at the end of an encode call.
+    /// nodes and kept containers: at the end of an encode call with a session of its own, or when
+    /// the thread that kept the session exits.
     func tearDown() {
         keptKeyed = KeptKeyedContainers<KeyedEncodingState>()
-        for writer in take(&freeWriters) { ThreadWriterPool.keep(writer) }
+        endCall()
         freeNodes = []
+    }
+
+    /// Ends one call of a session its thread keeps (``ThreadEncodingSession``): the spare writers
+    /// go to the thread's pool; the nodes, kept containers and type memos stay for the next call.
+    func endCall() {
+        for writer in take(&freeWriters) { ThreadWriterPool.keep(writer) }
     }
 
     // MARK: Headers
@@ -76,8 +84,10 @@ final class EncodingSession {
     /// Returns `node` and its buffer to the pools unless some container or encoder still
     /// references the node (and so could still write to the buffer).
     func recycle(_ node: inout EncoderNode) {
+        letGo(of: node)
         guard isKnownUniquelyReferenced(&node) else { return }
         if let writer = node.takeBuffer() { releaseWriter(writer) }
+        node.clear()
         var nodes = take(&freeNodes)
         if nodes.count < 64 { nodes.append(node) }
         freeNodes = nodes

@@ -56,8 +56,10 @@ struct KeyedEncodingContainerImpl<Key: CodingKey>: KeyedEncodingContainerProtoco
         keyedBy keyType: NestedKey.Type, forKey key: Key
     ) -> KeyedEncodingContainer<NestedKey> {
         entry(key) { _ in }
-        let (child, buffer) = with { node, _ in node.makeDeferredContainer(.keyed, key: key) }
-        return KeyedEncodingContainer(KeyedEncodingContainerImpl<NestedKey>(node: child, writer: buffer))
+        return with { node, _ in
+            let (child, buffer) = node.makeDeferredContainer(.keyed, key: key)
+            return node.session.keyedContainer(NestedKey.self, node: child, writer: buffer)
+        }
     }
 
     mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {
