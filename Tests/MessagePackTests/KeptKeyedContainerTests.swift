@@ -166,4 +166,129 @@ import Testing
         #expect(error.kind == .keyNotFound)
         #expect(error.path == ["[1]"])
     }
+
+    // A call without `userInfo` takes the context its thread keeps between calls (``ThreadKept``).
+
+    /// Holds, weakly, the keyed container box each element was given: set around one decode call
+    /// on the calling thread (`init(from:)` runs on it, synchronously).
+    final class BoxProbe: @unchecked Sendable {
+        // `@unchecked` for the same reason as `Record`: one thread, one call at a time.
+        struct Weak { weak var box: KeptBox? }
+        var boxes: [Weak] = []
+        /// For each box after the first: whether it is the one before it (compared only while
+        /// that one is alive).
+        var sameAsPrevious: [Bool] = []
+
+        func record(_ box: KeptBox) {
+            if let last = boxes.last { sameAsPrevious.append(last.box === box) }
+            boxes.append(Weak(box: box))
+        }
+    }
+
+    struct Probed: Decodable, Equatable {
+        @TaskLocal static var probe: BoxProbe?
+        var id: Int
+        enum CodingKeys: String, CodingKey { case id }
+        init(id: Int) { self.id = id }
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            Self.probe?.record(KeyedContainerLayout.box(of: container))
+            id = try container.decode(Int.self, forKey: .id)
+        }
+    }
+
+    func packedIDs(_ ids: [Int]) -> [UInt8] {
+        let writer = MessagePackWriter()
+        writer.packArrayHeader(ids.count)
+        for id in ids {
+            writer.packMapHeader(1)
+            writer.packString("id"); writer.packInt(Int64(id))
+        }
+        return writer.bytes
+    }
+
+    /// A value of its own key type per tag.
+    struct Tagged<Tag>: Decodable { var id: Int }
+    enum T0 {}; enum T1 {}; enum T2 {}; enum T3 {}; enum T4 {}
+    enum T5 {}; enum T6 {}; enum T7 {}; enum T8 {}; enum T9 {}
+
+    @Test func aThreadsKeptContextHandsItsContainerToTheNextCall() {
+        // On a thread of its own, so that its kept context is this test's alone.
+        let probe = BoxProbe()
+        var first: [Probed] = [], second: Probed?, third: [Probed] = [], taggedDecoded = 0
+        let single = (try? MessagePackEncoder().encode(["id": 4])) ?? []
+        runOnNewThread {
+            Probed.$probe.withValue(probe) {
+                let decoder = MessagePackDecoder()
+                first = (try? decoder.decode([Probed].self, from: packedIDs([1, 2, 3]))) ?? []
+                second = try? decoder.decode(Probed.self, from: single)
+                // More key types than the keeper holds at once, each kept in turn ...
+                let two = packedIDs([8, 9])
+                let types: [any Decodable.Type] = [Tagged<T0>.self, Tagged<T1>.self, Tagged<T2>.self, Tagged<T3>.self, Tagged<T4>.self,
+                                                   Tagged<T5>.self, Tagged<T6>.self, Tagged<T7>.self, Tagged<T8>.self, Tagged<T9>.self]
+                for type in types { taggedDecoded += decodedCount(type, from: two, with: decoder) }
+                // ... and the one met before them, met again: kept again, and handed out again.
+                third = (try? decoder.decode([Probed].self, from: packedIDs([5, 6, 7]))) ?? []
+            }
+        }
+        #expect(first == [1, 2, 3].map(Probed.init))
+        #expect(second == Probed(id: 4))
+        #expect(third == [5, 6, 7].map(Probed.init))
+        #expect(taggedDecoded == 20)
+        #expect(probe.boxes.count == 7)
+        // The first element's container is not kept, the second's is and the third gets it again;
+        // so does the next call's value. After ten other key types, the last call's first element
+        // gets a new container (its key type's entry was replaced), which is kept again.
+        #expect(probe.sameAsPrevious == [false, true, true, false, true, true])
+        #expect(probe.boxes.allSatisfy { $0.box == nil }, "the context of an exited thread kept its containers")
+    }
+
+    /// How many `T`s an array in `bytes` decodes to (0 when it does not).
+    func decodedCount<T: Decodable>(_ type: T.Type, from bytes: [UInt8], with decoder: MessagePackDecoder) -> Int {
+        (try? decoder.decode([T].self, from: bytes))?.count ?? 0
+    }
+
+    @Test func aThreadsKeptContextIsFreedWhenTheThreadExits() {
+        let probe = BoxProbe()
+        var decoded: [Probed] = []
+        let bytes = packedIDs([5, 6, 7])
+        runOnNewThread {
+            Probed.$probe.withValue(probe) {
+                decoded = (try? MessagePackDecoder().decode([Probed].self, from: bytes)) ?? []
+            }
+        }
+        #expect(decoded == [5, 6, 7].map(Probed.init))
+        #expect(probe.boxes.count == 3)
+        #expect(probe.boxes.allSatisfy { $0.box == nil }, "the context of an exited thread kept its containers")
+    }
+
+    /// A value whose `init(from:)` decodes other bytes meanwhile: both read what they would alone.
+    struct Reentrant: Decodable, Equatable {
+        var outer: Int
+        var inner: [Element]
+        enum CodingKeys: String, CodingKey { case outer, inner }
+        init(outer: Int, inner: [Element]) {
+            self.outer = outer
+            self.inner = inner
+        }
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            let bytes = try container.decode([UInt8].self, forKey: .inner)
+            inner = try MessagePackDecoder().decode([Element].self, from: bytes)
+            outer = try container.decode(Int.self, forKey: .outer)
+        }
+    }
+
+    @Test func aDecodeInsideADecodeReadsItsOwnBytes() throws {
+        let writer = MessagePackWriter()
+        writer.packArrayHeader(2)
+        for outer in [10, 20] {
+            writer.packMapHeader(2)
+            writer.packString("inner"); writer.packBinary(packed(3))
+            writer.packString("outer"); writer.packInt(Int64(outer))
+        }
+        let elements = (0 ..< 3).map { Element(id: $0, name: "n\($0)") }
+        #expect(try MessagePackDecoder().decode([Reentrant].self, from: writer.bytes)
+            == [Reentrant(outer: 10, inner: elements), Reentrant(outer: 20, inner: elements)])
+    }
 }

@@ -35,6 +35,18 @@ import Testing
         #expect(found.cause == UnknownEnumCase(name: "dance", knownCases: ["countUp", "add", "rename"]))
     }
 
+    @Test func eachCallNamesItsOwnUnknownCase() throws {
+        // A thread keeps its decoding context between calls: what one call noted of an unknown
+        // case is not the next call's.
+        let first = try mismatch(Action.self, #"{"dance":{"steps":3}}"#)
+        #expect(first.text == "Unknown case 'dance'; the cases are countUp, add, rename.")
+        #expect(try decoded(Action.self, MessagePackValue(jsonText: #"{"countUp":{}}"#).pack()) == .countUp)
+        let second = try mismatch(Action.self, #"{"sing":{}}"#)
+        #expect(second.text == "Unknown case 'sing'; the cases are countUp, add, rename.")
+        let swifts = try mismatch(Action.self, #"{}"#)
+        #expect(swifts.cause == nil)
+    }
+
     @Test func anEnumOfOneCaseListsItsCase() throws {
         let found = try mismatch(Solo.self, #"{"other":{"x":1}}"#)
         #expect(found.text == "Unknown case 'other'; the cases are only.")

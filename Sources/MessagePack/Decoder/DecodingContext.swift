@@ -1,12 +1,21 @@
 import Foundation
 
-/// State shared by one `decode` call.
-final class DecodingContext {
+/// State shared by one `decode` call, or kept by a thread for its calls without `userInfo`
+/// (``ThreadKept``).
+final class DecodingContext: KeptPerThread {
     let userInfo: [CodingUserInfoKey: Any]
 
     init(userInfo: [CodingUserInfoKey: any Sendable]) {
         self.userInfo = userInfo.isEmpty ? [:] : userInfo.mapValues { $0 }
     }
+
+    /// A context for calls without `userInfo`, such as the one each thread keeps.
+    convenience init() {
+        self.init(userInfo: [:])
+    }
+
+    /// Each thread's kept context (``ThreadKept``).
+    static let keptPerThread = ThreadLocalObject<ThreadKept<DecodingContext>>()
 
     /// Decodes a `T` from `object`, found under `key` in the container at `parent`.
     /// Primitives and the special Foundation types are read directly;
@@ -103,10 +112,19 @@ final class DecodingContext {
         freePathNodes = free
     }
 
-    /// Releases the reusable coding path links.
+    /// Releases the reusable coding path links and kept containers (whose states refer back to
+    /// this context): at the end of a call with a context of its own, or when the thread that
+    /// kept the context exits.
     func tearDown() {
         freePathNodes = []
         keptKeyed = KeptKeyedContainers<KeyedDecodingState>()
+        endCall()
+    }
+
+    /// Ends one call of a context its thread keeps: forgets that call's unknown enum case; the
+    /// links, kept containers and type memos stay for the next call.
+    func endCall() {
+        unknownKey = nil
     }
 
     // MARK: Keyed containers

@@ -49,6 +49,12 @@ public struct MessagePackDecoder: Sendable {
 
     /// Decodes a `T` through `Codable`.
     private func decodeOnce<T: Decodable>(_ type: T.Type, from buffer: UnsafeRawBufferPointer) throws -> T {
+        if userInfo.isEmpty, let kept = ThreadKept.take(from: DecodingContext.keptPerThread) {
+            defer { kept.giveBack() }
+            return try MessagePackReader.withRoot(buffer) { root in
+                try kept.state.decodeValue(T.self, from: root, parent: nil, key: nil)
+            }
+        }
         let context = DecodingContext(userInfo: userInfo)
         defer { context.tearDown() }
         return try MessagePackReader.withRoot(buffer) { root in

@@ -3,8 +3,8 @@ import Foundation
 /// State shared by one `encode` call: options, a pool of reusable buffers
 /// (so a large tree needs only as many buffers as it is deep) and a cache of
 /// type checks.
-final class EncodingSession {
-    /// Set per call for a session its thread keeps (``ThreadEncodingSession``).
+final class EncodingSession: KeptPerThread {
+    /// Set per call for a session its thread keeps (``ThreadKept``).
     var sortKeys: Bool
     private let sendableUserInfo: [CodingUserInfoKey: any Sendable]
     private(set) lazy var userInfo: [CodingUserInfoKey: Any] = sendableUserInfo.mapValues { $0 }
@@ -16,6 +16,14 @@ final class EncodingSession {
         self.sendableUserInfo = userInfo
     }
 
+    /// A session for calls without `userInfo`, such as the one each thread keeps.
+    convenience init() {
+        self.init(sortKeys: true, userInfo: [:])
+    }
+
+    /// Each thread's kept session (``ThreadKept``).
+    static let keptPerThread = ThreadLocalObject<ThreadKept<EncodingSession>>()
+
     /// Hands the pooled buffers to the thread's pool (``ThreadWriterPool``) and releases the
     /// nodes and kept containers: at the end of an encode call with a session of its own, or when
     /// the thread that kept the session exits.
@@ -25,7 +33,7 @@ final class EncodingSession {
         freeNodes = []
     }
 
-    /// Ends one call of a session its thread keeps (``ThreadEncodingSession``): the spare writers
+    /// Ends one call of a session its thread keeps (``ThreadKept``): the spare writers
     /// go to the thread's pool; the nodes, kept containers and type memos stay for the next call.
     func endCall() {
         for writer in take(&freeWriters) { ThreadWriterPool.keep(writer) }

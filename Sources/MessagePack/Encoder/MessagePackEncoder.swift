@@ -17,7 +17,7 @@
 /// uses buffers of its own while it runs, taken from and given back to its
 /// thread's spares (`ThreadWriterPool`), so encoding small values one after
 /// another allocates no buffer; a call without `userInfo` also takes its thread's
-/// kept coding state (`ThreadEncodingSession`) when no other call on the thread holds it. Small plain values (a trivially copyable type of at most 16
+/// kept coding state (`ThreadKept`) when no other call on the thread holds it. Small plain values (a trivially copyable type of at most 16
 /// bytes, such as an enum case without payload or with a number) are encoded through `Codable`
 /// once per distinct value and thread by ``encode(_:)``, then remembered (see
 /// ``remembersPlainValues``).
@@ -60,9 +60,10 @@ public struct MessagePackEncoder: Sendable {
     /// Appends the encoding of `value` to `writer`, so hot paths can reuse one
     /// writer (and its buffer) for many messages.
     public func encode<T: Encodable>(_ value: T, into writer: MessagePackWriter) throws {
-        if userInfo.isEmpty, let held = ThreadEncodingSession.take(sortKeys: sortKeys) {
-            defer { held.giveBack() }
-            try held.session.encodeValue(value, into: writer, parent: nil, key: nil)
+        if userInfo.isEmpty, let kept = ThreadKept.take(from: EncodingSession.keptPerThread) {
+            defer { kept.giveBack() }
+            kept.state.sortKeys = sortKeys
+            try kept.state.encodeValue(value, into: writer, parent: nil, key: nil)
             return
         }
         let session = EncodingSession(sortKeys: sortKeys, userInfo: userInfo)

@@ -19,7 +19,7 @@
 /// ``KeyedContainerLayout`` checks it once per process for each of the two container types, and
 /// where it does not hold, nothing is kept and every container is made anew.
 struct KeptKeyedContainers<State: KeptContainerState>: Emptiable {
-    /// The most key types kept per call; later ones get a new container each time.
+    /// The most key types kept at once; a full keeper replaces its entries in turn.
     static var limit: Int { 8 }
 
     /// One kept container.
@@ -91,19 +91,24 @@ struct KeptKeyedContainers<State: KeptContainerState>: Emptiable {
     /// decode). Keeping the first made it a quarter slower.
     private var madeOnce = TypeMemo()
 
-    /// Whether a container of `keyType` was made before in this call (from then on containers
-    /// of it are kept and handed out again); notes the key type if not.
+    /// Whether a container of `keyType` was made before in this call, or by a state its thread
+    /// keeps in an earlier one (from then on containers of it are kept and handed out again);
+    /// notes the key type if not. Once the memo is full, every key type counts as made before.
     mutating func madeBefore(_ keyType: Any.Type) -> Bool {
-        if madeOnce.contains(ObjectIdentifier(keyType)) { return true }
+        if madeOnce.contains(ObjectIdentifier(keyType)) || madeOnce.isFull { return true }
         madeOnce = take(&madeOnce).adding(keyType)
         return false
     }
 
-    /// Keeps `container` (of `keyType`, reading through `state`), made because no container of
+    /// The entry a full keeper replaces next: each in turn, so that a state its thread keeps for
+    /// good goes on keeping the key types it meets now, not only its first ``limit``.
+    private var nextReplaced = 0
+
+    /// Keeps `container` (of `keyType`, coding through `state`), made because no container of
     /// that key type was free: in place of the one kept before (which some value still holds,
-    /// and which stays its own), or beside the others unless the keeper is full. Replacing keeps
-    /// reuse going where the first container of a key type stays in use, as a recursive type's
-    /// outermost one does for the whole call.
+    /// and which stays its own), beside the others, or, once the keeper is full, in place of
+    /// the others in turn. Replacing keeps reuse going where the first container of a key type
+    /// stays in use, as a recursive type's outermost one does for the whole call.
     mutating func keep<Container>(_ container: Container, state: State, for keyType: Any.Type) {
         let id = ObjectIdentifier(keyType)
         let entry = Entry(keyType: id, box: KeyedContainerLayout.box(of: container), state: state)
@@ -111,6 +116,9 @@ struct KeptKeyedContainers<State: KeptContainerState>: Emptiable {
             entries[position] = entry
         } else if entries.count < Self.limit {
             entries.append(entry)
+        } else {
+            entries[nextReplaced] = entry
+            nextReplaced = (nextReplaced + 1) % Self.limit
         }
     }
 

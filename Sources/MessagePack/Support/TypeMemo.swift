@@ -24,6 +24,9 @@ struct TypeMemo: Emptiable {
         return false
     }
 
+    /// Whether the memo holds as many types as it can.
+    var isFull: Bool { rest.count + 2 >= Self.limit }
+
     /// The memo with `type` added, unless it is full.
     @inline(__always)
     consuming func adding(_ type: Any.Type) -> TypeMemo {
