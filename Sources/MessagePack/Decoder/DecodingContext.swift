@@ -62,7 +62,7 @@ final class DecodingContext: KeptPerThread {
             for index in 0 ..< count {
                 if index > 0 {
                     if isKnownUniquelyReferenced(&link) {
-                        link.reuse(key: MessagePackKey.index(index))
+                        link.reuse(elementIndex: index)
                     } else {
                         link = CodingPathNode(parent: node, key: MessagePackKey.index(index))
                     }
