@@ -18,20 +18,23 @@ import Testing
         var count: Int { values.withLock { $0.count } }
     }
 
-    /// Starts `deadlines.count` sleeps (sleep `i` until `start + deadlines[i]`) and waits, with a
-    /// bound, until they are all in the heap.
-    private func sleeps(on queue: SleepQueue, from start: Instant, _ deadlines: [Duration],
+    /// Starts `deadlines.count` sleeps (sleep `firstIndex + i` until `start + deadlines[i]`) and
+    /// waits, with a bound, until they are all in the heap. The tasks enter the heap in the order
+    /// the scheduler runs them, not in this order: a test that needs one group of equal deadlines
+    /// ahead of another starts the groups one after the other.
+    private func sleeps(on queue: SleepQueue, from start: Instant, _ deadlines: [Duration], firstIndex: Int = 0,
                         into results: Results) async -> [Task<Void, Never>] {
-        let tasks = deadlines.enumerated().map { index, deadline in
+        let before = queue.sleeping
+        let tasks = deadlines.enumerated().map { offset, deadline in
             Task {
                 do {
-                    results.record(index, try await queue.wait(until: start + deadline, now: start))
+                    results.record(firstIndex + offset, try await queue.wait(until: start + deadline, now: start))
                 } catch {
-                    results.record(index, Bool?.none)
+                    results.record(firstIndex + offset, Bool?.none)
                 }
             }
         }
-        #expect(await eventually { queue.sleeping == deadlines.count })
+        #expect(await eventually { queue.sleeping == before + deadlines.count })
         return tasks
     }
 
@@ -71,14 +74,17 @@ import Testing
         let results = Results()
         // 0..<40 come due, 40..<80 are cancelled while they wait, 80..<100 are still waiting
         // when the queue closes.
-        let deadlines = (0..<100).map { index in index < 40 ? Duration.seconds(1) : .seconds(3_600) }
+        // The sleeps to be cancelled enter the heap before the ones that stay, so that their
+        // entries (same deadline) come first; in one group, a later task could enter first.
+        let deadlines = (0..<80).map { index in index < 40 ? Duration.seconds(1) : .seconds(3_600) }
         let tasks = await sleeps(on: queue, from: start, deadlines, into: results)
+            + sleeps(on: queue, from: start, Array(repeating: .seconds(3_600), count: 20), firstIndex: 80, into: results)
         for task in tasks[40..<80] { task.cancel() }
         #expect(await eventually { results.count == 40 })
         queue.resume(dueBy: { start + .seconds(2) })
         #expect(await eventually { results.count == 80 })
         #expect(queue.sleeping == 20)
-        // The cancelled sleeps' entries come first (same deadline, began earlier): dropped.
+        // The cancelled sleeps' entries come first (same deadline, entered earlier): dropped.
         #expect(queue.earliest() == start + .seconds(3_600))
         #expect(queue.entries == 20)
         queue.close()
