@@ -136,8 +136,9 @@ final class DecodingContext: KeptPerThread {
     // code that could reach the keeper again, so no two accesses overlap.
     @exclusivity(unchecked) private var keptKeyed = KeptKeyedContainers<KeyedDecodingState>()
 
-    /// A keyed container reading `map`: from the second of a key type on in this call, a kept
-    /// one when nothing else refers to it any more, re-pointed (``keptContainer``); else a new one.
+    /// A keyed container reading `map`: from the second of a key type on (in this call, or in the
+    /// earlier calls of a context its thread keeps), a kept one when nothing else refers to it any
+    /// more, re-pointed (``keptContainer``); else a new one.
     func keyedContainer<Key: CodingKey>(_ keyType: Key.Type, map: ObjectRef, path: CodingPathNode?) throws -> KeyedDecodingContainer<Key> {
         let index = try KeyedDecodingState.validate(map: map, keyType: Key.self, path: path)
         if keepsContainers, keptKeyed.madeBefore(Key.self) {

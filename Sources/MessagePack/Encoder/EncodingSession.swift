@@ -1,8 +1,8 @@
 import Foundation
 
-/// State shared by one `encode` call: options, a pool of reusable buffers
-/// (so a large tree needs only as many buffers as it is deep) and a cache of
-/// type checks.
+/// State shared by one `encode` call, or kept by a thread for its calls without `userInfo`
+/// (``ThreadKept``): options, pools of reusable buffers and nodes (so a large tree needs only as
+/// many as it is deep), the keyed containers it hands out again, and a cache of type checks.
 final class EncodingSession: KeptPerThread {
     /// Set per call for a session its thread keeps (``ThreadKept``).
     var sortKeys: Bool
@@ -110,9 +110,9 @@ final class EncodingSession: KeptPerThread {
     // code that could reach the keeper again, so no two accesses overlap.
     @exclusivity(unchecked) private var keptKeyed = KeptKeyedContainers<KeyedEncodingState>()
 
-    /// A keyed container writing `node`'s value into `writer`: from the second of a key type on in
-    /// this call, a kept one when nothing else refers to it any more, re-pointed
-    /// (``keptContainer``); else a new one.
+    /// A keyed container writing `node`'s value into `writer`: from the second of a key type on
+    /// (in this call, or in the earlier calls of a session its thread keeps), a kept one when
+    /// nothing else refers to it any more, re-pointed (``keptContainer``); else a new one.
     func keyedContainer<Key: CodingKey>(_ keyType: Key.Type, node: EncoderNode, writer: MessagePackWriter) -> KeyedEncodingContainer<Key> {
         if keepsContainers, keptKeyed.madeBefore(Key.self) {
             return keptContainer(Key.self, node: node, writer: writer)

@@ -17,8 +17,9 @@
 /// uses buffers of its own while it runs, taken from and given back to its
 /// thread's spares (`ThreadWriterPool`), so encoding small values one after
 /// another allocates no buffer; a call without `userInfo` also takes its thread's
-/// kept coding state (`ThreadKept`) when no other call on the thread holds it. Small plain values (a trivially copyable type of at most 16
-/// bytes, such as an enum case without payload or with a number) are encoded through `Codable`
+/// kept coding state (`ThreadKept`) when no other call on the thread holds it.
+/// Small plain values (a trivially copyable type of at most 16 bytes, such as an
+/// enum case without payload or with a number) are encoded through `Codable`
 /// once per distinct value and thread by ``encode(_:)``, then remembered (see
 /// ``remembersPlainValues``).
 public struct MessagePackEncoder: Sendable {

@@ -1,5 +1,6 @@
-/// A short list in which a coder remembers the types it has classified in one call (those with
-/// a dedicated form, or those without), ahead of asking ``PlainTypeSet`` behind its lock.
+/// A short list in which a coder remembers the types it has classified in one call, or in the
+/// calls of a state its thread keeps (those with a dedicated form, or those without), ahead of
+/// asking ``PlainTypeSet`` behind its lock.
 ///
 /// The first two types are held inline: most calls (an action, a mutation, an effect) meet one
 /// or two types that need remembering, and a list of them cost an allocation per call. Changed as
