@@ -6,20 +6,11 @@ import Testing
 /// (``KeptKeyedContainers``): these check that it does, and that a container a value still
 /// holds is never handed to another value.
 @Suite struct KeptKeyedContainerTests {
-    /// Records the box of each keyed container an element was given, and what it read.
-    ///
-    /// `@unchecked Sendable` only because `userInfo` takes `Sendable` values; it holds the
-    /// elements' containers, which are not, so a mutex cannot hold them either. Safe because one
-    /// thread alone touches it: each test makes its record, passes it to one `decode` call that
-    /// runs every `init(from:)` synchronously on the calling thread, and reads it after that call
-    /// returned, on the same thread; no decoder or record is shared between tests.
-    final class Record: @unchecked Sendable {
-        var boxes: [ObjectIdentifier] = []
-        /// The previous element's box, without keeping it alive: a box made anew for each
-        /// element could reuse a freed one's address, so identity is compared with a live box only.
-        weak var previous: KeptBox?
-        /// For each element after the first: whether it got the previous element's box.
-        var sameAsPrevious: [Bool] = []
+    /// Records the box of each keyed container an element was given (``KeptBoxLog``), and what
+    /// it read.
+    /// `@unchecked Sendable` restated from ``KeptBoxLog``, whose comment says why it is safe: the
+    /// fields added here are touched under the same rules (one test, one thread at a time).
+    final class Record: KeptBoxLog, @unchecked Sendable {
         var stashed: [KeyedDecodingContainer<Element.CodingKeys>] = []
         var readBack: [Int] = []
     }
@@ -40,12 +31,7 @@ import Testing
         init(from decoder: any Decoder) throws {
             let record = decoder.userInfo[KeptKeyedContainerTests.recordKey] as? Record
             let container = try decoder.container(keyedBy: CodingKeys.self)
-            if let record {
-                let box = KeyedContainerLayout.box(of: container)
-                record.boxes.append(ObjectIdentifier(box))
-                if record.boxes.count > 1 { record.sameAsPrevious.append(record.previous === box) }
-                record.previous = box
-            }
+            record?.note(container)
             id = try container.decode(Int.self, forKey: .id)
             // The container kept from the element before must still read that element's map.
             if let earlier = record?.stashed.last {
@@ -169,30 +155,14 @@ import Testing
 
     // A call without `userInfo` takes the context its thread keeps between calls (``ThreadKept``).
 
-    /// Holds, weakly, the keyed container box each element was given: set around one decode call
-    /// on the calling thread (`init(from:)` runs on it, synchronously).
-    final class BoxProbe: @unchecked Sendable {
-        // `@unchecked` for the same reason as `Record`: one thread, one call at a time.
-        struct Weak { weak var box: KeptBox? }
-        var boxes: [Weak] = []
-        /// For each box after the first: whether it is the one before it (compared only while
-        /// that one is alive).
-        var sameAsPrevious: [Bool] = []
-
-        func record(_ box: KeptBox) {
-            if let last = boxes.last { sameAsPrevious.append(last.box === box) }
-            boxes.append(Weak(box: box))
-        }
-    }
-
     struct Probed: Decodable, Equatable {
-        @TaskLocal static var probe: BoxProbe?
+        @TaskLocal static var probe: KeptBoxLog?
         var id: Int
         enum CodingKeys: String, CodingKey { case id }
         init(id: Int) { self.id = id }
         init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
-            Self.probe?.record(KeyedContainerLayout.box(of: container))
+            Self.probe?.note(container)
             id = try container.decode(Int.self, forKey: .id)
         }
     }
@@ -214,7 +184,7 @@ import Testing
 
     @Test func aThreadsKeptContextHandsItsContainerToTheNextCall() {
         // On a thread of its own, so that its kept context is this test's alone.
-        let probe = BoxProbe()
+        let probe = KeptBoxLog()
         var first: [Probed] = [], second: Probed?, third: [Probed] = [], taggedDecoded = 0
         let single = (try? MessagePackEncoder().encode(["id": 4])) ?? []
         runOnNewThread {
@@ -240,7 +210,7 @@ import Testing
         // so does the next call's value. After ten other key types, the last call's first element
         // gets a new container (its key type's entry was replaced), which is kept again.
         #expect(probe.sameAsPrevious == [false, true, true, false, true, true])
-        #expect(probe.boxes.allSatisfy { $0.box == nil }, "the context of an exited thread kept its containers")
+        #expect(probe.allFreed, "the context of an exited thread kept its containers")
     }
 
     /// How many `T`s an array in `bytes` decodes to (0 when it does not).
@@ -249,7 +219,7 @@ import Testing
     }
 
     @Test func aThreadsKeptContextIsFreedWhenTheThreadExits() {
-        let probe = BoxProbe()
+        let probe = KeptBoxLog()
         var decoded: [Probed] = []
         let bytes = packedIDs([5, 6, 7])
         runOnNewThread {
@@ -259,7 +229,7 @@ import Testing
         }
         #expect(decoded == [5, 6, 7].map(Probed.init))
         #expect(probe.boxes.count == 3)
-        #expect(probe.boxes.allSatisfy { $0.box == nil }, "the context of an exited thread kept its containers")
+        #expect(probe.allFreed, "the context of an exited thread kept its containers")
     }
 
     /// A value whose `init(from:)` decodes other bytes meanwhile: both read what they would alone.

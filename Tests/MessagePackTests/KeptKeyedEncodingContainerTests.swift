@@ -7,19 +7,11 @@ import Testing
 /// are those of a container made anew each time, and that a container a value still holds is
 /// never handed to another value.
 @Suite struct KeptKeyedEncodingContainerTests {
-    /// Records the box of each keyed container an element was given.
-    ///
-    /// `@unchecked Sendable` only because `userInfo` takes `Sendable` values; it holds the
-    /// elements' containers, which are not, so a mutex cannot hold them either. Safe because one
-    /// thread alone touches it: each test makes its record, passes it to one `encode` call that
-    /// runs every `encode(to:)` synchronously on the calling thread, and reads it after that call
-    /// returned, on the same thread; no encoder or record is shared between tests.
-    final class Record: @unchecked Sendable {
-        var boxes: [ObjectIdentifier] = []
-        /// The previous element's box, without keeping it alive (see the decoding tests).
-        weak var previous: KeptBox?
-        /// For each element after the first: whether it got the previous element's box.
-        var sameAsPrevious: [Bool] = []
+    /// Records the box of each keyed container an element was given (``KeptBoxLog``), and the
+    /// containers elements kept.
+    /// `@unchecked Sendable` restated from ``KeptBoxLog``, whose comment says why it is safe: the
+    /// fields added here are touched under the same rules (one test, one thread at a time).
+    final class Record: KeptBoxLog, @unchecked Sendable {
         var stashed: [KeyedEncodingContainer<Element.CodingKeys>] = []
     }
 
@@ -35,12 +27,7 @@ import Testing
         func encode(to encoder: any Encoder) throws {
             let record = encoder.userInfo[KeptKeyedEncodingContainerTests.recordKey] as? Record
             var container = encoder.container(keyedBy: CodingKeys.self)
-            if let record {
-                let box = KeyedContainerLayout.box(of: container)
-                record.boxes.append(ObjectIdentifier(box))
-                if record.boxes.count > 1 { record.sameAsPrevious.append(record.previous === box) }
-                record.previous = box
-            }
+            record?.note(container)
             try container.encode(id, forKey: .id)
             try container.encode(name, forKey: .name)
             if stash {

@@ -95,3 +95,36 @@ func runOnNewThread(_ body: @escaping () -> Void) {
     }
     pthread_join(thread, nil)
 }
+
+/// The boxes of the keyed containers values were given in coding calls, in order: whether each
+/// value got the same box as the value before it, and whether the boxes outlived the calls.
+///
+/// `@unchecked Sendable` only because it reaches `encode(to:)` and `init(from:)` through
+/// `userInfo` or a task-local value, which take `Sendable` values; it (and a test's subclass)
+/// holds boxes and stashed containers, which are not, so a mutex cannot hold them either. Safe
+/// because one thread alone touches it at a time: each test makes its own log, passes it to
+/// coding calls that run every `encode(to:)` and `init(from:)` synchronously on the calling
+/// thread (or on a thread the test joins, with ``runOnNewThread(_:)``, before reading), and reads
+/// it after those calls returned; no log is shared between tests.
+class KeptBoxLog: @unchecked Sendable {
+    private struct Weak { weak var box: KeptBox? }
+
+    /// Each box's identity, in order. A box made anew for each value could reuse a freed one's
+    /// address, so identities are compared only where both boxes are known to be alive.
+    private(set) var boxes: [ObjectIdentifier] = []
+    /// For each box after the first: whether it is the one before it (compared with that one
+    /// only while it is alive).
+    private(set) var sameAsPrevious: [Bool] = []
+    private var held: [Weak] = []
+
+    /// Whether every box noted has been freed.
+    var allFreed: Bool { held.allSatisfy { $0.box == nil } }
+
+    /// Notes the box of `container`, which a value was just given.
+    func note<Container>(_ container: Container) {
+        let box = KeyedContainerLayout.box(of: container)
+        if let previous = held.last { sameAsPrevious.append(previous.box === box) }
+        boxes.append(ObjectIdentifier(box))
+        held.append(Weak(box: box))
+    }
+}

@@ -51,13 +51,16 @@ public struct MessagePackDecoder: Sendable {
     private func decodeOnce<T: Decodable>(_ type: T.Type, from buffer: UnsafeRawBufferPointer) throws -> T {
         if userInfo.isEmpty, let kept = ThreadKept.take(from: DecodingContext.keptPerThread) {
             defer { kept.giveBack() }
-            return try MessagePackReader.withRoot(buffer) { root in
-                try kept.state.decodeValue(T.self, from: root, parent: nil, key: nil)
-            }
+            return try Self.decode(T.self, from: buffer, in: kept.state)
         }
         let context = DecodingContext(userInfo: userInfo)
         defer { context.tearDown() }
-        return try MessagePackReader.withRoot(buffer) { root in
+        return try Self.decode(T.self, from: buffer, in: context)
+    }
+
+    /// Unpacks `buffer` and decodes its root value as a `T` with `context`.
+    private static func decode<T: Decodable>(_ type: T.Type, from buffer: UnsafeRawBufferPointer, in context: DecodingContext) throws -> T {
+        try MessagePackReader.withRoot(buffer) { root in
             try context.decodeValue(T.self, from: root, parent: nil, key: nil)
         }
     }

@@ -190,7 +190,6 @@ final class EncodingSession: KeptPerThread {
         do {
             try value.encode(to: node)
             node.complete()
-            letGo(of: node)
         } catch {
             letGo(of: node)
             node.releaseChildren()
@@ -218,6 +217,9 @@ final class EncodingSession: KeptPerThread {
         var child = makeNode(parent: node, key: MessagePackKey.index(1), target: writer)
         for index in 1 ..< elements.count {
             if index > 1 {
+                // The previous element's kept container, if any, lets go of the node first (as
+                // `recycle` has it do for every other node).
+                letGo(of: child)
                 if isKnownUniquelyReferenced(&child) {
                     child.reuse(elementIndex: index)
                 } else {

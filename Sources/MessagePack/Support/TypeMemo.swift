@@ -35,7 +35,7 @@ struct TypeMemo: Emptiable {
             first = ObjectIdentifier(type)
         } else if second == nil {
             second = ObjectIdentifier(type)
-        } else if rest.count + 2 < Self.limit {
+        } else if !isFull {
             rest.append(ObjectIdentifier(type))
         }
         return self
