@@ -141,8 +141,12 @@ final class DecodingContext: KeptPerThread {
     /// more, re-pointed (``keptContainer``); else a new one.
     func keyedContainer<Key: CodingKey>(_ keyType: Key.Type, map: ObjectRef, path: CodingPathNode?) throws -> KeyedDecodingContainer<Key> {
         let index = try KeyedDecodingState.validate(map: map, keyType: Key.self, path: path)
-        if keepsContainers, keptKeyed.madeBefore(Key.self) {
-            return keptContainer(Key.self, map: map, path: path, index: index)
+        if keepsContainers {
+            switch keptKeyed.lookUp(Key.self) {
+            case .kept(let position): return keptContainer(Key.self, at: position, map: map, path: path, index: index)
+            case .madeBefore: return keptContainer(Key.self, at: nil, map: map, path: path, index: index)
+            case .first: break
+            }
         }
         // The first of its key type, made as before the keeper existed: in this shape the
         // standard library's initialiser is inlined, and a call that decodes one small value
@@ -151,17 +155,16 @@ final class DecodingContext: KeptPerThread {
             state: KeyedDecodingState(context: self, map: map, path: path, index: index)))
     }
 
-    /// The kept container of `Key` re-pointed at `map` if nothing else refers to it, else a new
-    /// one, kept in its place.
+    /// The kept container of `Key` (at `position` in the keeper) re-pointed at `map` if nothing
+    /// else refers to it, else a new one, kept in its place.
     @inline(never)
-    private func keptContainer<Key: CodingKey>(_ keyType: Key.Type, map: ObjectRef, path: CodingPathNode?, index: MapKeyIndex?) -> KeyedDecodingContainer<Key> {
-        if let container = keptKeyed.reuse(KeyedDecodingContainer<Key>.self, for: Key.self, repoint: { $0.reuse(map: map, path: path, index: index) }) {
-            return container
+    private func keptContainer<Key: CodingKey>(
+        _ keyType: Key.Type, at position: Int?, map: ObjectRef, path: CodingPathNode?, index: MapKeyIndex?
+    ) -> KeyedDecodingContainer<Key> {
+        keptKeyed.container(KeyedDecodingContainer<Key>.self, at: position, for: Key.self, repoint: { $0.reuse(map: map, path: path, index: index) }) {
+            let state = KeyedDecodingState(context: self, map: map, path: path, index: index)
+            return (KeyedDecodingContainer(KeyedDecodingContainerImpl<Key>(state: state)), state)
         }
-        let state = KeyedDecodingState(context: self, map: map, path: path, index: index)
-        let container = KeyedDecodingContainer(KeyedDecodingContainerImpl<Key>(state: state))
-        keptKeyed.keep(container, state: state, for: Key.self)
-        return container
     }
 
     /// Has the states of kept containers that the value at `path` had, and nothing else has any

@@ -114,25 +114,28 @@ final class EncodingSession: KeptPerThread {
     /// (in this call, or in the earlier calls of a session its thread keeps), a kept one when
     /// nothing else refers to it any more, re-pointed (``keptContainer``); else a new one.
     func keyedContainer<Key: CodingKey>(_ keyType: Key.Type, node: EncoderNode, writer: MessagePackWriter) -> KeyedEncodingContainer<Key> {
-        if keepsContainers, keptKeyed.madeBefore(Key.self) {
-            return keptContainer(Key.self, node: node, writer: writer)
+        if keepsContainers {
+            switch keptKeyed.lookUp(Key.self) {
+            case .kept(let position): return keptContainer(Key.self, at: position, node: node, writer: writer)
+            case .madeBefore: return keptContainer(Key.self, at: nil, node: node, writer: writer)
+            case .first: break
+            }
         }
         // The first of its key type, made as before the keeper existed: a call that encodes one
         // small value (an action) pays for no lookup more than it did.
         return KeyedEncodingContainer(KeyedEncodingContainerImpl<Key>(node: node, writer: writer))
     }
 
-    /// The kept container of `Key` re-pointed at `node` if nothing else refers to it, else a new
-    /// one, kept in its place.
+    /// The kept container of `Key` (at `position` in the keeper) re-pointed at `node` if nothing
+    /// else refers to it, else a new one, kept in its place.
     @inline(never)
-    private func keptContainer<Key: CodingKey>(_ keyType: Key.Type, node: EncoderNode, writer: MessagePackWriter) -> KeyedEncodingContainer<Key> {
-        if let container = keptKeyed.reuse(KeyedEncodingContainer<Key>.self, for: Key.self, repoint: { $0.reuse(node: node, writer: writer) }) {
-            return container
+    private func keptContainer<Key: CodingKey>(
+        _ keyType: Key.Type, at position: Int?, node: EncoderNode, writer: MessagePackWriter
+    ) -> KeyedEncodingContainer<Key> {
+        keptKeyed.container(KeyedEncodingContainer<Key>.self, at: position, for: Key.self, repoint: { $0.reuse(node: node, writer: writer) }) {
+            let state = KeyedEncodingState(node: node, writer: writer)
+            return (KeyedEncodingContainer(KeyedEncodingContainerImpl<Key>(state: state)), state)
         }
-        let state = KeyedEncodingState(node: node, writer: writer)
-        let container = KeyedEncodingContainer(KeyedEncodingContainerImpl<Key>(state: state))
-        keptKeyed.keep(container, state: state, for: Key.self)
-        return container
     }
 
     /// Has the states of kept containers that wrote `node`'s value, and that nothing else refers

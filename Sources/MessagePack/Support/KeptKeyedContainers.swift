@@ -32,31 +32,24 @@ struct KeptKeyedContainers<State: KeptContainerState>: Emptiable {
         /// `@exclusivity(unchecked)` because the check takes it `inout` and would otherwise check
         /// that access at run time.
         @exclusivity(unchecked) private var box: KeptBox
-        /// The box's address, unretained, in memory of its own: what the container is copied out
-        /// of (with no closure and no generic call to reach the box's storage).
-        private let word: UnsafeMutableRawPointer
 
         fileprivate init(keyType: ObjectIdentifier, box: KeptBox, state: State) {
             self.keyType = keyType
             self.state = state
             self.box = box
-            word = .allocate(byteCount: MemoryLayout<KeptBox>.size, alignment: MemoryLayout<KeptBox>.alignment)
-            word.storeBytes(of: Unmanaged.passUnretained(box).toOpaque(), as: UnsafeMutableRawPointer.self)
-        }
-
-        deinit {
-            word.deallocate()
         }
 
         /// Whether nothing but the keeper refers to the container.
         @inline(__always)
         fileprivate var isFree: Bool { isKnownUniquelyReferenced(&box) }
 
-        /// The kept container, as the container type it was made as: copied out of the word with
-        /// `load(as:)`, which retains the box like any copy (`box` keeps it alive meanwhile).
+        /// The kept container, as the container type it was made as: the box's reference
+        /// reinterpreted as that type (whose layout it is: ``KeyedContainerLayout``), retained
+        /// like any copy. Reading it out of memory with `load(as:)` was a call into the standard
+        /// library's unspecialised code, about fifty instructions.
         @inline(__always)
         fileprivate func container<Container>(as type: Container.Type) -> Container {
-            UnsafeRawPointer(word).load(as: Container.self)
+            unsafeBitCast(box, to: Container.self)
         }
     }
 
@@ -65,24 +58,56 @@ struct KeptKeyedContainers<State: KeptContainerState>: Emptiable {
     /// Nothing kept.
     init() {}
 
-    /// The kept container of `keyType`, its state re-pointed by `repoint` first, if nothing but
-    /// this keeper refers to it.
+    /// What the keeper has for a key type (``lookUp(_:)``).
+    enum Lookup {
+        /// A container of the key type is kept at this position.
+        case kept(at: Int)
+        /// None is kept, but one was made before: the next one is kept.
+        case madeBefore
+        /// The first container of the key type: made, not kept.
+        case first
+    }
+
+    /// What the keeper has for `keyType`; notes the key type when it meets it first.
     ///
-    /// `mutating` though it changes nothing: the owner's stored keeper is then accessed in place;
-    /// a non-mutating call copied it out of the owner first, retaining and releasing its arrays.
+    /// Asked before the container type's metadata is looked up, so that the first container
+    /// of a key type (most calls make only one: an action, a mutation) pays for no lookup more.
     @inline(__always)
-    mutating func reuse<Container>(_ type: Container.Type, for keyType: Any.Type, repoint: (State) -> Void) -> Container? {
+    mutating func lookUp(_ keyType: Any.Type) -> Lookup {
         let id = ObjectIdentifier(keyType)
         // By position, not `for entry in entries`: the iterator retained the array and each entry.
-        for position in entries.indices where entries[position].keyType == id {
+        for position in entries.indices where entries[position].keyType == id { return .kept(at: position) }
+        return madeBefore(keyType) ? .madeBefore : .first
+    }
+
+    /// The kept container at `position` (of `keyType`; `nil`: none kept), its state re-pointed by
+    /// `repoint` first, if nothing but this keeper refers to it; else the container `make` makes
+    /// (with the state it codes through), kept from now on (see ``keep(_:state:for:)``).
+    ///
+    /// The container is copied straight into the result, not through an optional: an optional
+    /// of the container type moved it twice through the type's value witnesses.
+    ///
+    /// `mutating` though a reuse changes nothing: the owner's stored keeper is then accessed in
+    /// place; a non-mutating call copied it out of the owner first, retaining and releasing its
+    /// arrays.
+    @inline(__always)
+    mutating func container<Container>(
+        _ type: Container.Type, at position: Int?, for keyType: Any.Type, repoint: (State) -> Void,
+        orMake make: () -> (Container, State)
+    ) -> Container {
+        if let position {
             // Borrowed, not retained: the array holds the entry throughout.
-            return Unmanaged.passUnretained(entries[position])._withUnsafeGuaranteedRef { entry in
-                guard entry.isFree else { return nil }
+            let entry = Unmanaged.passUnretained(entries[position])
+            let isReused = entry._withUnsafeGuaranteedRef { entry in
+                guard entry.isFree else { return false }
                 repoint(entry.state)
-                return entry.container(as: Container.self)
+                return true
             }
+            if isReused { return entry._withUnsafeGuaranteedRef { $0.container(as: Container.self) } }
         }
-        return nil
+        let (container, state) = make()
+        keep(container, state: state, for: keyType)
+        return container
     }
 
     /// Key types a container was made for once in this call: a container is kept only from its
@@ -94,7 +119,7 @@ struct KeptKeyedContainers<State: KeptContainerState>: Emptiable {
     /// Whether a container of `keyType` was made before in this call, or by a state its thread
     /// keeps in an earlier one (from then on containers of it are kept and handed out again);
     /// notes the key type if not. Once the memo is full, every key type counts as made before.
-    mutating func madeBefore(_ keyType: Any.Type) -> Bool {
+    private mutating func madeBefore(_ keyType: Any.Type) -> Bool {
         if madeOnce.contains(ObjectIdentifier(keyType)) || madeOnce.isFull { return true }
         madeOnce = take(&madeOnce).adding(keyType)
         return false
@@ -109,7 +134,7 @@ struct KeptKeyedContainers<State: KeptContainerState>: Emptiable {
     /// and which stays its own), beside the others, or, once the keeper is full, in place of
     /// the others in turn. Replacing keeps reuse going where the first container of a key type
     /// stays in use, as a recursive type's outermost one does for the whole call.
-    mutating func keep<Container>(_ container: Container, state: State, for keyType: Any.Type) {
+    private mutating func keep<Container>(_ container: Container, state: State, for keyType: Any.Type) {
         let id = ObjectIdentifier(keyType)
         let entry = Entry(keyType: id, box: KeyedContainerLayout.box(of: container), state: state)
         if let position = entries.firstIndex(where: { $0.keyType == id }) {
@@ -125,11 +150,11 @@ struct KeptKeyedContainers<State: KeptContainerState>: Emptiable {
     /// Has the state of each kept container that nothing else refers to and that coded the value
     /// `owner` stands for (a decoder's coding path link, an encoder's node), which just finished,
     /// let go of it: a reference from the state would keep it from being reused for the next value.
-    /// `mutating` for the same reason as ``reuse(_:for:repoint:)``.
+    /// `mutating` for the same reason as ``container(_:at:for:repoint:orMake:)``.
     @inline(__always)
     mutating func letGo(of owner: State.Owner) {
         for position in entries.indices {
-            // Borrowed, not retained, as in `reuse`.
+            // Borrowed, not retained, as in `container`.
             Unmanaged.passUnretained(entries[position])._withUnsafeGuaranteedRef { entry in
                 if entry.state.isOwned(by: owner), entry.isFree { entry.state.letGo() }
             }
@@ -154,7 +179,7 @@ protocol KeptContainerState: AnyObject {
 enum KeyedContainerLayout {
     /// Checked once per process: a container is one word that is not trivially copied: a
     /// reference, and a strong one (a weak or unowned one could not keep its box alive). A round
-    /// trip through a probe container (copying it back out of the kept word) also passed, but
+    /// trip through a probe container (copying the box back out as a container) also passed, but
     /// after it every later decode of a small action ran about 400 instructions longer in the
     /// runtime's conformance cache (callgrind), so it is not made.
     static let isOneReference: Bool = isOneWordReference(KeyedDecodingContainer<MessagePackKey>.self)
