@@ -94,6 +94,47 @@ import Testing
         #expect(record.boxes[4] == record.boxes[5])
     }
 
+    @Test func aFirstContainerAnElementKeepsStaysReadableUntilTheCallEnds() throws {
+        // Element 0's container is the first of its key type, which the keeper does not keep:
+        // only the call keeps its state (a container refers to it unretained).
+        let record = Record()
+        let elements = try decode(packed(5, stash: [0]), record: record)
+        #expect(elements.map(\.id) == Array(0 ..< 5))
+        #expect(record.readBack == [0, 0, 0, 0])
+        #expect(record.sameAsPrevious == [false, true, true, true])
+    }
+
+    /// Notes, weakly, the decoding context it was decoded with.
+    struct NotesContext: Decodable {
+        nonisolated(unsafe) static weak var context: DecodingContext?
+        enum CodingKeys: String, CodingKey { case id }
+        init(from decoder: any Decoder) throws {
+            Self.context = (decoder as? DecoderImpl)?.context
+            _ = try decoder.container(keyedBy: CodingKeys.self).decode(Int.self, forKey: .id)
+        }
+    }
+
+    /// How many container states `context` keeps for the call it is in.
+    func statesKeptForTheCall(by context: DecodingContext) -> Int? {
+        (Mirror(reflecting: context).children.first { $0.label == "callStates" }?.value as? [KeyedDecodingState])?.count
+    }
+
+    @Test func theStatesOfACallAreReleasedWhenItEnds() throws {
+        // A call with `userInfo` has a context of its own: its states (which refer back to it)
+        // are released with it, so nothing keeps it.
+        _ = try MessagePackDecoder(userInfo: [Self.recordKey: Record()]).decode([NotesContext].self, from: packedIDs([1, 2, 3]))
+        #expect(NotesContext.context == nil, "the call's context outlived it")
+        // A call without takes its thread's kept context, which holds its states only until
+        // the call ends.
+        var decodedCount = 0, keptAfterTheCall: Int?
+        runOnNewThread {
+            decodedCount = (try? MessagePackDecoder().decode([NotesContext].self, from: packedIDs([4, 5, 6])))?.count ?? 0
+            keptAfterTheCall = NotesContext.context.flatMap(statesKeptForTheCall(by:))
+        }
+        #expect(decodedCount == 3)
+        #expect(keptAfterTheCall == 0)
+    }
+
     /// Nested values of one key type: the outer container is in use while the inner ones decode.
     struct Tree: Codable, Equatable {
         var value: Int

@@ -6,14 +6,25 @@ import CMsgPack
 /// creating one per nested value does not allocate.
 struct DecoderImpl: Decoder {
     let object: ObjectRef
-    let context: DecodingContext
+    /// The call's context, unretained: the call holds it throughout, and a decoder handed to
+    /// `init(from:)` is used within that call. Retaining it for each value decoded cost a retain
+    /// and a release per element of an array of structs.
+    private let unretainedContext: Unmanaged<DecodingContext>
     let path: CodingPathNode?
+
+    init(object: ObjectRef, context: DecodingContext, path: CodingPathNode?) {
+        self.object = object
+        unretainedContext = .passUnretained(context)
+        self.path = path
+    }
+
+    var context: DecodingContext { unretainedContext.takeUnretainedValue() }
 
     var codingPath: [any CodingKey] { CodingPathNode.path(path) }
     var userInfo: [CodingUserInfoKey: Any] { context.userInfo }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
-        try context.keyedContainer(Key.self, map: object, path: path)
+        try unretainedContext._withUnsafeGuaranteedRef { try $0.keyedContainer(Key.self, map: object, path: path) }
     }
 
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {

@@ -125,7 +125,14 @@ final class DecodingContext: KeptPerThread {
     /// links, kept containers and type memos stay for the next call.
     func endCall() {
         unknownKey = nil
+        callStates.removeAll(keepingCapacity: true)
     }
+
+    /// Every keyed container state made in this call. A container refers to its state unretained
+    /// (see `KeyedDecodingContainerImpl.unretainedState`), so something else must keep the state
+    /// alive for as long as the container can be used: the keeper keeps only some, and replaces
+    /// them; this list keeps each until the call ends.
+    private var callStates: [KeyedDecodingState] = []
 
     // MARK: Keyed containers
 
@@ -138,7 +145,8 @@ final class DecodingContext: KeptPerThread {
 
     /// A keyed container reading `map`: from the second of a key type on (in this call, or in the
     /// earlier calls of a context its thread keeps), a kept one when nothing else refers to it any
-    /// more, re-pointed (``keptContainer``); else a new one.
+    /// more, re-pointed (``keptContainer``); else a new one. Every state made here lives until the
+    /// call ends (`callStates`).
     func keyedContainer<Key: CodingKey>(_ keyType: Key.Type, map: ObjectRef, path: CodingPathNode?) throws -> KeyedDecodingContainer<Key> {
         let index = try KeyedDecodingState.validate(map: map, keyType: Key.self, path: path)
         if keepsContainers {
@@ -151,8 +159,9 @@ final class DecodingContext: KeptPerThread {
         // The first of its key type, made as before the keeper existed: in this shape the
         // standard library's initialiser is inlined, and a call that decodes one small value
         // (an action) pays for no lookup more than it did.
-        return KeyedDecodingContainer(KeyedDecodingContainerImpl<Key>(
-            state: KeyedDecodingState(context: self, map: map, path: path, index: index)))
+        let state = KeyedDecodingState(context: self, map: map, path: path, index: index)
+        callStates.append(state)
+        return KeyedDecodingContainer(KeyedDecodingContainerImpl<Key>(state: state))
     }
 
     /// The kept container of `Key` (at `position` in the keeper) re-pointed at `map` if nothing
@@ -163,6 +172,7 @@ final class DecodingContext: KeptPerThread {
     ) -> KeyedDecodingContainer<Key> {
         keptKeyed.container(KeyedDecodingContainer<Key>.self, at: position, for: Key.self, repoint: { $0.reuse(map: map, path: path, index: index) }) {
             let state = KeyedDecodingState(context: self, map: map, path: path, index: index)
+            callStates.append(state)
             return (KeyedDecodingContainer(KeyedDecodingContainerImpl<Key>(state: state)), state)
         }
     }

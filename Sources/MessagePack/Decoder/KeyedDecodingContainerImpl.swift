@@ -7,14 +7,26 @@ import CMsgPack
 /// struct case) are searched linearly on the UTF-8 bytes, first after the key found last, which
 /// beats hashing for a handful of keys; larger maps get a hash index.
 struct KeyedDecodingContainerImpl<Key: CodingKey>: KeyedDecodingContainerProtocol {
-    let state: KeyedDecodingState
+    /// What the container reads through, unretained: the standard library's box copies the
+    /// container out and destroys the copy for every key it decodes, and with a strong reference
+    /// that was a retain and a release each time (through the type's value witnesses), about a
+    /// twentieth of decoding a small struct. The decoding context keeps every state it makes
+    /// alive until its call ends (see ``DecodingContext/keyedContainer(_:map:path:)``), and a
+    /// container is only used within the call that made it (after it, the bytes it reads are
+    /// gone too).
+    private let unretainedState: Unmanaged<KeyedDecodingState>
 
-    @inline(__always) var map: ObjectRef { state.map }
-    @inline(__always) var context: DecodingContext { state.context }
-    @inline(__always) var path: CodingPathNode? { state.path }
+    /// Runs `body` with the state, borrowed: reading it takes no retain.
+    @inline(__always) private func withState<Result>(_ body: (KeyedDecodingState) throws -> Result) rethrows -> Result {
+        try unretainedState._withUnsafeGuaranteedRef(body)
+    }
+
+    @inline(__always) var map: ObjectRef { withState { $0.map } }
+    @inline(__always) var context: DecodingContext { withState { $0.context } }
+    @inline(__always) var path: CodingPathNode? { withState { $0.path } }
 
     init(state: KeyedDecodingState) {
-        self.state = state
+        unretainedState = .passUnretained(state)
     }
 
     var codingPath: [any CodingKey] { CodingPathNode.path(path) }
@@ -49,7 +61,7 @@ struct KeyedDecodingContainerImpl<Key: CodingKey>: KeyedDecodingContainerProtoco
     @inline(__always)
     private func find(_ key: Key) -> ObjectRef? {
         let map = self.map
-        if let index = state.index {
+        if let index = withState({ $0.index }) {
             return index.position(of: key).map { map.value($0) }
         }
         var name = key.stringValue
@@ -70,16 +82,18 @@ struct KeyedDecodingContainerImpl<Key: CodingKey>: KeyedDecodingContainerProtoco
         let count = map.mapCount
         // Synthesized decoding asks for the keys in the order the encoder wrote them: try the
         // entry after the last one found first, so a struct's lookups take one comparison each.
-        let expected = state.nextPosition
-        if expected < count, map.key(expected).stringEquals(bytes) {
-            state.nextPosition = expected + 1
-            return expected
+        return withState { state in
+            let expected = state.nextPosition
+            if expected < count, map.key(expected).stringEquals(bytes) {
+                state.nextPosition = expected + 1
+                return expected
+            }
+            for position in 0 ..< count where map.key(position).stringEquals(bytes) {
+                state.nextPosition = position + 1
+                return position
+            }
+            return nil
         }
-        for position in 0 ..< count where map.key(position).stringEquals(bytes) {
-            state.nextPosition = position + 1
-            return position
-        }
-        return nil
     }
 
     @inline(__always)

@@ -22,6 +22,10 @@ import Foundation
 /// beyond the input, nesting deeper than ``MessagePack/maximumNestingDepth``,
 /// trailing bytes) throws `DecodingError.dataCorrupted`; nothing traps.
 ///
+/// The `Decoder` an `init(from:)` is given and the containers it makes read the unpacked input in
+/// place and share the call's state without retaining it: use them within that `init(from:)`, and
+/// keep what they decoded, not them (a decoder kept beyond it answers only `codingPath`).
+///
 /// Small plain values (a trivially copyable type of at most 16 bytes, from at most 32 bytes of
 /// input, such as an enum case without payload or with a number) are decoded through `Codable`
 /// once per distinct input and thread, then remembered (see ``remembersPlainValues``).
