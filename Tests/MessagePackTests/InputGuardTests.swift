@@ -105,6 +105,21 @@ import Testing
         bytes("dc0003 dc0003 01").withUnsafeBytes { #expect(!InputGuard.isPlainlySafe($0)) }
     }
 
+    @Test func theFastScanFindsAHeaderAtEveryOffset() {
+        // Wherever a claim sits (in the first or second word of a 16-byte turn, in the 8-byte
+        // tail, in the last few bytes), the scan finds it: one that cannot fit is refused, one
+        // that fits is not.
+        for offset in 0 ..< 40 {
+            for tail in 0 ..< 20 {
+                let filler = { (count: Int) in [UInt8](repeating: 0x01, count: count) }
+                let refused = filler(offset) + [0xdd, 0xff, 0xff, 0xff, 0xff] + filler(tail)
+                refused.withUnsafeBytes { #expect(!InputGuard.isPlainlySafe($0), "claim at \(offset), \(tail) after") }
+                let fits = filler(offset) + [0xdc, 0x00, UInt8(tail)] + filler(tail)
+                fits.withUnsafeBytes { #expect(InputGuard.isPlainlySafe($0), "claim of \(tail) at \(offset)") }
+            }
+        }
+    }
+
     @Test func exactWalkMeasuresValues() throws {
         let length = try bytes("82 a161 01 a162 92 c3 cb3ff8000000000000").withUnsafeBytes {
             try InputGuard.validate($0)

@@ -154,6 +154,104 @@ struct Everything: Codable, Equatable {
         #expect(nested.path == ["[0]"])
     }
 
+    /// Keys alike in length and first byte, of every length the key comparison treats apart
+    /// (one byte, two or three, four to seven, eight, more than eight).
+    struct LookAlikes: Decodable, Equatable {
+        var values: [String: Int] = [:]
+        enum CodingKeys: String, CodingKey, CaseIterable {
+            case a, ab, ac, abc, abd, abcd, abce, abcdefg, abcdefh, abcdefgh, abcdefgi
+            case abcdefghi, abcdefghj, abcdefghijklmnop, abcdefghijklmnoq, abcdefghijklmnopq, abcdefghijklmnopr
+        }
+        init(values: [String: Int]) { self.values = values }
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            for key in CodingKeys.allCases { values[key.rawValue] = try container.decode(Int.self, forKey: key) }
+        }
+    }
+
+    /// A map of `keys` in order, each key's value its position.
+    func mapOf(_ keys: [String]) -> [UInt8] {
+        let writer = MessagePackWriter()
+        writer.packMapHeader(keys.count)
+        for (position, key) in keys.enumerated() {
+            writer.packString(key)
+            writer.packInt(Int64(position))
+        }
+        return writer.bytes
+    }
+
+    @Test func keysAlikeInLengthAndFirstByteAreToldApart() throws {
+        let keys = LookAlikes.CodingKeys.allCases.map(\.rawValue)
+        // Written in reverse, so that no lookup finds its key where the one before it ended.
+        let reversed = Array(keys.reversed())
+        let lookAlikes = try decoded(LookAlikes.self, mapOf(reversed))
+        #expect(lookAlikes == LookAlikes(values: Dictionary(uniqueKeysWithValues: reversed.enumerated().map { ($1, $0) })))
+        for key in keys {
+            // Each key again after its look-alikes, in a map small enough to be checked without
+            // an index, and after all the keys (a map of more than 16 entries is indexed).
+            let alikes = keys.filter { $0.count == key.count && $0.first == key.first }
+            #expect(try decoded(AnyKeyed.self, mapOf(alikes)).count == alikes.count)
+            let small = try #require(decodingError { _ = try decoded(AnyKeyed.self, mapOf(alikes + [key])) })
+            #expect(small.message == "Duplicate map key \"\(key)\".")
+            let indexed = try #require(decodingError { _ = try decoded(LookAlikes.self, mapOf(keys + [key])) })
+            #expect(indexed.message == "Duplicate map key \"\(key)\".")
+        }
+    }
+
+    /// Reads a map with any string keys as a struct would, and counts them.
+    struct AnyKeyed: Decodable {
+        struct Key: CodingKey {
+            var stringValue: String
+            var intValue: Int? { nil }
+            init(stringValue: String) { self.stringValue = stringValue }
+            init?(intValue: Int) { nil }
+        }
+        let count: Int
+        init(from decoder: any Decoder) throws { count = try decoder.container(keyedBy: Key.self).allKeys.count }
+    }
+
+    @Test func aSmallMapWithAnIntegerKeyIsStillCheckedForDuplicateStrings() throws {
+        // {1: 1, "ab": 2, "ac": 3, "ab": 4}, decoded as a struct whose keys accept integers (the
+        // first key is not a string, so the keys are compared pair by pair).
+        let writer = MessagePackWriter()
+        writer.packMapHeader(4)
+        writer.packInt(1); writer.packInt(1)
+        for (key, value) in [("ab", 2), ("ac", 3), ("ab", 4)] { writer.packString(key); writer.packInt(Int64(value)) }
+        let asStruct = try #require(decodingError { _ = try decoded(IntegerKeyed.self, writer.bytes) })
+        #expect(asStruct.message == "Duplicate map key \"ab\".")
+    }
+
+    /// Accepts integer keys, so a map with one is checked pair by pair.
+    struct IntegerKeyed: Decodable {
+        struct Key: CodingKey {
+            var stringValue: String
+            var intValue: Int?
+            init(stringValue: String) { self.stringValue = stringValue }
+            init(intValue: Int) { stringValue = "\(intValue)"; self.intValue = intValue }
+        }
+        init(from decoder: any Decoder) throws { _ = try decoder.container(keyedBy: Key.self) }
+    }
+
+    @Test func aByteAbove0x7fAnywhereInAStringIsValidatedAsUTF8() throws {
+        // Strings of 1 to 20 bytes, with an invalid byte at each position in turn: every one is
+        // refused, wherever the ASCII check's loads (which may overlap) meet it; a valid
+        // two-byte character there decodes.
+        for length in 1 ... 20 {
+            for position in 0 ..< length {
+                var invalid = [UInt8](repeating: 0x61, count: length)
+                invalid[position] = 0xff
+                let writer = MessagePackWriter()
+                writer.packArrayHeader(1)
+                invalid.withUnsafeBytes { writer.packString(utf8: $0) }
+                let error = try #require(decodingError { _ = try decoded([String].self, writer.bytes) })
+                #expect(error.message == "String is not valid UTF-8.", "\(length) bytes, 0xff at \(position)")
+                guard position + 1 < length else { continue }
+                let valid = String(repeating: "a", count: position) + "é" + String(repeating: "a", count: length - position - 2)
+                #expect(try decoded([String].self, encoded([valid])) == [valid])
+            }
+        }
+    }
+
     @Test func nonStringKeysAreRejectedWhereAStructIsExpected() throws {
         // {1: 1, "name": "", "done": true, "id": 1}
         let input = bytes("84 0101 a46e616d65a0 a4646f6e65c3 a2696401")

@@ -68,12 +68,16 @@ enum InputGuard {
         var claimed = 0
         var index = 0
         while index < count {
-            // Skip 8 bytes at a time while none of them is 0xdc…0xdf
-            // (SWAR zero-byte test on `(byte & 0xfc) ^ 0xdc`).
+            // Skip 16, then 8 bytes at a time while none of them is 0xdc…0xdf (SWAR zero-byte
+            // test on `(byte & 0xfc) ^ 0xdc`); two words per turn halve the loop's own cost.
+            while index + 16 <= count {
+                let first = Self.marksCandidates(input.loadUnaligned(fromByteOffset: index, as: UInt64.self))
+                let second = Self.marksCandidates(input.loadUnaligned(fromByteOffset: index + 8, as: UInt64.self))
+                if first | second != 0 { break }
+                index += 16
+            }
             while index + 8 <= count {
-                let word = input.loadUnaligned(fromByteOffset: index, as: UInt64.self)
-                let marked = (word & 0xfcfc_fcfc_fcfc_fcfc) ^ 0xdcdc_dcdc_dcdc_dcdc
-                if (marked &- 0x0101_0101_0101_0101) & ~marked & 0x8080_8080_8080_8080 != 0 { break }
+                if Self.marksCandidates(input.loadUnaligned(fromByteOffset: index, as: UInt64.self)) != 0 { break }
                 index += 8
             }
             guard index < count else { break }
@@ -93,6 +97,14 @@ enum InputGuard {
             index += 1
         }
         return true
+    }
+
+    /// Non-zero when one of the eight bytes of `word` is 0xdc…0xdf (the high bit of each such
+    /// byte set, and perhaps of bytes after it: it says where to look, not how many).
+    @inline(__always)
+    private static func marksCandidates(_ word: UInt64) -> UInt64 {
+        let marked = (word & 0xfcfc_fcfc_fcfc_fcfc) ^ 0xdcdc_dcdc_dcdc_dcdc
+        return (marked &- 0x0101_0101_0101_0101) & ~marked & 0x8080_8080_8080_8080
     }
 
     /// The element count and header length of an array/map header starting

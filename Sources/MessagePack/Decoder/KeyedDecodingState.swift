@@ -27,7 +27,9 @@ final class KeyedDecodingState: KeptContainerState {
     func reuse(map: ObjectRef, path: CodingPathNode?, index: MapKeyIndex?) {
         self.map = map
         self.path = path
-        self.index = index
+        // Only indexed (large) maps have an index: checked first, a struct's container copies
+        // and destroys no index, each a call.
+        if index != nil || self.index != nil { self.index = index }
         nextPosition = 0
     }
 
@@ -39,7 +41,7 @@ final class KeyedDecodingState: KeptContainerState {
     /// Lets go of the value's coding path link and index while the state waits to be reused.
     func letGo() {
         path = nil
-        index = nil
+        if index != nil { index = nil }
     }
 
     /// Maps up to this many entries are searched linearly.
@@ -47,6 +49,7 @@ final class KeyedDecodingState: KeptContainerState {
 
     /// Checks that `map` is a map whose keys a container keyed by `Key` can read, and indexes
     /// large maps.
+    @inline(__always)
     static func validate<Key: CodingKey>(map: ObjectRef, keyType: Key.Type, path: CodingPathNode?) throws -> MapKeyIndex? {
         guard map.isMap else {
             throw DecodingError.typeMismatch([String: Any].self, .init(

