@@ -107,9 +107,11 @@ import Testing
     /// Notes, weakly, the decoding context it was decoded with.
     struct NotesContext: Decodable {
         nonisolated(unsafe) static weak var context: DecodingContext?
+        nonisolated(unsafe) static var noted = 0
         enum CodingKeys: String, CodingKey { case id }
         init(from decoder: any Decoder) throws {
             Self.context = (decoder as? DecoderImpl)?.context
+            if Self.context != nil { Self.noted += 1 }
             _ = try decoder.container(keyedBy: CodingKeys.self).decode(Int.self, forKey: .id)
         }
     }
@@ -123,6 +125,7 @@ import Testing
         // A call with `userInfo` has a context of its own: its states (which refer back to it)
         // are released with it, so nothing keeps it.
         _ = try MessagePackDecoder(userInfo: [Self.recordKey: Record()]).decode([NotesContext].self, from: packedIDs([1, 2, 3]))
+        #expect(NotesContext.noted == 3)
         #expect(NotesContext.context == nil, "the call's context outlived it")
         // A call without takes its thread's kept context, which holds its states only until
         // the call ends.
@@ -271,6 +274,29 @@ import Testing
         #expect(decoded == [5, 6, 7].map(Probed.init))
         #expect(probe.boxes.count == 3)
         #expect(probe.allFreed, "the context of an exited thread kept its containers")
+    }
+
+    /// Nested values of one key type read after their children: the outer container is used
+    /// again once the children's containers were made (and kept in its place).
+    struct Branch: Codable, Equatable {
+        var children: [Branch]
+        var value: Int
+    }
+
+    @Test func aThreadsKeptContextReadsNestedValuesOfOneKeyTypeCallAfterCall() throws {
+        // The second call is handed the container the first one kept; the children need one of
+        // the same key type meanwhile, so a new one is kept in its place, and the handed-out
+        // one's state (which it refers to unretained) must stay until the call ends.
+        let tree = Branch(children: [
+            Branch(children: [Branch(children: [], value: 3), Branch(children: [], value: 4)], value: 2),
+            Branch(children: [Branch(children: [Branch(children: [], value: 7)], value: 6)], value: 5),
+        ], value: 1)
+        let bytes = try MessagePackEncoder().encode([tree, tree])
+        var decoded: [[Branch]] = []
+        runOnNewThread {
+            for _ in 0 ..< 4 { decoded.append((try? MessagePackDecoder().decode([Branch].self, from: bytes)) ?? []) }
+        }
+        #expect(decoded == Array(repeating: [tree, tree], count: 4))
     }
 
     /// A value whose `init(from:)` decodes other bytes meanwhile: both read what they would alone.

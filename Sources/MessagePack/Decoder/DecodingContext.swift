@@ -128,10 +128,11 @@ final class DecodingContext: KeptPerThread {
         callStates.removeAll(keepingCapacity: true)
     }
 
-    /// Every keyed container state made in this call. A container refers to its state unretained
-    /// (see `KeyedDecodingContainerImpl.unretainedState`), so something else must keep the state
-    /// alive for as long as the container can be used: the keeper keeps only some, and replaces
-    /// them; this list keeps each until the call ends.
+    /// Every keyed container state made in this call, and every kept one the keeper replaced in
+    /// it. A container refers to its state unretained (see
+    /// `KeyedDecodingContainerImpl.unretainedState`), so something else must keep the state alive
+    /// for as long as the container can be used: the keeper keeps only some, and replaces them;
+    /// this list keeps the others until the call ends.
     private var callStates: [KeyedDecodingState] = []
 
     // MARK: Keyed containers
@@ -170,11 +171,16 @@ final class DecodingContext: KeptPerThread {
     private func keptContainer<Key: CodingKey>(
         _ keyType: Key.Type, at position: Int?, map: ObjectRef, path: CodingPathNode?, index: MapKeyIndex?
     ) -> KeyedDecodingContainer<Key> {
-        keptKeyed.container(KeyedDecodingContainer<Key>.self, at: position, for: Key.self, repoint: { $0.reuse(map: map, path: path, index: index) }) {
-            let state = KeyedDecodingState(context: self, map: map, path: path, index: index)
-            callStates.append(state)
-            return (KeyedDecodingContainer(KeyedDecodingContainerImpl<Key>(state: state)), state)
-        }
+        keptKeyed.container(
+            KeyedDecodingContainer<Key>.self, at: position, for: Key.self,
+            repoint: { $0.reuse(map: map, path: path, index: index) },
+            orMake: {
+                let state = KeyedDecodingState(context: self, map: map, path: path, index: index)
+                callStates.append(state)
+                return (KeyedDecodingContainer(KeyedDecodingContainerImpl<Key>(state: state)), state)
+            },
+            // Handed out in an earlier call perhaps (so not in `callStates`), and still in use.
+            retire: { callStates.append($0) })
     }
 
     /// Has the states of kept containers that the value at `path` had, and nothing else has any

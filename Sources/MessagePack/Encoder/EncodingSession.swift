@@ -132,10 +132,15 @@ final class EncodingSession: KeptPerThread {
     private func keptContainer<Key: CodingKey>(
         _ keyType: Key.Type, at position: Int?, node: EncoderNode, writer: MessagePackWriter
     ) -> KeyedEncodingContainer<Key> {
-        keptKeyed.container(KeyedEncodingContainer<Key>.self, at: position, for: Key.self, repoint: { $0.reuse(node: node, writer: writer) }) {
-            let state = KeyedEncodingState(node: node, writer: writer)
-            return (KeyedEncodingContainer(KeyedEncodingContainerImpl<Key>(state: state)), state)
-        }
+        keptKeyed.container(
+            KeyedEncodingContainer<Key>.self, at: position, for: Key.self,
+            repoint: { $0.reuse(node: node, writer: writer) },
+            orMake: {
+                let state = KeyedEncodingState(node: node, writer: writer)
+                return (KeyedEncodingContainer(KeyedEncodingContainerImpl<Key>(state: state)), state)
+            },
+            // The encoder's containers hold their states themselves.
+            retire: { _ in })
     }
 
     /// Has the states of kept containers that wrote `node`'s value, and that nothing else refers

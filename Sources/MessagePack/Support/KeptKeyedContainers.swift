@@ -82,7 +82,9 @@ struct KeptKeyedContainers<State: KeptContainerState>: Emptiable {
 
     /// The kept container at `position` (of `keyType`; `nil`: none kept), its state re-pointed by
     /// `repoint` first, if nothing but this keeper refers to it; else the container `make` makes
-    /// (with the state it codes through), kept from now on (see ``keep(_:state:for:)``).
+    /// (with the state it codes through), kept from now on (see ``keep(_:state:for:)``). The
+    /// state of an entry the new one replaces goes to `retire`: its container may still be in
+    /// use, and a container may refer to its state unretained (the decoder's does).
     ///
     /// The container is copied straight into the result, not through an optional: an optional
     /// of the container type moved it twice through the type's value witnesses.
@@ -93,7 +95,7 @@ struct KeptKeyedContainers<State: KeptContainerState>: Emptiable {
     @inline(__always)
     mutating func container<Container>(
         _ type: Container.Type, at position: Int?, for keyType: Any.Type, repoint: (State) -> Void,
-        orMake make: () -> (Container, State)
+        orMake make: () -> (Container, State), retire: (State) -> Void
     ) -> Container {
         if let position {
             // Borrowed, not retained: the array holds the entry throughout.
@@ -106,7 +108,7 @@ struct KeptKeyedContainers<State: KeptContainerState>: Emptiable {
             if isReused { return entry._withUnsafeGuaranteedRef { $0.container(as: Container.self) } }
         }
         let (container, state) = make()
-        keep(container, state: state, for: keyType)
+        if let replaced = keep(container, state: state, for: keyType) { retire(replaced) }
         return container
     }
 
@@ -134,17 +136,23 @@ struct KeptKeyedContainers<State: KeptContainerState>: Emptiable {
     /// and which stays its own), beside the others, or, once the keeper is full, in place of
     /// the others in turn. Replacing keeps reuse going where the first container of a key type
     /// stays in use, as a recursive type's outermost one does for the whole call.
-    private mutating func keep<Container>(_ container: Container, state: State, for keyType: Any.Type) {
+    /// Returns the state of the entry replaced, if any.
+    private mutating func keep<Container>(_ container: Container, state: State, for keyType: Any.Type) -> State? {
         let id = ObjectIdentifier(keyType)
         let entry = Entry(keyType: id, box: KeyedContainerLayout.box(of: container), state: state)
-        if let position = entries.firstIndex(where: { $0.keyType == id }) {
-            entries[position] = entry
+        let position: Int
+        if let kept = entries.firstIndex(where: { $0.keyType == id }) {
+            position = kept
         } else if entries.count < Self.limit {
             entries.append(entry)
+            return nil
         } else {
-            entries[nextReplaced] = entry
+            position = nextReplaced
             nextReplaced = (nextReplaced + 1) % Self.limit
         }
+        let replaced = entries[position].state
+        entries[position] = entry
+        return replaced
     }
 
     /// Has the state of each kept container that nothing else refers to and that coded the value
