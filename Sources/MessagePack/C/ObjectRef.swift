@@ -91,7 +91,7 @@ struct ObjectRef {
     ///
     /// Keys are short, so no call to `memcmp`: eight bytes at a time, and what is left (or a
     /// key shorter than eight bytes) as two loads that may overlap, each within the `count`
-    /// bytes: the first and last four bytes of a key of four to eight, the first and last two of
+    /// bytes: the first and last four bytes of a key of four to seven, the first and last two of
     /// one of two or three. A byte at a time took six instructions per byte.
     @inline(__always) static func bytesEqual(_ left: UnsafeRawPointer, _ right: UnsafeRawPointer, count: Int) -> Bool {
         if count >= 8 {
