@@ -105,6 +105,10 @@ import Testing
     }
 
     /// Notes, weakly, the decoding context it was decoded with.
+    ///
+    /// Its statics are `nonisolated(unsafe)`: one test alone uses this type, and its decode calls
+    /// run every `init(from:)` synchronously on the calling thread, or on a thread the test joins
+    /// (``runOnNewThread(_:)``) before it reads them, so no two threads touch them at once.
     struct NotesContext: Decodable {
         nonisolated(unsafe) static weak var context: DecodingContext?
         nonisolated(unsafe) static var noted = 0

@@ -42,12 +42,15 @@ struct MapKeyIndex {
             guard key.isString else { return try validateSmallPairwise(map: map, keyType: keyType, path: path) }
             let bytes = key.stringBytes
             let bit: UInt64 = 1 << UInt64(truncatingIfNeeded: (bytes.count &* 31 &+ Int(bytes.first ?? 0)) & 63)
-            if seen & bit != 0 {
-                for earlier in 0 ..< position where map.key(earlier).stringEquals(bytes) {
-                    throw failure("Duplicate map key \"\(String(decoding: bytes, as: UTF8.self))\".", path)
-                }
-            }
+            if seen & bit != 0 { try rejectEarlier(bytes, before: position, in: map, path: path) }
             seen |= bit
+        }
+    }
+
+    /// Throws if a key of `map` before `position` is the string `bytes`.
+    private static func rejectEarlier(_ bytes: UnsafeRawBufferPointer, before position: Int, in map: ObjectRef, path: CodingPathNode?) throws {
+        for earlier in 0 ..< position where map.key(earlier).stringEquals(bytes) {
+            throw failure("Duplicate map key \"\(String(decoding: bytes, as: UTF8.self))\".", path)
         }
     }
 
@@ -57,10 +60,7 @@ struct MapKeyIndex {
         for position in 0 ..< count {
             let key = map.key(position)
             if key.isString {
-                let bytes = key.stringBytes
-                for earlier in 0 ..< position where map.key(earlier).stringEquals(bytes) {
-                    throw failure("Duplicate map key \"\(String(decoding: bytes, as: UTF8.self))\".", path)
-                }
+                try rejectEarlier(key.stringBytes, before: position, in: map, path: path)
             } else {
                 let value = try checkNonString(key, position: position, keyType: keyType, path: path)
                 for earlier in 0 ..< position where integerKey(map.key(earlier)) == value {
