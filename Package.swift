@@ -156,7 +156,7 @@ let package = Package(
         .testTarget(name: "ReactorCoreTests", dependencies: ["ReactorCore", "ReactorApps", "ReactorTesting"]),
         .testTarget(name: "ReactorTestingTests", dependencies: ["ReactorTesting", "ReactorCore", "ReactorApps"]),
         .testTarget(name: "MessagePackTests", dependencies: ["MessagePack", "CMsgPack"], resources: [.copy("Fixtures")]),
-        .testTarget(name: "SystemCallsTests", dependencies: ["SystemCalls"]),
+        .testTarget(name: "SystemCallsTests", dependencies: ["SystemCalls", "TestSupport"]),
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ", "SystemCalls", "TestSupport"]),
         .testTarget(name: "ReactorWireTests", dependencies: ["ReactorWire", "ReactorCore", "MessagePack"]),
         .testTarget(name: "ReactorStorageTests", dependencies: ["ReactorStorage"]),

@@ -96,6 +96,7 @@ enum BenchCommand {
         func phase(_ name: String, _ body: (inout BenchResults) async throws -> Void) async {
             guard plan.runs(name) else { return }
             let phaseStart = ContinuousClock.now
+            let hostBefore = HostActivity.Reading.now()
             do {
                 try await body(&results)
             } catch {
@@ -103,6 +104,11 @@ enum BenchCommand {
                 Output.error("bench: \(name) failed: \(error)")
             }
             Output.error("bench: \(name) took \(String(format: "%.1f", Double((ContinuousClock.now - phaseStart).components.seconds) + Double((ContinuousClock.now - phaseStart).components.attoseconds) / 1e18)) s")
+            if let hostBefore, let hostAfter = HostActivity.Reading.now(), let host = HostActivity(phase: name, from: hostBefore, to: hostAfter) {
+                results.host.append(host)
+                Output.error("bench:   host: \(host.summary)")
+                if host.othersWereBusy { Output.error("bench: warning: \(host.warning)") }
+            }
         }
 
         await phase("baseline") { results in results.baseline = try await BaselinePhase.run(plan: plan, sizes: results.sizes) }

@@ -215,6 +215,7 @@ struct BenchReport {
             ])))
         case nil: break
         }
+        object.append(("host", .array(results.host.map(\.json))))
         object.append(("ratios", .object(ratios.map { ($0.key, $0.json) })))
         object.append(("checks", .object(results.checks.map { ($0.key, .bool($0.passed)) })))
         object.append(("failures", .array(results.failures.map { .object([("phase", .string($0.phase)), ("message", .string($0.message))]) })))
@@ -382,6 +383,9 @@ struct BenchReport {
         case .measured(let pipeline)?: add("python", "pyzmq authority, countUp acked", "\(Self.rate(pipeline.ackedPerSecond)) actions/s")
         case nil: break
         }
+        for (index, host) in results.host.enumerated() {
+            add(index == 0 ? "host" : "", "\(host.phase) (\(String(format: "%.0f", host.seconds)) s)\(host.othersWereBusy ? ", OTHERS BUSY" : "")", host.summary)
+        }
         return rows
     }
 
@@ -393,6 +397,7 @@ struct BenchReport {
             return (ratio.title, ratio.value.map { Ratio.format($0) + "x" } ?? "-", "\(ratio.comparison) \(Ratio.format(ratio.target))x  \(verdict)")
         }, header: ("ratio", "value", "target"))
         lines.append("")
+        for host in results.host where host.othersWereBusy { lines.append("WARNING  \(host.warning)") }
         for check in results.checks { lines.append("\(check.passed ? "PASS" : "FAIL")  \(check.name)") }
         for failure in results.failures { lines.append("FAIL  \(failure.phase): \(failure.message.split(separator: "\n").first ?? "")") }
         lines.append(results.passed ? "bench: every correctness check passed" : "bench: a correctness check FAILED")

@@ -238,6 +238,8 @@ struct BenchResults: Sendable {
     var python: Python?
     /// The high-availability phase, or why it was skipped.
     var failover: FailoverOutcome?
+    /// What the machine did during each phase that ran, in order (none where `/proc` cannot say).
+    var host: [HostActivity] = []
     /// Correctness checks in the order they were made: a JSON key, what was checked, the outcome.
     var checks: [(key: String, name: String, passed: Bool)] = []
     /// Phases that could not finish, with why.

@@ -46,7 +46,7 @@ import TestTraits
         let line = try #require(bench.output.last(where: { $0.hasPrefix("{") }), "no JSON on stdout\(bench.diagnostics)")
         let report = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
 
-        for key in ["plan", "sizes", "baseline", "pipeline", "pipeline_async", "sync", "async", "clients", "clients_pipeline", "latency", "snapshot", "state", "memory", "durability", "pause", "failover", "python", "ratios", "checks", "failures", "passed"] {
+        for key in ["plan", "sizes", "baseline", "pipeline", "pipeline_async", "sync", "async", "clients", "clients_pipeline", "latency", "snapshot", "state", "memory", "durability", "pause", "failover", "python", "host", "ratios", "checks", "failures", "passed"] {
             #expect(report[key] != nil, "missing \(key)")
         }
         #expect(report["passed"] as? Bool == true, "\(line)")
@@ -115,6 +115,16 @@ import TestTraits
             #expect(checks["python_count"] == true)
         } else {
             #expect(python["reason"] is String)
+        }
+        // What the machine did during each phase: the bench's own processes used some CPU in
+        // every one, and whatever others did is measured, never negative.
+        let host = try #require(report["host"] as? [[String: Any]])
+        #expect(host.map { $0["phase"] as? String } == ["baseline", "pipeline", "sync", "async", "effects", "clients", "latency", "snapshot",
+                                                          "state", "memory", "durability", "pause", "failover", "python"])
+        for phase in host {
+            for key in ["seconds", "bench_cores"] { #expect(((phase[key] as? NSNumber)?.doubleValue ?? 0) > 0, "host \(key): \(phase)") }
+            for key in ["others_cores", "interrupt_cores", "steal_cores"] { #expect(((phase[key] as? NSNumber)?.doubleValue ?? -1) >= 0, "host \(key): \(phase)") }
+            #expect(phase["others_busy"] is Bool)
         }
         let ratios = try #require(report["ratios"] as? [String: [String: Any]])
         for key in ["sync_over_echo", "sync_over_pipeline", "async_over_echo", "async_over_pipeline", "limit_pipeline_over_echo",

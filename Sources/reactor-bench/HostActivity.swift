@@ -1,0 +1,85 @@
+import Foundation
+import MessagePack
+import SystemCalls
+
+/// What the machine did while one phase ran, besides the bench: the figures of a phase are only
+/// as good as the cores it had, and this machine is shared.
+///
+/// Averaged over the phase, in cores: the bench and every process it started (``ProcessTree``
+/// under the bench), processes outside it, the kernel's interrupt work (loopback networking is
+/// mostly that, charged to no process) and steal (a hypervisor running other guests on these
+/// cores). A phase during which processes outside the bench used ``busyThreshold`` of a core or
+/// more is flagged: its rates are low and its latencies high by that much, not by the code.
+struct HostActivity: Sendable {
+    /// A moment's reading of the machine and of the bench's processes.
+    struct Reading: Sendable {
+        var instant: ContinuousClock.Instant
+        var machine: MachineCPU
+        var benchSeconds: Double
+
+        /// Now; `nil` where `/proc/stat` cannot be read (then no phase is reported).
+        static func now() -> Reading? {
+            let bench = ProcessTree.read(root: getpid()).seconds
+            guard let machine = MachineCPU.read() else { return nil }
+            return Reading(instant: .now, machine: machine, benchSeconds: bench)
+        }
+    }
+
+    /// Other processes' share of a core from which a phase is flagged.
+    static let busyThreshold = 0.1
+
+    var phase: String
+    var seconds: Double
+    var benchCores: Double
+    var othersCores: Double
+    var interruptCores: Double
+    var stealCores: Double
+    /// The one-minute load average when the phase ended.
+    var loadAverage: Double?
+
+    /// The activity between two readings; `nil` when no time passed.
+    init?(phase: String, from start: Reading, to end: Reading, loadAverage: Double? = HostActivity.loadAverage()) {
+        let elapsed = start.instant.duration(to: end.instant)
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        guard seconds > 0 else { return nil }
+        self.phase = phase
+        self.seconds = seconds
+        let bench = max(end.benchSeconds - start.benchSeconds, 0)
+        benchCores = bench / seconds
+        // Process time the machine counted beyond the bench's: what others ran. The two come
+        // from different counters, ticked apart, so a quiet machine reads a few hundredths.
+        othersCores = max(end.machine.processSeconds - start.machine.processSeconds - bench, 0) / seconds
+        interruptCores = max(end.machine.interruptSeconds - start.machine.interruptSeconds, 0) / seconds
+        stealCores = max(end.machine.stealSeconds - start.machine.stealSeconds, 0) / seconds
+        self.loadAverage = loadAverage
+    }
+
+    /// Whether processes outside the bench took enough of the machine to lower this phase's figures.
+    var othersWereBusy: Bool { othersCores >= Self.busyThreshold }
+
+    /// `bench 1.82, others 0.01, interrupts 0.10, steal 0.00 cores; load 1.9`.
+    var summary: String {
+        func cores(_ value: Double) -> String { String(format: "%.2f", value) }
+        return "bench \(cores(benchCores)), others \(cores(othersCores)), interrupts \(cores(interruptCores)), steal \(cores(stealCores)) cores"
+            + (loadAverage.map { "; load \(String(format: "%.1f", $0))" } ?? "")
+    }
+
+    /// The warning a flagged phase gets, on stderr and under the report's table.
+    var warning: String {
+        "processes outside the bench used \(String(format: "%.2f", othersCores)) of the \(ProcessInfo.processInfo.activeProcessorCount) cores during \(phase): "
+            + "its figures are lower than this machine's; stop them and run again"
+    }
+
+    var json: MessagePackValue {
+        .object([("phase", .string(phase)), ("seconds", .number(seconds, places: 2)), ("bench_cores", .number(benchCores, places: 3)),
+                 ("others_cores", .number(othersCores, places: 3)), ("interrupt_cores", .number(interruptCores, places: 3)),
+                 ("steal_cores", .number(stealCores, places: 3)), ("load_average", loadAverage.map { .number($0, places: 2) } ?? .nil),
+                 ("others_busy", .bool(othersWereBusy))])
+    }
+
+    /// The one-minute load average, from `getloadavg(3)`.
+    static func loadAverage() -> Double? {
+        var averages = [Double](repeating: 0, count: 1)
+        return getloadavg(&averages, 1) == 1 ? averages[0] : nil
+    }
+}
