@@ -6,22 +6,24 @@ import SystemCalls
 /// as good as the cores it had, and this machine is shared.
 ///
 /// Averaged over the phase, in cores: the bench and every process it started (``ProcessTree``
-/// under the bench), processes outside it, the kernel's interrupt work (loopback networking is
-/// mostly that, charged to no process) and steal (a hypervisor running other guests on these
-/// cores). A phase during which processes outside the bench used ``busyThreshold`` of a core or
+/// under the bench), processes outside it (not the kernel's threads, which work for everyone),
+/// the kernel's interrupt work (loopback networking is mostly that, charged to no process) and
+/// steal (a hypervisor running other guests on these cores). A phase during which processes outside the bench used ``busyThreshold`` of a core or
 /// more is flagged: its rates are low and its latencies high by that much, not by the code.
 struct HostActivity: Sendable {
-    /// A moment's reading of the machine and of the bench's processes.
+    /// A moment's reading of the machine and of every process.
     struct Reading: Sendable {
         var instant: ContinuousClock.Instant
         var machine: MachineCPU
-        var benchSeconds: Double
+        var processes: ProcessTable
+        /// The bench and every process under it.
+        var bench: ProcessTree
 
         /// Now; `nil` where `/proc/stat` cannot be read (then no phase is reported).
         static func now() -> Reading? {
-            let bench = ProcessTree.read(root: getpid()).seconds
+            let processes = ProcessTable.read()
             guard let machine = MachineCPU.read() else { return nil }
-            return Reading(instant: .now, machine: machine, benchSeconds: bench)
+            return Reading(instant: .now, machine: machine, processes: processes, bench: processes.tree(root: getpid()))
         }
     }
 
@@ -44,11 +46,12 @@ struct HostActivity: Sendable {
         guard seconds > 0 else { return nil }
         self.phase = phase
         self.seconds = seconds
-        let bench = max(end.benchSeconds - start.benchSeconds, 0)
-        benchCores = bench / seconds
-        // Process time the machine counted beyond the bench's: what others ran. The two come
-        // from different counters, ticked apart, so a quiet machine reads a few hundredths.
-        othersCores = max(end.machine.processSeconds - start.machine.processSeconds - bench, 0) / seconds
+        benchCores = max(end.bench.seconds - start.bench.seconds, 0) / seconds
+        // Per process, from the same counters as the bench's. The machine's process time less
+        // the bench's would not do: the two are counted differently (a process's time from the
+        // scheduler's clock, the machine's from samples at each tick) and the difference read
+        // below zero in every phase of quiet runs, where a small load of others would hide.
+        othersCores = end.processes.seconds(since: start.processes, excluding: Set(end.bench.members.map(\.pid))) / seconds
         interruptCores = max(end.machine.interruptSeconds - start.machine.interruptSeconds, 0) / seconds
         stealCores = max(end.machine.stealSeconds - start.machine.stealSeconds, 0) / seconds
         self.loadAverage = loadAverage

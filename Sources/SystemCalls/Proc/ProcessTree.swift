@@ -18,8 +18,7 @@ package struct ProcessTree: Sendable {
     /// The tree under `root` (the process itself when it has no children); empty when `root`
     /// is gone.
     package static func read(root: pid_t, procfs: String = "/proc") -> ProcessTree {
-        let all = ProcFile.processIDs(root: procfs).compactMap { ProcessStat.read($0, root: procfs) }
-        return ProcessTree(root: root, among: all)
+        ProcessTable.read(procfs: procfs).tree(root: root)
     }
 
     /// The tree under `root` among `processes` (one reading of `/proc`).
@@ -44,6 +43,6 @@ package struct ProcessTree: Sendable {
 
     /// The CPU time of the tree in seconds: every member's own time and what it has reaped.
     package var seconds: Double {
-        Double(members.reduce(0) { $0 + $1.ownTicks + $1.reapedTicks }) / ProcessStat.ticksPerSecond
+        Double(members.reduce(0) { $0 + $1.totalTicks }) / ProcessStat.ticksPerSecond
     }
 }
