@@ -79,6 +79,8 @@ struct BenchHTMLReport {
         let rows = report.rows.map { row in
             "<tr><td>\(SVGBarChart.escape(row.0))</td><td>\(SVGBarChart.escape(row.1))</td><td>\(SVGBarChart.escape(row.2))</td></tr>"
         }
+        // A phase that shared the machine with busy processes says so above the charts it skews.
+        let warnings = results.host.filter(\.othersWereBusy).map { "<p class=\"fail\">WARNING: \(SVGBarChart.escape($0.warning))</p>" }
         let checks = results.checks.map { "<li class=\"\($0.passed ? "pass" : "fail")\">\($0.passed ? "PASS" : "FAIL") \(SVGBarChart.escape($0.name))</li>" }
             + results.failures.map { "<li class=\"fail\">FAIL \(SVGBarChart.escape($0.phase)): \(SVGBarChart.escape($0.message))</li>" }
         return """
@@ -99,6 +101,7 @@ struct BenchHTMLReport {
         <body>
         <h1>ReactorBus benchmark</h1>
         <p class="\(results.passed ? "pass" : "fail")">\(results.plan.quick ? "Quick run" : "Full run"), every role in its own process on loopback; \(results.passed ? "every correctness check passed" : "a correctness check FAILED"). Ratios are taken against raw libzmq and msgpack-c figures measured in the same run.</p>
+        \(warnings.joined(separator: "\n"))
         \(charts.map(\.svg).joined(separator: "\n"))
         <h2>Every figure</h2>
         <table>

@@ -145,6 +145,31 @@ import TestTraits
         #expect(benchChildren().isEmpty, "left behind: \(benchChildren())")
     }
 
+    @Test func aPhaseSharedWithABusyProcessIsFlagged() async throws {
+        // A loop beside the bench, not under it (under `timeout`, so it ends even if this test dies).
+        let spinner = try ChildProcess.program(executable: "timeout", arguments: ["120", "sh", "-c", "while :; do :; done"], name: "spinner")
+        let page = NSTemporaryDirectory() + "reactorbus-bench-busy-\(UUID().uuidString).html"
+        defer { try? FileManager.default.removeItem(atPath: page) }
+        let bench = try startBench(["--quick", "--json", "--only", "sync", "--actions", "20000", "--html", page], name: "bench-beside-a-loop")
+        let status = await bench.waitForExit(timeout: .seconds(120))
+        await spinner.stop()
+        #expect(status == 0, "\(bench.diagnostics)")
+        let line = try #require(bench.output.last(where: { $0.hasPrefix("{") }), "no JSON on stdout\(bench.diagnostics)")
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+        let host = try #require(report["host"] as? [[String: Any]])
+        #expect(host.map { $0["phase"] as? String } == ["sync"])
+        #expect(host.first?["others_busy"] as? Bool == true, "\(host)")
+        #expect(((host.first?["others_cores"] as? NSNumber)?.doubleValue ?? 0) >= 0.1, "\(host)")
+        // The table on stderr and the page both say it, next to the figures it lowered.
+        let log = try String(contentsOfFile: bench.logPath, encoding: .utf8)
+        #expect(log.contains("WARNING  processes outside the bench used"), "\(bench.diagnostics)")
+        #expect(log.contains("OTHERS BUSY"))
+        let html = try String(contentsOfFile: page, encoding: .utf8)
+        #expect(html.contains("<p class=\"fail\">WARNING: processes outside the bench used"))
+        // The checks still decide the exit status: a busy machine lowers figures, it breaks nothing.
+        #expect(report["passed"] as? Bool == true)
+    }
+
     @Test func anInterruptedRunStopsAndReapsItsChildren() async throws {
         let bench = try startBench(["--only", "sync,memory", "--actions", "5000000"], name: "bench-interrupted")
         // Wait until a phase is under way (its children are running), then interrupt. Only this
