@@ -15,8 +15,9 @@ import SystemCalls
 /// a Python authority. Each phase starts its own
 /// children (the real `reactor-node authority` and `reactor-node worker`, and this binary again
 /// in its `peer` roles), has a time limit, and stops and reaps them whatever happens; SIGINT stops
-/// every child too. Progress goes to stderr; the table (or, with `--json`, one JSON object) to
-/// stdout. Exit 1 when a correctness check fails or a phase cannot finish; missed performance
+/// every child too. Each phase also records what else the machine did meanwhile
+/// (``HostActivity``). Progress goes to stderr; the table (or, with `--json`, one JSON object)
+/// to stdout. Exit 1 when a correctness check fails or a phase cannot finish; missed performance
 /// targets are reported only.
 enum BenchCommand {
     static let spec = Command(
@@ -40,8 +41,10 @@ enum BenchCommand {
         async (2 workers), latency, snapshot (a 10,000-item state), state (1 KiB, 1 MiB, 64 MiB
         catalog states; --quick: 16 MiB), memory, durability (--fsync
         always|batch|none), pause (ping round trips under load, without and with snapshots), python (examples/python/baseline_authority.py, if python3 has zmq and msgpack).
-        Exit 1 when a correctness check fails or a phase cannot finish in its time; performance
-        targets are only reported, as met or not met.
+        Each phase also reports what the machine did meanwhile (cores used by the bench, by other
+        processes, by interrupts, stolen by the hypervisor) and warns when other processes were
+        busy. Exit 1 when a correctness check fails or a phase cannot finish in its time;
+        performance targets are only reported, as met or not met.
         """,
         program: "reactor-bench"
     )
