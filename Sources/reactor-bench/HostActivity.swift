@@ -8,8 +8,9 @@ import SystemCalls
 /// Averaged over the phase, in cores: the bench and every process it started (``ProcessTree``
 /// under the bench), processes outside it (not the kernel's threads, which work for everyone),
 /// the kernel's interrupt work (loopback networking is mostly that, charged to no process) and
-/// steal (a hypervisor running other guests on these cores). A phase during which processes outside the bench used ``busyThreshold`` of a core or
-/// more is flagged: its rates are low and its latencies high by that much, not by the code.
+/// steal (a hypervisor running other guests on these cores). A phase during which processes
+/// outside the bench used ``busyThreshold`` of a core or more is flagged: its rates are lower and
+/// its latencies higher than this machine's, for a reason outside the code measured.
 struct HostActivity: Sendable {
     /// A moment's reading of the machine and of every process.
     struct Reading: Sendable {
