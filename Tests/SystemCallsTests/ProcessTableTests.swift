@@ -31,15 +31,14 @@ import Testing
     }
 
     @Test func aSpinningProcessOutsideTheExcludedIsCounted() async throws {
-        // A loop under `timeout` (so it ends even if this test dies), started after the first table.
+        // A counting loop (about 0.2 s of CPU) under `timeout` (so it ends even if this test
+        // dies), started after the first table; it says when it is done and becomes `sleep`.
         let before = ProcessTable.read()
-        let spinner = try ChildProcess(executable: "timeout", arguments: ["60", "sh", "-c", "while :; do :; done"], name: "spinner")
-        let deadline = ContinuousClock.now + .seconds(30)
-        var spun = 0.0
-        while spun < 0.05, ContinuousClock.now < deadline {
-            spun = ProcessTable.read().tree(root: spinner.pid).seconds
-            if spun < 0.05 { try await Task.sleep(for: .milliseconds(10)) }
-        }
+        let spinner = try ChildProcess(executable: "timeout", arguments: ["60", "sh", "-c", "i=0; while [ $i -lt 100000 ]; do i=$((i+1)); done; echo spun; exec sleep 60"],
+                                       name: "spinner")
+        let done = await spinner.waitForLine(timeout: .seconds(30)) { $0 == "spun" }
+        #expect(done != nil, "\(spinner.diagnostics)")
+        let spun = ProcessTable.read().tree(root: spinner.pid).seconds
         let after = ProcessTable.read()
         await spinner.stop()
         #expect(spun >= 0.05)

@@ -41,20 +41,19 @@ import Testing
     }
 
     @Test func liveDescendantsCountAndSiblingsDoNot() async throws {
-        // The shell starts a spinning loop under `timeout` (so it ends even if this test dies),
-        // says timeout's pid and becomes `sleep`.
-        let shell = try shell("timeout 60 sh -c 'while :; do :; done' & echo $!; exec sleep 60", name: "spinning-shell")
-        let line = await shell.waitForLine(timeout: .seconds(30))
+        // The shell starts a counting loop (about 0.2 s of CPU) under `timeout` (so it ends even
+        // if this test dies) and says timeout's pid; the loop says when it is done and becomes
+        // `sleep`, keeping its counters. Then the shell becomes `sleep` too.
+        let shell = try shell("timeout 60 sh -c 'i=0; while [ $i -lt 100000 ]; do i=$((i+1)); done; echo spun; exec sleep 60' & echo $!; exec sleep 60",
+                              name: "spinning-shell")
+        let line = await shell.waitForLine(timeout: .seconds(30)) { pid_t($0) != nil }
         let spinner = try #require(line.flatMap { pid_t($0) }, "\(shell.diagnostics)")
         var spinning = true
         defer { if spinning { kill(spinner, SIGTERM) } }
-        let deadline = ContinuousClock.now + .seconds(30)
-        var spun = 0.0
-        while spun < 0.05, ContinuousClock.now < deadline {
-            // The loop is timeout's child; wait until it has used some CPU.
-            spun = ProcessTree.read(root: spinner).members.dropFirst().reduce(0) { $0 + $1.ownSeconds }
-            if spun < 0.05 { try await Task.sleep(for: .milliseconds(10)) }
-        }
+        let done = await shell.waitForLine(timeout: .seconds(30)) { $0 == "spun" }
+        #expect(done != nil, "\(shell.diagnostics)")
+        // The loop is timeout's child.
+        let spun = ProcessTree.read(root: spinner).members.dropFirst().reduce(0) { $0 + $1.ownSeconds }
         #expect(spun >= 0.05)
         let tree = ProcessTree.read(root: shell.pid)
         let underTimeout = ProcessTree.read(root: spinner)
