@@ -46,6 +46,10 @@ import Testing
         try check(names.mapValues { -Double($0) }, key: { .string($0) }, value: { .double($0) })
         try check(names.mapValues { $0 % 2 == 0 }, key: { .string($0) }, value: { .bool($0) })
         try check([Int: String](), key: int, value: { .string($0) })
+        // Past IntegerKeyOrder's threshold, keys of both signs and every width sort by radix.
+        let wide = Dictionary(uniqueKeysWithValues: (0 ..< 2_000).map { ($0 % 2 == 0 ? $0 &* 0x7F4A_7C15_9E37_79B9 : $0 - 1_000, $0) })
+        try check(wide.mapValues { String($0) }, key: int, value: { .string($0) })
+        try check(wide, key: int, value: int)
     }
 
     @Test func aDictionaryInsideAStructIsWrittenInPlace() throws {

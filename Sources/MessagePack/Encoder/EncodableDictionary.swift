@@ -28,7 +28,12 @@ extension Dictionary: EncodableDictionary where Key: Encodable, Value: Encodable
         }
         if Key.self == Int.self {
             let keys = self.keys.map { unsafeBitCast($0, to: Int.self) }
-            let order = session.sortKeys ? keys.indices.sorted { keys[$0] < keys[$1] } : nil
+            var order: [Int]?
+            if session.sortKeys {
+                var (sortedKeys, positions) = (keys, Array(keys.indices))
+                IntegerKeyOrder.sort(&sortedKeys, carrying: &positions)
+                order = positions
+            }
             try Self.write(keys: keys, values: Array(values), order: order, session: session, writer: writer, parent: parent, key: key) { entryKey in
                 writer.packInt(Int64(entryKey))
                 return MessagePackKey.index(entryKey)

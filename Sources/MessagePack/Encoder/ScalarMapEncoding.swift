@@ -27,7 +27,8 @@ enum ScalarMapEncoding {
     }
 
     /// Called with concrete `K` and `V`, so specialised for them. Sorting sorts (key, position)
-    /// pairs held side by side, and each value is read at its position, without hashing.
+    /// pairs held side by side (integer keys by ``IntegerKeyOrder``, which carries the positions
+    /// along), and each value is read at its position, without hashing.
     @inline(__always)
     private static func write<K: Comparable, V>(
         _ dictionary: [K: V], _ sortKeys: Bool, _ writer: MessagePackWriter, _ packKey: (K) -> Void, _ packValue: (V) -> Void
@@ -40,17 +41,35 @@ enum ScalarMapEncoding {
             }
             return
         }
-        var order: [(key: K, index: Dictionary<K, V>.Index)] = []
-        order.reserveCapacity(dictionary.count)
+        guard K.self == Int.self else {
+            var order: [(key: K, index: Dictionary<K, V>.Index)] = []
+            order.reserveCapacity(dictionary.count)
+            var index = dictionary.startIndex
+            while index != dictionary.endIndex {
+                order.append((dictionary[index].key, index))
+                dictionary.formIndex(after: &index)
+            }
+            order.sort { $0.key < $1.key }
+            for entry in order {
+                packKey(entry.key)
+                packValue(dictionary[entry.index].value)
+            }
+            return
+        }
+        var keys: [Int] = []
+        var indices: [Dictionary<K, V>.Index] = []
+        keys.reserveCapacity(dictionary.count)
+        indices.reserveCapacity(dictionary.count)
         var index = dictionary.startIndex
         while index != dictionary.endIndex {
-            order.append((dictionary[index].key, index))
+            keys.append(unsafeBitCast(dictionary[index].key, to: Int.self))
+            indices.append(index)
             dictionary.formIndex(after: &index)
         }
-        order.sort { $0.key < $1.key }
-        for entry in order {
-            packKey(entry.key)
-            packValue(dictionary[entry.index].value)
+        IntegerKeyOrder.sort(&keys, carrying: &indices)
+        for (key, index) in zip(keys, indices) {
+            packKey(unsafeBitCast(key, to: K.self))
+            packValue(dictionary[index].value)
         }
     }
 }
