@@ -20,11 +20,13 @@ enum SnapshotHeader {
         case defect(SnapshotRejection.Defect)
     }
 
-    /// Header plus payload, ready to write.
-    static func encode(app: String, lsn: UInt64, payload: [UInt8]) -> [UInt8] {
+    /// The header for `payload`, written just before it (its checksum covers both); the payload
+    /// is not copied behind it, so that a large state's bytes go to the file from where they were
+    /// encoded.
+    static func header(app: String, lsn: UInt64, payload: UnsafeRawBufferPointer) -> [UInt8] {
         let name = Array(app.utf8)
         var bytes = magic
-        bytes.reserveCapacity(34 + name.count + payload.count)
+        bytes.reserveCapacity(34 + name.count)
         withUnsafeBytes(of: version.littleEndian) { bytes.append(contentsOf: $0) }
         withUnsafeBytes(of: UInt16(name.count).littleEndian) { bytes.append(contentsOf: $0) }
         bytes.append(contentsOf: name)
@@ -34,7 +36,6 @@ enum SnapshotHeader {
         crc.update(bytes)
         crc.update(payload)
         withUnsafeBytes(of: crc.value.littleEndian) { bytes.append(contentsOf: $0) }
-        bytes.append(contentsOf: payload)
         return bytes
     }
 

@@ -80,16 +80,24 @@ package final class SnapshotStore {
     ///   ``PersistenceError/io(operation:path:errno:)``.
     @discardableResult
     package func write(_ payload: [UInt8], coveringThrough lsn: UInt64) throws -> SnapshotWriteResult {
+        try payload.withUnsafeBytes { try write($0, coveringThrough: lsn) }
+    }
+
+    /// ``write(_:coveringThrough:)-([UInt8],_)`` from bytes lent by their owner (the snapshot
+    /// writer's encoder buffer), which are written to the file as they are, behind their header.
+    @discardableResult
+    package func write(_ payload: UnsafeRawBufferPointer, coveringThrough lsn: UInt64) throws -> SnapshotWriteResult {
         let existing = try snapshotLSNs()
         if let newest = existing.last, newest > lsn {
             throw PersistenceError.staleSnapshot(lsn: lsn, newest: newest)
         }
         let target = path(for: lsn)
         let temporary = target + Self.temporarySuffix
-        let bytes = SnapshotHeader.encode(app: app, lsn: lsn, payload: payload)
+        let header = SnapshotHeader.header(app: app, lsn: lsn, payload: payload)
         let fd = try PosixFile.open(temporary, flags: O_WRONLY | O_CREAT | O_TRUNC)
         do {
-            try bytes.withUnsafeBytes { try PosixFile.write(fd, $0, at: 0, path: temporary) }
+            try header.withUnsafeBytes { try PosixFile.write(fd, $0, at: 0, path: temporary) }
+            try PosixFile.write(fd, payload, at: header.count, path: temporary)
             try PosixFile.sync(fd, path: temporary)
         } catch {
             PosixFile.close(fd)

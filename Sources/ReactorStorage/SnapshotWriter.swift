@@ -22,10 +22,13 @@ package final class SnapshotWriter: Sendable {
         package var lsn: UInt64
         /// The state's version at that LSN (for logs).
         package var version: UInt64
-        /// Encodes the copied checkpoint.
-        package var encode: @Sendable () throws -> [UInt8]
+        /// Encodes the copied checkpoint and calls `write` once with its bytes, which are only
+        /// valid during that call: a large state's bytes go to the file from the encoder's own
+        /// buffer, without a copy of them made first.
+        package var encode: Encode
+        package typealias Encode = @Sendable (_ write: (UnsafeRawBufferPointer) throws -> Void) throws -> Void
 
-        package init(lsn: UInt64, version: UInt64, encode: @escaping @Sendable () throws -> [UInt8]) {
+        package init(lsn: UInt64, version: UInt64, encode: @escaping Encode) {
             self.lsn = lsn
             self.version = version
             self.encode = encode
@@ -66,11 +69,15 @@ package final class SnapshotWriter: Sendable {
                 let start = ContinuousClock.now
                 var bytes = 0
                 let result = Result { () throws -> SnapshotWriteResult in
-                    let payload = try request.encode()
-                    bytes = payload.count
-                    if destination == nil { destination = try makeDestination() }
-                    guard let destination else { throw PersistenceError.invalidConfiguration("no snapshot destination") }
-                    return try destination.write(payload, coveringThrough: request.lsn)
+                    var written: SnapshotWriteResult?
+                    try request.encode { payload in
+                        bytes = payload.count
+                        if destination == nil { destination = try makeDestination() }
+                        guard let destination else { throw PersistenceError.invalidConfiguration("no snapshot destination") }
+                        written = try destination.write(payload, coveringThrough: request.lsn)
+                    }
+                    guard let written else { throw PersistenceError.invalidConfiguration("the snapshot's encoder lent no bytes") }
+                    return written
                 }
                 let outcome = Outcome(lsn: request.lsn, version: request.version, result: result, elapsed: ContinuousClock.now - start, bytes: bytes)
                 locked { $0.outcome = outcome }

@@ -33,7 +33,7 @@ import ZeroMQ
             self.gate = gate
         }
 
-        func write(_ payload: [UInt8], coveringThrough lsn: UInt64) throws -> SnapshotWriteResult {
+        func write(_ payload: UnsafeRawBufferPointer, coveringThrough lsn: UInt64) throws -> SnapshotWriteResult {
             gate.writes.add(1, ordering: .relaxed)
             if gate.tornFile {
                 // What a crash in the middle of the store's write leaves behind.
@@ -66,7 +66,7 @@ import ZeroMQ
             self.attempts = attempts
         }
 
-        func write(_ payload: [UInt8], coveringThrough lsn: UInt64) throws -> SnapshotWriteResult {
+        func write(_ payload: UnsafeRawBufferPointer, coveringThrough lsn: UInt64) throws -> SnapshotWriteResult {
             let attempt = attempts.count.add(1, ordering: .relaxed).newValue
             guard attempt > attempts.failures else { throw PersistenceError.io(operation: "fsync", path: store.directory, errno: EIO) }
             return try store.write(payload, coveringThrough: lsn)

@@ -414,7 +414,13 @@ final class AuthorityDurability<R: Reactor> {
 
     /// Hands the checkpoint and the LSN it covers exactly (durable in the journal) to the writer thread.
     private func startSnapshot(_ checkpoint: AuthorityCheckpoint<R>, lsn: UInt64, now: UInt64) {
-        let request = SnapshotWriter.Request(lsn: lsn, version: checkpoint.sequencer.version) { try MessagePackEncoder().encode(checkpoint) }
+        let request = SnapshotWriter.Request(lsn: lsn, version: checkpoint.sequencer.version) { write in
+            // The encoder's buffer goes to the file as it is (a 64 MiB state was copied twice
+            // on its way there: out of the buffer, then behind the file's header).
+            let writer = MessagePackWriter()
+            try MessagePackEncoder().encode(checkpoint, into: writer)
+            try writer.withUnsafeBytes(write)
+        }
         let writer = self.writer ?? makeWriter()
         self.writer = writer
         guard writer.submit(request) else {
