@@ -25,8 +25,9 @@ package final class SnapshotWriter: Sendable {
         /// Encodes the copied checkpoint and calls `write` once with its bytes, which are only
         /// valid during that call: a large state's bytes go to the file from the encoder's own
         /// buffer, without a copy of them made first.
-        package var encode: Encode
         package typealias Encode = @Sendable (_ write: (UnsafeRawBufferPointer) throws -> Void) throws -> Void
+        /// See ``Encode``.
+        package var encode: Encode
 
         package init(lsn: UInt64, version: UInt64, encode: @escaping Encode) {
             self.lsn = lsn
