@@ -34,7 +34,7 @@ import Testing
         // A counting loop (about 0.2 s of CPU) under `timeout` (so it ends even if this test
         // dies), started after the first table; it says when it is done and becomes `sleep`.
         let before = ProcessTable.read()
-        let spinner = try ChildProcess(executable: "timeout", arguments: ["60", "sh", "-c", "i=0; while [ $i -lt 100000 ]; do i=$((i+1)); done; echo spun; exec sleep 60"],
+        let spinner = try ChildProcess(executable: "timeout", arguments: ["60", "sh", "-c", "\(CountingLoop.script); echo spun; exec sleep 60"],
                                        name: "spinner")
         let done = await spinner.waitForLine(timeout: .seconds(30)) { $0 == "spun" }
         #expect(done != nil, "\(spinner.diagnostics)")

@@ -29,7 +29,7 @@ import Testing
         // The shell runs a counting loop in a subshell (about 0.2 s of CPU), waits for it, says
         // so and becomes `sleep` (same process, same counters): its own time is a fork and a
         // wait, the loop's is what it reaped.
-        let shell = try shell("(i=0; while [ $i -lt 100000 ]; do i=$((i+1)); done); echo reaped; exec sleep 60", name: "reaping-shell")
+        let shell = try shell("(\(CountingLoop.script)); echo reaped; exec sleep 60", name: "reaping-shell")
         let reaped = await shell.waitForLine(timeout: .seconds(30)) { $0 == "reaped" }
         #expect(reaped != nil, "\(shell.diagnostics)")
         let tree = ProcessTree.read(root: shell.pid)
@@ -44,7 +44,7 @@ import Testing
         // The shell starts a counting loop (about 0.2 s of CPU) under `timeout` (so it ends even
         // if this test dies) and says timeout's pid; the loop says when it is done and becomes
         // `sleep`, keeping its counters. Then the shell becomes `sleep` too.
-        let shell = try shell("timeout 60 sh -c 'i=0; while [ $i -lt 100000 ]; do i=$((i+1)); done; echo spun; exec sleep 60' & echo $!; exec sleep 60",
+        let shell = try shell("timeout 60 sh -c '\(CountingLoop.script); echo spun; exec sleep 60' & echo $!; exec sleep 60",
                               name: "spinning-shell")
         let line = await shell.waitForLine(timeout: .seconds(30)) { pid_t($0) != nil }
         let spinner = try #require(line.flatMap { pid_t($0) }, "\(shell.diagnostics)")

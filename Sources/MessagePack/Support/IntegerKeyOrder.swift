@@ -19,11 +19,7 @@ enum IntegerKeyOrder {
             (keys, payload) = (order.map { keys[$0] }, order.map { payload[$0] })
             return
         }
-        // Flipping the sign bit makes unsigned order signed order.
-        let signBit = Int.min
-        keys.withUnsafeMutableBufferPointer { keys in
-            for index in keys.indices { keys[index] ^= signBit }
-        }
+        flipSignBits(&keys)
         let counts = histograms(of: keys)
         var spareKeys = keys
         var sparePayload = payload
@@ -39,8 +35,14 @@ enum IntegerKeyOrder {
             swap(&keys, &spareKeys)
             swap(&payload, &sparePayload)
         }
+        flipSignBits(&keys)
+    }
+
+    /// Flips each key's sign bit, which makes the unsigned order of the bytes the signed order of
+    /// the keys; flipping again gives the keys back.
+    private static func flipSignBits(_ keys: inout [Int]) {
         keys.withUnsafeMutableBufferPointer { keys in
-            for index in keys.indices { keys[index] ^= signBit }
+            for index in keys.indices { keys[index] ^= Int.min }
         }
     }
 
