@@ -13,7 +13,8 @@ import Glibc
 ///
 /// Threads: not `Sendable`; one thread owns a store. The authority recovers with one on its loop
 /// thread, then writes with another that its ``SnapshotWriter`` creates and uses on the writer
-/// thread only, never while recovery runs. It takes no lock of its own: use it only while the
+/// thread only (or its snapshot replica on its own thread: one of them writes at a time), never
+/// while recovery runs. It takes no lock of its own: use it only while the
 /// ``Journal`` on the same directory is open, whose lock covers both (the authority stops its
 /// writer before closing the journal).
 /// Errors: every throwing method throws ``PersistenceError``.

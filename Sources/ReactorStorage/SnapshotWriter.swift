@@ -46,6 +46,14 @@ package final class SnapshotWriter: Sendable {
         package var elapsed: Duration
         /// The encoded snapshot's size (0 when encoding failed).
         package var bytes: Int = 0
+
+        package init(lsn: UInt64, version: UInt64, result: Result<SnapshotWriteResult, any Error>, elapsed: Duration, bytes: Int = 0) {
+            self.lsn = lsn
+            self.version = version
+            self.result = result
+            self.elapsed = elapsed
+            self.bytes = bytes
+        }
     }
 
     private struct State {
@@ -67,20 +75,7 @@ package final class SnapshotWriter: Sendable {
             setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 10)
             var destination: (any SnapshotDestination)?
             while let request = nextRequest() {
-                let start = ContinuousClock.now
-                var bytes = 0
-                let result = Result { () throws -> SnapshotWriteResult in
-                    var written: SnapshotWriteResult?
-                    try request.encode { payload in
-                        bytes = payload.count
-                        if destination == nil { destination = try makeDestination() }
-                        guard let destination else { throw PersistenceError.invalidConfiguration("no snapshot destination") }
-                        written = try destination.write(payload, coveringThrough: request.lsn)
-                    }
-                    guard let written else { throw PersistenceError.invalidConfiguration("the snapshot's encoder lent no bytes") }
-                    return written
-                }
-                let outcome = Outcome(lsn: request.lsn, version: request.version, result: result, elapsed: ContinuousClock.now - start, bytes: bytes)
+                let outcome = Self.perform(request, on: &destination, making: makeDestination)
                 locked { $0.outcome = outcome }
             }
             locked { $0.finished = true }
@@ -88,6 +83,27 @@ package final class SnapshotWriter: Sendable {
         thread.name = name
         thread.stackSize = 4 << 20
         thread.start()
+    }
+
+    /// Encodes and writes `request` on the calling thread (a writer's own, or another that keeps
+    /// its own state to snapshot): `destination` is made by `makeDestination` at the first
+    /// request, and made again at the next one if that threw.
+    package static func perform(_ request: Request, on destination: inout (any SnapshotDestination)?,
+                                making makeDestination: () throws -> any SnapshotDestination) -> Outcome {
+        let start = ContinuousClock.now
+        var bytes = 0
+        let result = Result { () throws -> SnapshotWriteResult in
+            var written: SnapshotWriteResult?
+            try request.encode { payload in
+                bytes = payload.count
+                if destination == nil { destination = try makeDestination() }
+                guard let destination else { throw PersistenceError.invalidConfiguration("no snapshot destination") }
+                written = try destination.write(payload, coveringThrough: request.lsn)
+            }
+            guard let written else { throw PersistenceError.invalidConfiguration("the snapshot's encoder lent no bytes") }
+            return written
+        }
+        return Outcome(lsn: request.lsn, version: request.version, result: result, elapsed: ContinuousClock.now - start, bytes: bytes)
     }
 
     /// Whether a request was submitted and its outcome not yet taken.

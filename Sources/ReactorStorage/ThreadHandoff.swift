@@ -1,22 +1,22 @@
 import Foundation
 import Synchronization
 
-/// The state a background thread (``SnapshotWriter``, ``JournalSyncer``) shares with its owner,
-/// and the one way to wait for it to change.
+/// The state a background thread (``SnapshotWriter``, ``JournalSyncer``, the authority's
+/// snapshot replica) shares with its owner, and the one way to wait for it to change.
 ///
 /// Every read and change happens with `condition` locked too, so a waiter checks its predicate
 /// and sleeps atomically; the `Mutex` only gives the compiler its proof. Every change wakes
 /// every waiter.
-final class ThreadHandoff<State: Sendable>: Sendable {
+package final class ThreadHandoff<State: Sendable>: Sendable {
     private let condition = NSCondition()
     private let state: Mutex<State>
 
-    init(_ initial: State) {
+    package init(_ initial: State) {
         state = Mutex(initial)
     }
 
     /// Reads or changes the state, then wakes the waiters.
-    func locked<T: Sendable>(_ body: (inout State) -> T) -> T {
+    package func locked<T: Sendable>(_ body: (inout State) -> T) -> T {
         condition.lock()
         defer {
             condition.broadcast()
@@ -26,7 +26,7 @@ final class ThreadHandoff<State: Sendable>: Sendable {
     }
 
     /// Blocks until `take` returns a value (it may change the state as it does), and returns it.
-    func wait<T: Sendable>(until take: (inout State) -> T?) -> T {
+    package func wait<T: Sendable>(until take: (inout State) -> T?) -> T {
         condition.lock()
         defer {
             condition.broadcast()
