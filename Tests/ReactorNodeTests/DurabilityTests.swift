@@ -277,6 +277,33 @@ import ZeroMQ
         #expect(await node.waitForExit() == 0)
     }
 
+    @Test func snapshotsWrittenByAReplicaRestoreTheSameStateAfterASigkill() async throws {
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        // A replica from the first snapshot on: that one is the loop's checkpoint, the next the replica's.
+        let replica = ["--snapshot-every", "100", "--snapshot-replica-above", "0"]
+        let endpoints = try await journalOnly(250, concurrency: 4, extra: replica, snapshots: 2)
+        // Restarted with a replica again: it starts from the snapshot recovered and writes the next one.
+        let node = try authority(endpoints, extra: replica)
+        _ = try await waitForCount(250, actions: endpoints.actions)
+        #expect(node.diagnostics.contains("snapshots are written from a replica of the state: the one recovered has"), "\(node.diagnostics)")
+        let sent = try ChildProcess.node(["send", "--app", "counter", "--actions", endpoints.actions, "--repeat", "150", "--concurrency", "4", #"{"countUp":{}}"#], name: "send")
+        #expect(await sent.waitForExit(timeout: .seconds(60)) == 0)
+        let written = try await WireProbe(actions: endpoints.actions).stats(within: .seconds(30)) { $0["snapshots_written"] ?? 0 >= 1 }
+        #expect(written["snapshots_written"] == 1, "\(node.diagnostics)")
+        node.signal(SIGKILL)
+        await node.waitForExit()
+        let newest = try #require(try FileManager.default.contentsOfDirectory(atPath: directory + "/snapshots")
+            .filter { $0.hasSuffix(".snap") }
+            .compactMap { UInt64($0.dropFirst("snapshot-".count).dropLast(".snap".count)) }.max())
+        #expect(newest > 250, "the replica's snapshot covers records after the restart")
+        let again = try authority(endpoints)
+        #expect(try await version(after: again) == 400, "\(again.diagnostics)")
+        #expect(again.diagnostics.contains("restored snapshot at journal record \(newest)"), "\(again.diagnostics)")
+        #expect(again.diagnostics.contains("(\(400 - newest) record(s) replayed)"), "\(again.diagnostics)")
+        again.signal(SIGTERM)
+        #expect(await again.waitForExit() == 0)
+    }
+
     @Test func sigkillWhileSnapshotsAreBeingWrittenLosesNothingAndAppliesNothingTwice() async throws {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         // A snapshot after every batch: the writer thread is busy nearly all the time, so the

@@ -19,6 +19,7 @@ import TestTraits
         let expected: [(String, String)] = [
             ("fsync", "\(persistence.fsync)"),
             ("snapshot-every", "\(persistence.snapshotEveryRecords)"),
+            ("snapshot-replica-above", persistence.replicaSnapshotsAbove.map(String.init) ?? "off"),
             ("max-worker-capacity", "\(configuration.maxWorkerCapacity)"),
             ("max-in-flight", "\(configuration.maxInFlightPerClient)"),
             ("max-clients", "\(configuration.clientLedger.maxClients)"),

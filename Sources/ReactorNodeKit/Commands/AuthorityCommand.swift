@@ -168,6 +168,7 @@ enum AuthorityCommand {
             .value("snapshot-every", "N", help: "write a snapshot after N journal records", default: "\(OptionDefaults.persistence.snapshotEveryRecords)"),
             .value("snapshot-interval", "SECONDS", help: "or after this long", default: OptionDefaults.seconds(OptionDefaults.persistence.snapshotInterval)),
             .value("snapshot-dir", "DIR", help: "keep snapshots here instead of DATA/snapshots: on another filesystem than the journal, writing one does not slow the acks"),
+            .value("snapshot-replica-above", "BYTES", help: "once a snapshot is this large, write the next ones from a replica of the state kept on its own thread (the loop then never copies its state for one; costs each record's CPU and the state's memory a second time); 0 = always, off = never", default: OptionDefaults.replicaSnapshotsAbove),
             .value("repair", "truncate", help: "start even if the journal is damaged before its end, cutting it there (what follows is lost and logged); without it such damage exits 65"),
     ]
 
@@ -180,6 +181,7 @@ enum AuthorityCommand {
             persistence.snapshotEveryRecords = UInt64(try CommonOptions.int(arguments, "snapshot-every", in: 1...Int.max))
             persistence.snapshotInterval = try CommonOptions.seconds(arguments, "snapshot-interval") ?? OptionDefaults.persistence.snapshotInterval
             persistence.snapshotDirectory = arguments.string("snapshot-dir")
+            persistence.replicaSnapshotsAbove = try replicaSnapshotsAbove(arguments)
             if let raw = arguments.string("repair") {
                 guard let repair = JournalRepairPolicy(raw) else { throw CLIError.usage("\(arguments.command): '--repair \(raw)' must be truncate (or refuse, the default)") }
                 persistence.repair = repair
@@ -191,6 +193,16 @@ enum AuthorityCommand {
             throw CLIError.usage("\(arguments.command): --snapshot-dir needs --data")
         }
         return nil
+    }
+
+    /// `--snapshot-replica-above`: a size in bytes, or `off`.
+    private static func replicaSnapshotsAbove(_ arguments: ParsedArguments) throws -> Int? {
+        let raw = try arguments.required("snapshot-replica-above")
+        if raw == "off" { return nil }
+        guard let bytes = Int(raw), bytes >= 0 else {
+            throw CLIError.usage("\(arguments.command): '--snapshot-replica-above \(raw)' must be a number of bytes (0 = always) or off")
+        }
+        return bytes
     }
 
     struct Runner: AppVisitor {

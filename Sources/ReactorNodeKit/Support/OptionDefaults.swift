@@ -16,6 +16,11 @@ enum OptionDefaults {
     /// A client configuration with every default (the client id is a fresh UUID per process).
     static let client = ActionClientConfiguration(actionsEndpoint: "", clientID: "")
 
+    /// `--snapshot-replica-above`'s default text: the persistence default's bytes, or `off`.
+    static var replicaSnapshotsAbove: String {
+        persistence.replicaSnapshotsAbove.map(String.init) ?? "off"
+    }
+
     /// A duration as the options take it: whole seconds (`60`), else decimal seconds (`0.5`).
     static func seconds(_ duration: Duration) -> String {
         let (whole, fraction) = duration.components

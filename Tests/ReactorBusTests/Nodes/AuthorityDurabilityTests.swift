@@ -79,21 +79,26 @@ import ZeroMQ
         init(failures: Int) { self.failures = failures }
     }
 
-    func makeDurability(every: UInt64, on path: String? = nil) throws -> (AuthorityDurability<Counter>, AuthorityEngine<Counter>) {
+    /// `replicaAbove`: the durability may start a snapshot replica, once a snapshot has that many
+    /// bytes (as a primary's loop allows); `nil`: never (as a standby).
+    func makeDurability(every: UInt64, on path: String? = nil, replicaAbove: Int? = nil) throws -> (AuthorityDurability<Counter>, AuthorityEngine<Counter>) {
         var persistence = PersistenceConfiguration(directory: path ?? directory.path)
         persistence.snapshotEveryRecords = every
+        persistence.replicaSnapshotsAbove = replicaAbove
         let logger = log.logger("test", level: .debug)
         var configuration = AuthorityConfiguration(appName: "counter", actionsEndpoint: "", workersEndpoint: "", feedEndpoint: "")
         configuration.persistence = persistence
         let engine = AuthorityEngine(reactor: Counter(), configuration: configuration, logger: logger, journaling: true)
         let durability = try AuthorityDurability<Counter>(configuration: persistence, app: "counter", logger: logger)
+        if replicaAbove != nil { durability.replicaSetup = .init(reactor: Counter(), configuration: configuration, logger: logger) }
         try durability.recover(into: engine)
         return (durability, engine)
     }
 
     /// One loop turn as the loop carries it out: `count` countUp actions from `client`; the
     /// outbox taken with the durability's checkpoint demand; its records journaled; a snapshot
-    /// started from its checkpoint if one is due; what the durability did reported to the engine.
+    /// started from its checkpoint (or asked of the replica) if one is due; what the durability
+    /// did reported to the engine.
     func turn(_ durability: AuthorityDurability<Counter>, _ engine: AuthorityEngine<Counter>, count: Int, from first: UInt64,
               client: String = "c1", now: UInt64 = MonotonicClock.milliseconds()) throws {
         let payload = try MessagePackEncoder().encode(Counter.Action.countUp)
@@ -102,7 +107,7 @@ import ZeroMQ
         }
         let outbox = engine.takeOutbox(.init(checkpointAtRecords: durability.checkpointDemand(now: now)))
         let lsn = try durability.append(outbox.records)
-        durability.snapshot(outbox.checkpoint, coveringThrough: lsn, now: now)
+        durability.snapshot(outbox.checkpoint, coveringThrough: lsn, at: (outbox.version, outbox.actionSeq), now: now)
         try durability.awaitDurable(through: lsn)
         engine.absorb(durability.takeReport())
     }

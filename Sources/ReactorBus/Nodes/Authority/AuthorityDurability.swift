@@ -25,6 +25,11 @@ import ZeroMQ
 ///   durable in the journal, so a snapshot never gets ahead of the journal — and the loop
 ///   compacts the journal when it collects the outcome on a later turn. One snapshot at a time:
 ///   one that falls due while another is being written waits for it.
+/// - Once a snapshot reaches ``PersistenceConfiguration/replicaSnapshotsAbove`` bytes (one
+///   written, or the one recovered from), the loop stops taking checkpoints: a
+///   ``SnapshotReplica`` applies the records the loop journals to a copy of the state of its own
+///   and writes the snapshots from it, so the loop never shares its state with a snapshot and
+///   never copies it. A replica that fails stops, and checkpoints take over again.
 /// - A failed snapshot write is logged once and retried after 1 s, 2 s, 4 s ... (at most 60 s)
 ///   from the failed attempt's start, not on every batch; the journal keeps every record meanwhile.
 /// - Recovery loads the newest valid snapshot and replays the journal after it.
@@ -48,10 +53,23 @@ final class AuthorityDurability<R: Reactor> {
     private var lastSnapshotAt = MonotonicClock.milliseconds()
     /// Started at the first snapshot, stopped by `close`.
     private var writer: SnapshotWriter?
-    /// The snapshot being written: its LSN and when it started.
-    private var inProgress: (lsn: UInt64, startedAt: UInt64)?
-    /// A checkpoint taken whose LSN is not yet durable: written once it is.
-    private var awaitingDurable: (checkpoint: AuthorityCheckpoint<R>, lsn: UInt64, takenAt: UInt64)?
+    /// The snapshot being written: its LSN, when it started, and whether the replica writes it.
+    private var inProgress: (lsn: UInt64, startedAt: UInt64, byReplica: Bool)?
+    /// A snapshot due whose LSN is not yet durable: written once it is, from the checkpoint
+    /// taken, or (`nil`) by the replica, which was given its mark.
+    private var awaitingDurable: (checkpoint: AuthorityCheckpoint<R>?, lsn: UInt64, takenAt: UInt64)?
+    /// What a snapshot replica is made of; set by a primary's loop before ``recover(into:schema:markSchema:)``
+    /// (a standby, whose state follows another journal, keeps checkpoints).
+    var replicaSetup: SnapshotReplica<R>.Setup?
+    /// Writes the snapshots once they are large; `nil` before (and after one failed).
+    private var replica: SnapshotReplica<R>?
+    /// The size of the newest snapshot written or recovered from.
+    private var lastSnapshotBytes = 0
+    /// A replica failed in this process: checkpoints from then on.
+    private var replicaRetired = false
+    /// The LSN of the snapshot being written from a checkpoint, the records journaled after it,
+    /// and where the writer leaves the checkpoint should its snapshot be large: a replica's start.
+    private var seed: (lsn: UInt64, records: [JournalRecord], checkpoint: SnapshotReplica<R>.Seed)?
     /// Runs the `fdatasync` of group commits (`batch` policy); started at the first commit.
     private var syncer: JournalSyncer?
     /// Where the syncer's outcomes arrive; the loop polls it (``syncOutcomes``).
@@ -117,6 +135,8 @@ final class AuthorityDurability<R: Reactor> {
         var after: UInt64 = 0
         /// The schema version of the snapshot (1 without one).
         var snapshotSchema: UInt32 = 1
+        /// The snapshot's bytes, when large enough to start a replica from (with the records after it).
+        var replicaStart: (bytes: [UInt8], records: [JournalRecord])?
         do {
             if let snapshot = try snapshots.loadNewest() {
                 for rejection in snapshot.rejected { logger.warning("snapshot rejected: \(rejection)") }
@@ -127,6 +147,8 @@ final class AuthorityDurability<R: Reactor> {
                 snapshotSchema = stored
                 engine.restore(checkpoint)
                 after = snapshot.lsn
+                lastSnapshotBytes = snapshot.payload.count
+                if wantsReplica(forSnapshotOf: snapshot.payload.count) { replicaStart = (snapshot.payload, []) }
                 logger.info("restored snapshot at journal record \(snapshot.lsn): version \(checkpoint.sequencer.version)")
             }
         } catch PersistenceError.noValidSnapshot where journal.firstLSN <= 1 {
@@ -148,6 +170,7 @@ final class AuthorityDurability<R: Reactor> {
         var replayed = 0
         while let record = try reader.next() {
             try replayer.replay(record, into: engine)
+            replicaStart?.records.append(record)
             replayed += 1
         }
         let migrated = replayer.migrated
@@ -159,11 +182,16 @@ final class AuthorityDurability<R: Reactor> {
             // Records from here on are of this build's version; say so for the next reader.
             recordWriter.reset()
             AuthorityRecord.schema(version: schema.version).pack(into: recordWriter)
-            try journal.append(recordWriter.bytes)
+            let lsn = try journal.append(recordWriter.bytes)
+            replicaStart?.records.append(JournalRecord(lsn: lsn, payload: recordWriter.bytes))
             try journal.commit()
         }
         coveredLSN = after
         writtenLSN = after
+        if let replicaStart, let setup = replicaSetup {
+            replica = SnapshotReplica(setup: setup, snapshot: replicaStart.bytes, lsn: after, records: replicaStart.records, makeDestination: destinationMaker)
+            logger.info("snapshots are written from a replica of the state: the one recovered has \(replicaStart.bytes.count) bytes (--snapshot-replica-above \(configuration.replicaSnapshotsAbove ?? 0))")
+        }
         let state = engine.currentMetrics()
         logger.info("recovered version \(state.version), action \(state.actionSeq), \(state.openJobs) open job(s) (\(replayed) record(s) replayed)")
         return replayer
@@ -188,6 +216,9 @@ final class AuthorityDurability<R: Reactor> {
     func append(_ records: [AuthorityRecord]) throws -> UInt64 {
         do {
             // Appending may rotate to a new segment, which writes and syncs the finished one.
+            // A replica (or a checkpoint that may start one) follows every record journaled.
+            let follow = replica != nil || seed != nil
+            var followed: [JournalRecord] = []
             let request = try measured { () throws -> Journal.SyncRequest? in
                 for record in records {
                     recordWriter.reset()
@@ -195,12 +226,17 @@ final class AuthorityDurability<R: Reactor> {
                     let payload = recordWriter.bytes
                     let lsn = try journal.append(payload)
                     recent?.append(lsn: lsn, payload: payload)
+                    if follow { followed.append(JournalRecord(lsn: lsn, payload: payload)) }
                 }
                 if configuration.fsync == .batch { return try journal.write() }
                 try journal.commit()
                 return nil
             }
             if let request { startedSyncer().submit(request) }
+            if follow {
+                replica?.apply(followed)
+                seed?.records.append(contentsOf: followed)
+            }
         } catch {
             failure = error
             throw error
@@ -319,10 +355,27 @@ final class AuthorityDurability<R: Reactor> {
     /// then says how many of the turn's records make a snapshot due (0: due now), so the outbox
     /// carries the checkpoint; `nil` while one is being written, the journal failed, or a failed
     /// one's retry is not due. Due when enough records or time have passed, or at a retry.
+    /// With a replica, never: the replica writes the snapshots (``snapshot(_:coveringThrough:at:now:)``).
     func checkpointDemand(now: UInt64) -> Int? {
-        if inProgress != nil, let outcome = writer?.takeOutcome() { finish(outcome) }
+        if let inProgress, let outcome = inProgress.byReplica ? replica?.takeOutcome() : writer?.takeOutcome() { finish(outcome) }
         startDurableCheckpoint(now: now)
         guard inProgress == nil, awaitingDurable == nil, failure == nil else { return nil }
+        if let replica {
+            // Its backlog may take as much memory as a copy of the state, the replica's own cost.
+            let limit = max(lastSnapshotBytes, Self.minimumReplicaBacklog)
+            if replica.backlogBytes > limit {
+                retireReplica(because: "its backlog of records to apply reached \(replica.backlogBytes) bytes")
+            } else {
+                return nil
+            }
+        }
+        return recordsUntilDue(now: now)
+    }
+
+    /// 0 when a snapshot is due (if the turn adds a record, for a snapshot needs at least one
+    /// since the last one), else the records after which it is; `nil` while a failed one's retry
+    /// is not due.
+    private func recordsUntilDue(now: UInt64) -> Int? {
         // Whatever else is due, a snapshot needs at least one record since the last one.
         let anyRecords = recordsSinceSnapshot > 0 ? 0 : 1
         if let retryAt {
@@ -336,16 +389,35 @@ final class AuthorityDurability<R: Reactor> {
     /// After the turn's records are appended: `checkpoint` (the outbox's, present when
     /// ``checkpointDemand(now:)`` found a snapshot due) covers exactly the journal through `lsn`
     /// (what ``append(_:)`` returned); it is written once that LSN is durable.
-    func snapshot(_ checkpoint: AuthorityCheckpoint<R>?, coveringThrough lsn: UInt64, now: UInt64) {
-        guard let checkpoint, inProgress == nil, awaitingDurable == nil, lsn > coveredLSN, failure == nil else { return }
-        awaitingDurable = (checkpoint, lsn, now)
+    ///
+    /// With a replica there is no checkpoint: when a snapshot is due, the replica is asked for
+    /// one at `lsn`, where the loop's state had the version and action sequence `position`.
+    func snapshot(_ checkpoint: AuthorityCheckpoint<R>?, coveringThrough lsn: UInt64, at position: (version: UInt64, actionSeq: UInt64)? = nil, now: UInt64) {
+        guard inProgress == nil, awaitingDurable == nil, lsn > coveredLSN, failure == nil else { return }
+        if let replica {
+            guard let position, recordsUntilDue(now: now) == 0 else { return }
+            replica.snapshot(at: .init(lsn: lsn, version: position.version, actionSeq: position.actionSeq))
+            awaitingDurable = (nil, lsn, now)
+        } else {
+            guard let checkpoint else { return }
+            if mayStartReplica { seed = (lsn, [], SnapshotReplica<R>.Seed()) }
+            awaitingDurable = (checkpoint, lsn, now)
+        }
         coveredLSN = lsn
         startDurableCheckpoint(now: now)
     }
 
     /// Waits for the snapshot being written, if any, and collects it (compacting the journal).
     func finishSnapshotInProgress() {
-        guard inProgress != nil, let outcome = writer?.waitForOutcome() else { return }
+        guard let started = inProgress else { return }
+        guard let outcome = started.byReplica ? replica?.waitForOutcome() : writer?.waitForOutcome() else {
+            // A replica that stopped first wrote nothing.
+            if started.byReplica {
+                inProgress = nil
+                coveredLSN = writtenLSN
+            }
+            return
+        }
         finish(outcome)
     }
 
@@ -364,6 +436,9 @@ final class AuthorityDurability<R: Reactor> {
             startDurableCheckpoint(now: MonotonicClock.milliseconds())
             finishSnapshotInProgress()
         }
+        // The final snapshot is the loop's: a replica still applying records need not catch up.
+        replica?.stop()
+        replica = nil
         if let final, wantsFinalSnapshot, failure == nil {
             startSnapshot(final, lsn: journal.lastLSN, now: MonotonicClock.milliseconds())
             finishSnapshotInProgress()
@@ -382,6 +457,7 @@ final class AuthorityDurability<R: Reactor> {
         // Normally stopped by close(); the store must not outlive the journal's directory lock.
         syncer?.stop()
         writer?.stop()
+        replica?.stop()
     }
 
     /// Delay before the attempt after `failures` failed ones in a row: 1 s, doubling, at most 60 s.
@@ -409,48 +485,104 @@ final class AuthorityDurability<R: Reactor> {
         guard let waiting = awaitingDurable, waiting.lsn <= journal.committedLSN, inProgress == nil else { return }
         awaitingDurable = nil
         guard failure == nil else { return }
-        startSnapshot(waiting.checkpoint, lsn: waiting.lsn, now: waiting.takenAt)
+        if let checkpoint = waiting.checkpoint {
+            startSnapshot(checkpoint, lsn: waiting.lsn, now: waiting.takenAt)
+        } else if let replica {
+            replica.durable(through: waiting.lsn)
+            inProgress = (waiting.lsn, waiting.takenAt, byReplica: true)
+            lastSnapshotAt = waiting.takenAt
+        } else {
+            coveredLSN = writtenLSN
+        }
+    }
+
+    /// Encodes a checkpoint and lends its bytes to `write` (the encoder's buffer goes to the
+    /// file as it is: a 64 MiB state was copied twice on its way there, out of the buffer and
+    /// then behind the file's header).
+    static func encode(_ checkpoint: AuthorityCheckpoint<R>, _ write: (UnsafeRawBufferPointer) throws -> Void) throws {
+        let writer = MessagePackWriter()
+        try MessagePackEncoder().encode(checkpoint, into: writer)
+        try writer.withUnsafeBytes(write)
     }
 
     /// Hands the checkpoint and the LSN it covers exactly (durable in the journal) to the writer thread.
     private func startSnapshot(_ checkpoint: AuthorityCheckpoint<R>, lsn: UInt64, now: UInt64) {
+        // A large one is kept (``SnapshotReplica/Seed``) to start a replica from.
+        let kept = seed?.lsn == lsn ? seed?.checkpoint : nil
+        let keepAbove = kept != nil ? configuration.replicaSnapshotsAbove : nil
         let request = SnapshotWriter.Request(lsn: lsn, version: checkpoint.sequencer.version) { write in
-            // The encoder's buffer goes to the file as it is (a 64 MiB state was copied twice
-            // on its way there: out of the buffer, then behind the file's header).
-            let writer = MessagePackWriter()
-            try MessagePackEncoder().encode(checkpoint, into: writer)
-            try writer.withUnsafeBytes(write)
+            try Self.encode(checkpoint) { bytes in
+                try write(bytes)
+                if let keepAbove, bytes.count >= keepAbove { kept?.keep(checkpoint) }
+            }
         }
         let writer = self.writer ?? makeWriter()
         self.writer = writer
         guard writer.submit(request) else {
             coveredLSN = writtenLSN
+            seed = nil
             return
         }
-        inProgress = (lsn, now)
+        inProgress = (lsn, now, byReplica: false)
         coveredLSN = lsn
         lastSnapshotAt = now
     }
 
     private func makeWriter() -> SnapshotWriter {
+        SnapshotWriter(name: "snapshot-writer", makeDestination: destinationMaker)
+    }
+
+    /// Makes the store a writer or replica thread writes snapshots to (on that thread).
+    private var destinationMaker: @Sendable () throws -> any SnapshotDestination {
         let (directory, snapshotDirectory, app) = (configuration.directory, configuration.snapshotDirectory, app)
-        return SnapshotWriter(name: "snapshot-writer", makeDestination: snapshotDestination ?? {
+        return snapshotDestination ?? {
             try SnapshotStore(directory: directory, app: app, snapshotDirectory: snapshotDirectory)
-        })
+        }
+    }
+
+    /// Whether a snapshot could start a replica now: the loop allows one, none runs, none failed.
+    private var mayStartReplica: Bool {
+        replicaSetup != nil && configuration.replicaSnapshotsAbove != nil && replica == nil && !replicaRetired
+    }
+
+    /// Whether a snapshot of `bytes` starts a replica.
+    private func wantsReplica(forSnapshotOf bytes: Int) -> Bool {
+        guard mayStartReplica, let threshold = configuration.replicaSnapshotsAbove else { return false }
+        return bytes >= threshold
+    }
+
+    /// A replica's backlog may always reach this many bytes (more for a larger state).
+    static var minimumReplicaBacklog: Int { 64 << 20 }
+
+    /// Stops the replica for good: the loop's checkpoints write the snapshots again. The loop
+    /// does not wait for its thread, which writes nothing more: it writes only at a mark, and
+    /// none is pending when the durability retires it.
+    private func retireReplica(because reason: String) {
+        replica?.stop(waiting: false)
+        replica = nil
+        replicaRetired = true
+        logger.error("snapshot replica stopped (\(reason)); snapshots are taken from the loop's state again, and nothing is lost: the journal has every record")
     }
 
     /// On the loop thread: a written snapshot lets the journal be compacted; a failed one is retried later.
     private func finish(_ outcome: SnapshotWriter.Outcome) {
         guard let started = inProgress else { return }
         inProgress = nil
+        let seed = self.seed
+        self.seed = nil
         switch outcome.result {
         case .success(let result):
+            if let seed, seed.lsn == outcome.lsn, let checkpoint = seed.checkpoint.take(), let setup = replicaSetup {
+                replica = SnapshotReplica(setup: setup, checkpoint: checkpoint, lsn: seed.lsn, records: seed.records, makeDestination: destinationMaker)
+                logger.info("snapshots are written from a replica of the state from now on: the one at journal record \(outcome.lsn) has \(outcome.bytes) bytes (--snapshot-replica-above \(configuration.replicaSnapshotsAbove ?? 0))")
+            }
             writtenLSN = max(writtenLSN, outcome.lsn)
             failedAttempts = 0
             retryAt = nil
             report.snapshotsWritten += 1
             report.snapshotBytesWritten += UInt64(outcome.bytes)
             report.lastSnapshotBytes = UInt64(outcome.bytes)
+            lastSnapshotBytes = outcome.bytes
             report.snapshotWriteDuration.observe(outcome.elapsed)
             do {
                 // With a disk thread (group commit) the files are deleted there, off the loop.
@@ -466,6 +598,7 @@ final class AuthorityDurability<R: Reactor> {
                 logger.error("compacting the journal after the snapshot at record \(outcome.lsn) failed (nothing lost; the segments stay): \(error)")
             }
         case .failure(let error):
+            if let error = error as? SnapshotReplica<R>.Failure { retireReplica(because: "\(error)") }
             failed(error, lsn: outcome.lsn, startedAt: started.startedAt)
         }
     }

@@ -84,9 +84,11 @@ final class AuthorityLoop<R: Reactor>: NodeLoop {
         engine.startFetchEncode = { FetchEncode.start($0, reportingTo: fetchEncodes) }
         if configuration.replication?.endpoint != nil, configuration.persistence == nil { throw ReplicationError.primaryNeedsDataDirectory }
         if let persistence = configuration.persistence {
-            durability = try AuthorityDurability(configuration: persistence, app: configuration.appName, logger: logger)
-            try durability?.recover(into: engine, schema: configuration.schema)
-            if configuration.replication?.endpoint != nil { durability?.recent = RecentRecords() }
+            let durability = try AuthorityDurability<R>(configuration: persistence, app: configuration.appName, logger: logger)
+            durability.replicaSetup = .init(reactor: reactor, configuration: configuration, logger: logger)
+            try durability.recover(into: engine, schema: configuration.schema)
+            self.durability = durability
+            if configuration.replication?.endpoint != nil { durability.recent = RecentRecords() }
         } else {
             logger.notice("no --data directory: state is kept in memory only and lost when the authority stops")
         }
@@ -327,7 +329,7 @@ final class AuthorityLoop<R: Reactor>: NodeLoop {
                     throw error
                 }
             }
-            durability.snapshot(turn.outbox.checkpoint, coveringThrough: lsn, now: now)
+            durability.snapshot(turn.outbox.checkpoint, coveringThrough: lsn, at: (turn.outbox.version, turn.outbox.actionSeq), now: now)
             held.hold(turn, until: lsn)
             if let replication {
                 try replication.pump(durability: durability, now: now)

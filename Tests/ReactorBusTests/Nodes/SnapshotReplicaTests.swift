@@ -1,0 +1,129 @@
+import Foundation
+import MessagePack
+import ReactorApps
+import ReactorStorage
+import ReactorWire
+import Testing
+import ZeroMQ
+@testable import ReactorBus
+
+/// Snapshots written from a replica of the state (``SnapshotReplica``): the test thread plays
+/// the loop as in ``AuthorityDurabilityTests``, whose fixtures these tests share. Every snapshot
+/// the replica writes must hold exactly the bytes of the loop's own checkpoint at its LSN.
+extension AuthorityDurabilityTests {
+    /// Lets a snapshot whose LSN became durable start (as the loop's next turn does), then
+    /// waits for it and reports it to the engine.
+    func settle(_ durability: AuthorityDurability<Counter>, _ engine: AuthorityEngine<Counter>, now: UInt64 = MonotonicClock.milliseconds()) {
+        _ = durability.checkpointDemand(now: now)
+        finishSnapshot(durability, engine)
+    }
+
+    /// The newest snapshot's payload, when it covers the journal through `lsn`.
+    func snapshotPayload(at lsn: UInt64, in path: String? = nil) throws -> [UInt8]? {
+        let newest = try SnapshotStore(directory: path ?? directory.path, app: "counter").loadNewest()
+        return newest?.lsn == lsn ? newest?.payload : nil
+    }
+
+    @Test func onceASnapshotIsLargeTheReplicaWritesTheNextOnesWithTheLoopsExactBytes() throws {
+        let (durability, engine) = try makeDurability(every: 100, replicaAbove: 0)
+        try turn(durability, engine, count: 100, from: 1)
+        settle(durability, engine)
+        #expect(engine.metrics[.snapshotsWritten] == 1)
+        #expect(lines(containing: "snapshots are written from a replica of the state from now on: the one at journal record 100 has").count == 1)
+        // The loop takes no checkpoint any more: its state is never shared with a snapshot.
+        #expect(durability.checkpointDemand(now: MonotonicClock.milliseconds()) == nil)
+
+        try turn(durability, engine, count: 60, from: 101)
+        try turn(durability, engine, count: 40, from: 161)
+        let at200 = try checkpointBytes(engine)
+        settle(durability, engine)
+        #expect(engine.metrics[.snapshotsWritten] == 2)
+        #expect(try snapshotPayload(at: 200) == at200)
+
+        // Another client's actions: the replica's client ledger follows too.
+        try turn(durability, engine, count: 100, from: 1, client: "c2")
+        let at300 = try checkpointBytes(engine)
+        settle(durability, engine)
+        #expect(engine.metrics[.snapshotsWritten] == 3)
+        #expect(try snapshotPayload(at: 300) == at300)
+        #expect(try SnapshotStore(directory: directory.path, app: "counter").snapshotLSNs() == [200, 300])
+        #expect(durability.checkpointDemand(now: MonotonicClock.milliseconds()) == nil)
+
+        try turn(durability, engine, count: 10, from: 101, client: "c2")
+        let final = try checkpointBytes(engine)
+        close(durability, engine)
+        let (reopened, recovered) = try makeDurability(every: 100)
+        #expect(try checkpointBytes(recovered) == final)
+        #expect(lines(containing: "restored snapshot at journal record 310").count == 1, "the final snapshot is the loop's")
+        close(reopened, recovered)
+    }
+
+    @Test func belowTheThresholdTheLoopKeepsTakingCheckpoints() throws {
+        let (durability, engine) = try makeDurability(every: 100, replicaAbove: 1 << 20)
+        try turn(durability, engine, count: 100, from: 1)
+        settle(durability, engine)
+        #expect(durability.checkpointDemand(now: MonotonicClock.milliseconds()) == 100)
+        try turn(durability, engine, count: 100, from: 101)
+        let at200 = try checkpointBytes(engine)
+        settle(durability, engine)
+        #expect(try snapshotPayload(at: 200) == at200)
+        #expect(engine.metrics[.snapshotsWritten] == 2)
+        #expect(lines(containing: "replica").isEmpty)
+        close(durability, engine)
+    }
+
+    @Test func recoveryStartsTheReplicaFromTheSnapshotAndTheRecordsAfterIt() throws {
+        let (durability, engine) = try makeDurability(every: 100, replicaAbove: 0)
+        try turn(durability, engine, count: 100, from: 1)
+        settle(durability, engine)
+        try turn(durability, engine, count: 50, from: 101)
+        // The files as a SIGKILL now would leave them: the snapshot at 100, 50 records after it.
+        let copy = try TemporaryDirectory()
+        try FileManager.default.removeItem(atPath: copy.path)
+        try FileManager.default.copyItem(atPath: directory.path, toPath: copy.path)
+        try FileManager.default.removeItem(atPath: copy.path + "/LOCK")
+        close(durability, engine)
+
+        let (reopened, recovered) = try makeDurability(every: 100, on: copy.path, replicaAbove: 0)
+        #expect(lines(containing: "snapshots are written from a replica of the state: the one recovered has").count == 1)
+        #expect(lines(containing: "(50 record(s) replayed)").count == 1)
+        #expect(reopened.checkpointDemand(now: MonotonicClock.milliseconds()) == nil)
+        try turn(reopened, recovered, count: 50, from: 151)
+        let at200 = try checkpointBytes(recovered)
+        settle(reopened, recovered)
+        #expect(recovered.metrics[.snapshotsWritten] == 1)
+        #expect(try snapshotPayload(at: 200, in: copy.path) == at200)
+        close(reopened, recovered)
+    }
+
+    @Test func aReplicaThatDisagreesWithTheLoopIsRetiredAndCheckpointsTakeOver() throws {
+        let (durability, engine) = try makeDurability(every: 100, replicaAbove: 0)
+        let start = MonotonicClock.milliseconds()
+        try turn(durability, engine, count: 100, from: 1, now: start)
+        settle(durability, engine, now: start)
+        try turn(durability, engine, count: 99, from: 101, now: start)
+        // The 200th action's turn, its snapshot asked for with a version the loop did not have.
+        let payload = try MessagePackEncoder().encode(Counter.Action.countUp)
+        engine.handleClient([[1]] + ClientMessage.action(clientID: "c1", clientSeq: 200, payload: payload).frames(writer), now: start)
+        let outbox = engine.takeOutbox(.init(checkpointAtRecords: durability.checkpointDemand(now: start)))
+        #expect(outbox.checkpoint == nil)
+        let lsn = try durability.append(outbox.records)
+        durability.snapshot(nil, coveringThrough: lsn, at: (outbox.version + 1, outbox.actionSeq), now: start)
+        try durability.awaitDurable(through: lsn)
+        settle(durability, engine, now: start)
+        #expect(engine.metrics[.snapshotsWritten] == 1, "nothing written at 200")
+        #expect(lines(containing: "snapshot replica stopped (the replica reached journal record 200, version 200, action 200 where the loop's state was at record 200, version 201, action 200)").count == 1)
+        #expect(try SnapshotStore(directory: directory.path, app: "counter").snapshotLSNs() == [100])
+
+        // Retried like any failed write, after 1 s, from the loop's checkpoint.
+        #expect(durability.checkpointDemand(now: start + 500) == nil)
+        #expect(durability.checkpointDemand(now: start + 1_000) == 0)
+        try turn(durability, engine, count: 1, from: 201, now: start + 1_000)
+        let at201 = try checkpointBytes(engine)
+        settle(durability, engine, now: start + 1_000)
+        #expect(try snapshotPayload(at: 201) == at201)
+        #expect(engine.metrics[.snapshotsWritten] == 2)
+        #expect(lines(containing: "from now on").count == 1, "a retired replica does not come back")
+        close(durability, engine)
+    }
+}
