@@ -152,6 +152,19 @@ struct BenchResults: Sendable {
         var workersLost: Int
     }
 
+    /// One run of the state phase's pauses: the ping probe while snapshots of the largest state
+    /// are written, from the loop's checkpoints or from a snapshot replica.
+    struct StatePause: Sendable {
+        var replica: Bool
+        var actions: Int
+        var acked: Int
+        var ackedPerSecond: Double
+        /// Ping round trips; `max` is the loop's longest pause the probe saw.
+        var rtt: LatencyRecorder.Summary
+        var over50ms: Int
+        var snapshotsWritten: Int
+    }
+
     /// Failovers of elected authorities, and acked/s with and without replication.
     struct Failover: Sendable {
         /// The leader lease, in seconds.
@@ -220,6 +233,8 @@ struct BenchResults: Sendable {
     /// decoded state again, in a fresh process: the codec's share of a late joiner's wait.
     var stateCodableEncodeSeconds: Double?
     var stateCodableDecodeSeconds: Double?
+    /// The largest state restarted and snapshotted, from checkpoints, then from a replica.
+    var statePauses: [StatePause] = []
     /// A late joiner's floor: the raw copy of the bytes, then the build without Codable.
     var stateFloorSeconds: Double? {
         guard let copy = stateRawCopySeconds, let build = stateFloorBuildSeconds else { return nil }

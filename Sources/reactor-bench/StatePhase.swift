@@ -16,6 +16,7 @@ import TestSupport
 /// 1 MiB chunks with 4 outstanding (``RawChunkBaseline``), in the same run (target <= 2x), and
 /// against the floor: that copy plus building the same state from the same bytes with msgpack-c
 /// and no `Codable` (``StateFloor``, target <= 2x).
+/// Then the loop's pauses while the largest state is snapshotted (``StatePausePhase``).
 /// Check: at every size the observer's final version, entry count and digest equal what reducing
 /// the same actions here gives, with every action acked.
 enum StatePhase {
@@ -70,6 +71,7 @@ enum StatePhase {
                 Output.error("bench:   floor: the same bytes unpacked by msgpack-c into a [Int: String] of \(expected.entries.count.grouped) entries, no Codable: "
                              + String(format: "%.3f s; through Codable: decode %.3f s, encode %.3f s (medians of 3 fresh processes each)",
                                       floor.build, floor.codableDecode, floor.codableEncode))
+                try await StatePausePhase.run(directory: directory, stateBytes: stateBytes, plan: plan, results: &results)
             }
         }
     }
