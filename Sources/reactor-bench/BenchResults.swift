@@ -148,6 +148,8 @@ struct BenchResults: Sendable {
         /// Ping round trips; `max` is the loop's longest pause the probe saw.
         var rtt: LatencyRecorder.Summary
         var over100ms: Int
+        /// Pings slower than 50 ms (the probe lists them).
+        var over50ms = 0
         var snapshotsWritten: Int
         var workersLost: Int
     }
@@ -156,13 +158,7 @@ struct BenchResults: Sendable {
     /// are written, from the loop's checkpoints or from a snapshot replica.
     struct StatePause: Sendable {
         var replica: Bool
-        var actions: Int
-        var acked: Int
-        var ackedPerSecond: Double
-        /// Ping round trips; `max` is the loop's longest pause the probe saw.
-        var rtt: LatencyRecorder.Summary
-        var over50ms: Int
-        var snapshotsWritten: Int
+        var run: Pause
     }
 
     /// Failovers of elected authorities, and acked/s with and without replication.

@@ -1,3 +1,4 @@
+import MessagePack
 /// Phase 8: how long the authority's loop stops answering while snapshots are written.
 ///
 /// Two runs against a journaling `counter` authority with 2 idle workers (heartbeats every
@@ -31,15 +32,22 @@ enum PausePhase {
                                                 extra: ["--clients", String(plan.pauseClients), "--wait-workers", String(plan.workers)])
                 return (try await cluster.result(of: client, timeout: limit), try await cluster.result(of: probe, timeout: limit))
             }
-            let run = BenchResults.Pause(
-                snapshotEvery: snapshotEvery, actions: count, acked: Int(sent["acked"]?.intValue ?? 0), ackedPerSecond: sent["per_second"]?.doubleValue ?? 0,
-                rtt: LatencyRecorder.Summary(json: probed["rtt"]) ?? .init(), over100ms: Int(probed["over_100ms"]?.intValue ?? 0),
-                snapshotsWritten: Int(probed["stats"]?["snapshots_written"]?.intValue ?? 0),
-                workersLost: Int(probed["stats"]?["workers_lost"]?.intValue ?? 0))
+            let run = BenchResults.Pause(probed: probed, sent: sent, actions: count, snapshotEvery: snapshotEvery)
             results.pause.append(run)
             results.check("pause_\(snapshotEvery == nil ? "without" : "with")_acked", "pause \(label): every action acked",
                           run.acked == count && sent["errors"]?.intValue == 0 && (snapshotEvery == nil || run.snapshotsWritten > 0))
             Output.error("bench:   ping p50 \(run.rtt.p50) µs p99 \(run.rtt.p99) µs max \(run.rtt.max) µs (\(run.over100ms) over 100 ms), \(run.snapshotsWritten) snapshots, \(run.workersLost) workers lost, \(Int(run.ackedPerSecond).grouped) acked/s")
         }
+    }
+}
+
+extension BenchResults.Pause {
+    /// A run from the ping probe's result (`probed`) and the client's (`sent`).
+    init(probed: MessagePackValue, sent: MessagePackValue, actions: Int, snapshotEvery: Int?) {
+        self.init(snapshotEvery: snapshotEvery, actions: actions, acked: Int(sent["acked"]?.intValue ?? 0), ackedPerSecond: sent["per_second"]?.doubleValue ?? 0,
+                  rtt: LatencyRecorder.Summary(json: probed["rtt"]) ?? .init(), over100ms: Int(probed["over_100ms"]?.intValue ?? 0),
+                  over50ms: probed["slow_pings"]?.arrayValue?.count ?? 0,
+                  snapshotsWritten: Int(probed["stats"]?["snapshots_written"]?.intValue ?? 0),
+                  workersLost: Int(probed["stats"]?["workers_lost"]?.intValue ?? 0))
     }
 }

@@ -35,11 +35,8 @@ enum StatePausePhase {
                 let client = try cluster.client(workload: "catalog", count: count, window: plan.window, extra: ["--stats"])
                 return (try await cluster.result(of: client, timeout: limit), try await cluster.result(of: probe, timeout: limit))
             }
-            let run = BenchResults.StatePause(
-                replica: replica, actions: count, acked: Int(sent["acked"]?.intValue ?? 0), ackedPerSecond: sent["per_second"]?.doubleValue ?? 0,
-                rtt: LatencyRecorder.Summary(json: probed["rtt"]) ?? .init(), over50ms: probed["slow_pings"]?.arrayValue?.count ?? 0,
-                snapshotsWritten: Int(probed["stats"]?["snapshots_written"]?.intValue ?? 0))
-            results.statePauses.append(run)
+            let run = BenchResults.Pause(probed: probed, sent: sent, actions: count, snapshotEvery: every)
+            results.statePauses.append(.init(replica: replica, run: run))
             results.check("state_pauses_\(label)", "state pauses, snapshots from \(label): every action acked, at least 2 snapshots written",
                           run.acked == count && sent["errors"]?.intValue == 0 && run.snapshotsWritten >= 2)
             Output.error("bench:   ping p50 \(run.rtt.p50) µs p99 \(run.rtt.p99) µs max \(run.rtt.max) µs (\(run.over50ms) over 50 ms), \(run.snapshotsWritten) snapshots, \(Int(run.ackedPerSecond).grouped) acked/s")
