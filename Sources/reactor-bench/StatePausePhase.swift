@@ -4,8 +4,8 @@ import MessagePack
 /// The end of the state phase: how long the authority's loop stops while snapshots of the
 /// largest state are written. The state phase's largest data directory (its final snapshot
 /// written at stop) is copied twice; on each copy an authority restarts, recovers, and takes
-/// the state phase's `put` mix (``Catalog/benchMix``) with a snapshot due every 20,000 records
-/// (and every second), while the ping probe (``BenchPingPeer``) keeps one `ping` in flight every
+/// the state phase's `put` mix (``Catalog/benchMix``) with a snapshot due every tenth of its
+/// puts (20,000 records in a full run; and every second), while the ping probe (``BenchPingPeer``) keeps one `ping` in flight every
 /// 2 ms: once with the snapshots taken from the loop's own state (`--snapshot-replica-above
 /// off`: each makes the loop copy the whole state at its next change), once written from a
 /// snapshot replica (`--snapshot-replica-above 0`).
@@ -16,7 +16,8 @@ import MessagePack
 enum StatePausePhase {
     static func run(directory: String, stateBytes: Int, plan: BenchPlan, results: inout BenchResults) async throws {
         let count = plan.stateActions
-        let every = 20_000
+        // 20,000 for the full run's 200,000 puts: about ten snapshots due during the load.
+        let every = max(count / 10, 100)
         for replica in [false, true] {
             let label = replica ? "replica" : "checkpoints"
             Output.error("bench: state — restarted on the \(stateBytes.grouped)-byte state, \(count.grouped) puts, a snapshot every \(every.grouped) records from \(replica ? "a snapshot replica" : "the loop's checkpoints"), ping every 2 ms")

@@ -54,6 +54,7 @@ import TestTraits
         let checks = try #require(report["checks"] as? [String: Bool])
         for key in ["pipeline_count", "pipeline_async_count", "sync_count", "async_count", "latency_complete", "snapshot_count", "state_1024_exact", "state_262144_exact", "state_late_joiner_exact", "memory_count",
                     "durability_always_count", "durability_batch_count", "durability_none_count", "pause_without_acked", "pause_with_acked",
+                    "state_pauses_checkpoints", "state_pauses_replica",
                     "clients_1_count", "clients_10_count", "clients_100_count", "clients_pipeline_1_count", "clients_pipeline_100_count"] {
             #expect(checks[key] == true, "check \(key): \(checks[key].map(String.init) ?? "missing")")
         }
@@ -129,7 +130,7 @@ import TestTraits
         let ratios = try #require(report["ratios"] as? [String: [String: Any]])
         for key in ["sync_over_echo", "sync_over_pipeline", "async_over_echo", "async_over_pipeline", "limit_pipeline_over_echo",
                     "limit_async_pipeline_over_echo", "limit_pipeline_over_python", "ack_p50_over_rtt_p50", "ack_p99_over_rtt_p99", "sync_over_python", "memory_growth", "pause_longest_over_p99", "pause_workers_lost",
-                    "state_largest_over_smallest", "state_late_join_over_raw_copy", "state_late_join_over_floor", "failover_p50_over_lease", "replication_sync_over_none",
+                    "state_largest_over_smallest", "state_late_join_over_raw_copy", "state_late_join_over_floor", "state_pause_replica_over_checkpoints", "failover_p50_over_lease", "replication_sync_over_none",
                     "replication_async_over_none", "clients_most_over_one", "clients_most_over_pipeline", "limit_clients_pipeline_most_over_one"] {
             let ratio = try #require(ratios[key], "missing ratio \(key)")
             #expect(ratio["target"] is String)
