@@ -30,6 +30,7 @@ extension AuthorityDurabilityTests {
         settle(durability, engine)
         #expect(engine.metrics[.snapshotsWritten] == 1)
         #expect(lines(containing: "snapshots are written from a replica of the state from now on: the one at journal record 100 has").count == 1)
+        #expect(engine.metrics.snapshotReplica == 1)
         // The loop takes no checkpoint any more: its state is never shared with a snapshot.
         #expect(durability.checkpointDemand(now: MonotonicClock.milliseconds()) == nil)
 
@@ -69,6 +70,7 @@ extension AuthorityDurabilityTests {
         #expect(try snapshotPayload(at: 200) == at200)
         #expect(engine.metrics[.snapshotsWritten] == 2)
         #expect(lines(containing: "replica").isEmpty)
+        #expect(engine.metrics.snapshotReplica == 0)
         close(durability, engine)
     }
 
@@ -92,6 +94,7 @@ extension AuthorityDurabilityTests {
         let at200 = try checkpointBytes(recovered)
         settle(reopened, recovered)
         #expect(recovered.metrics[.snapshotsWritten] == 1)
+        #expect(recovered.metrics.snapshotReplica == 1)
         #expect(try snapshotPayload(at: 200, in: copy.path) == at200)
         close(reopened, recovered)
     }
@@ -114,6 +117,8 @@ extension AuthorityDurabilityTests {
         #expect(engine.metrics[.snapshotsWritten] == 1, "nothing written at 200")
         #expect(lines(containing: "snapshot replica stopped (the replica reached journal record 200, version 200, action 200 where the loop's state was at record 200, version 201, action 200)").count == 1)
         #expect(try SnapshotStore(directory: directory.path, app: "counter").snapshotLSNs() == [100])
+        #expect(engine.metrics.snapshotReplica == 0)
+        #expect(engine.metrics.snapshotReplicaBacklogBytes == 0)
 
         // Retried like any failed write, after 1 s, from the loop's checkpoint.
         #expect(durability.checkpointDemand(now: start + 500) == nil)

@@ -204,6 +204,7 @@ final class AuthorityDurability<R: Reactor> {
             report.journalLSN = committed
             reportedLSN = committed
         }
+        report.snapshotReplica = .init(running: replica != nil, backlogBytes: UInt64(max(0, replica?.backlogBytes ?? 0)))
         return report.take()
     }
 

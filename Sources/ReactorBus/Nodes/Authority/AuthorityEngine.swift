@@ -957,6 +957,10 @@ package final class AuthorityEngine<R: Reactor> {
         if let mark = report.feedHighWaterMark { metrics.feedHighWaterMark = mark }
         if let observers = report.observers { metrics.observers = observers }
         if let bytes = report.lastSnapshotBytes { metrics.snapshotBytes = bytes }
+        if let replica = report.snapshotReplica {
+            metrics.snapshotReplica = replica.running ? 1 : 0
+            metrics.snapshotReplicaBacklogBytes = replica.backlogBytes
+        }
         if report.ackLatency.count > 0 { metrics.ackLatency.merge(report.ackLatency) }
         if report.journalFsyncLatency.count > 0 { metrics.journalFsyncLatency.merge(report.journalFsyncLatency) }
         if report.snapshotWriteDuration.count > 0 { metrics.snapshotWriteDuration.merge(report.snapshotWriteDuration) }

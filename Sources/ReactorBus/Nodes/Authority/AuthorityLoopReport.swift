@@ -40,6 +40,14 @@ package struct AuthorityLoopReport: Equatable, Sendable {
     /// Bytes of the snapshots written, the newest one's size, and how long each took.
     package var snapshotBytesWritten: UInt64 = 0
     package var lastSnapshotBytes: UInt64?
+    /// Whether a snapshot replica writes the snapshots now, and its backlog (``SnapshotReplica``).
+    package var snapshotReplica: SnapshotReplicaGauges?
+
+    /// A snapshot replica's gauges, as the durability last read them.
+    package struct SnapshotReplicaGauges: Equatable, Sendable {
+        package var running: Bool
+        package var backlogBytes: UInt64
+    }
     /// Journal records and bytes streamed to standbys.
     package var replicationRecordsSent: UInt64 = 0
     package var replicationBytesSent: UInt64 = 0
@@ -91,6 +99,7 @@ package struct AuthorityLoopReport: Equatable, Sendable {
         journalFsyncLatency.merge(other.journalFsyncLatency)
         snapshotBytesWritten += other.snapshotBytesWritten
         if let bytes = other.lastSnapshotBytes { lastSnapshotBytes = bytes }
+        if let replica = other.snapshotReplica { snapshotReplica = replica }
         snapshotWriteDuration.merge(other.snapshotWriteDuration)
         replicationRecordsSent += other.replicationRecordsSent
         replicationBytesSent += other.replicationBytesSent

@@ -91,6 +91,8 @@ extension AuthorityMetrics {
             gauge("clients_forgotten", "Forgotten clients whose tombstone is kept.", forgottenClients),
             gauge("feed_high_water_mark", "The feed's high-water mark, in messages per subscriber.", feedHighWaterMark),
             gauge("snapshot_bytes", "The size of the newest snapshot written to the data directory.", snapshotBytes),
+            gauge("snapshot_replica", "1 while a snapshot replica writes the snapshots, else 0.", snapshotReplica),
+            gauge("snapshot_replica_backlog_bytes", "Bytes of journal records the snapshot replica has yet to apply.", snapshotReplicaBacklogBytes),
             gauge("subscriptions_running", "Subscription runs the state wants.", subscriptionsRunning),
             gauge("subscriptions_unassigned", "Subscription runs waiting for a worker that serves their kind.", subscriptionsUnassigned),
             gauge("standbys", "Standbys following this primary.", standbys),

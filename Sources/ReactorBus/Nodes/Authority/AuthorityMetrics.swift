@@ -198,6 +198,11 @@ public struct AuthorityMetrics: Sendable, Equatable {
     public var observers: UInt64 = 0
     /// The size of the newest snapshot written to the data directory, in bytes (0 before one).
     public var snapshotBytes: UInt64 = 0
+    /// 1 while a snapshot replica writes the snapshots (`--snapshot-replica-above`), else 0.
+    public var snapshotReplica: UInt64 = 0
+    /// The bytes of journal records the snapshot replica has yet to apply (0 without one): a
+    /// replica that keeps falling behind is stopped once this outgrows the state's size.
+    public var snapshotReplicaBacklogBytes: UInt64 = 0
     /// Subscription runs the state wants now.
     public var subscriptionsRunning: UInt64 = 0
     /// Of those, runs no worker runs now (none serves their kind yet).
@@ -242,6 +247,8 @@ public struct AuthorityMetrics: Sendable, Equatable {
         result["feed_high_water_mark"] = feedHighWaterMark
         result["observers"] = observers
         result["snapshot_bytes"] = snapshotBytes
+        result["snapshot_replica"] = snapshotReplica
+        result["snapshot_replica_backlog_bytes"] = snapshotReplicaBacklogBytes
         // The ack latency histogram's count and sum (in whole microseconds), so that a client of
         // the stats request (the inspector) can chart the mean latency between two polls.
         result["ack_latency_count"] = ackLatency.count

@@ -91,8 +91,6 @@ final class SnapshotReplica<R: Reactor>: Sendable {
 
     private struct State: Sendable {
         var items: [Item] = []
-        /// The bytes of the records handed over and not yet applied.
-        var backlog = 0
         /// The journal is durable through this LSN: a mark at or below it may be written.
         var durable: UInt64 = 0
         var outcome: SnapshotWriter.Outcome?
@@ -101,6 +99,12 @@ final class SnapshotReplica<R: Reactor>: Sendable {
     }
 
     private let shared = ThreadHandoff(State())
+    /// The bytes of the records handed over and not yet applied (outside the handoff's lock, so
+    /// that reading it each turn wakes nobody).
+    private let backlog = Atomic<Int>(0)
+    /// Set by ``stop(waiting:)``: read between records without taking the lock, so that a stop
+    /// does not wait for a long batch (the records recovered, a backlog) to be applied.
+    private let stopRequested = Atomic<Bool>(false)
 
     /// Starts the replica's thread from a snapshot's `bytes` at `lsn`, then `records` (those after
     /// it). `makeDestination` runs on that thread, which alone writes to what it returns.
@@ -117,17 +121,15 @@ final class SnapshotReplica<R: Reactor>: Sendable {
     }
 
     private init(setup: Setup, first: [Item], backlog: Int, makeDestination: @escaping @Sendable () throws -> any SnapshotDestination) {
-        shared.locked { state in
-            state.items = first
-            state.backlog = backlog
-        }
+        self.backlog.store(backlog, ordering: .relaxed)
+        shared.locked { $0.items = first }
         let thread = Thread { [self] in
             // On Linux the nice value is per thread, and `who` 0 is the calling thread.
             setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 10)
             var follower = Follower(setup: setup)
             var destination: (any SnapshotDestination)?
             while var items = nextItems() {
-                for index in items.indices {
+                for index in items.indices where !stopRequested.load(ordering: .relaxed) {
                     // Taken out of the batch: a starting checkpoint kept there would make the
                     // first record applied copy the whole state.
                     let item = items[index]
@@ -136,9 +138,8 @@ final class SnapshotReplica<R: Reactor>: Sendable {
                     case .snapshotBytes(let bytes, let lsn): follower.start(from: bytes, lsn: lsn)
                     case .checkpoint(let checkpoint, let lsn): follower.start(from: checkpoint, lsn: lsn)
                     case .records(let records):
-                        follower.apply(records)
-                        let applied = Self.bytes(of: records)
-                        shared.locked { $0.backlog -= applied }
+                        follower.apply(records, unless: stopRequested)
+                        self.backlog.subtract(Self.bytes(of: records), ordering: .relaxed)
                     case .mark(let mark):
                         guard waitUntilDurable(mark.lsn) else { break }
                         let outcome = follower.snapshot(at: mark, on: &destination, making: makeDestination)
@@ -156,10 +157,8 @@ final class SnapshotReplica<R: Reactor>: Sendable {
     /// Hands a turn's journal records over, in LSN order, following those handed before.
     func apply(_ records: [JournalRecord]) {
         guard !records.isEmpty else { return }
-        shared.locked { state in
-            state.items.append(.records(records))
-            state.backlog += Self.bytes(of: records)
-        }
+        backlog.add(Self.bytes(of: records), ordering: .relaxed)
+        shared.locked { $0.items.append(.records(records)) }
     }
 
     /// Asks for a snapshot at `mark`, written once the journal is durable through its LSN
@@ -175,7 +174,7 @@ final class SnapshotReplica<R: Reactor>: Sendable {
 
     /// The bytes of the records handed over and not yet applied: what the replica's backlog holds
     /// in memory.
-    var backlogBytes: Int { shared.locked { $0.backlog } }
+    var backlogBytes: Int { backlog.load(ordering: .relaxed) }
 
     private static func bytes(of records: [JournalRecord]) -> Int {
         records.reduce(0) { $0 + $1.payload.count }
@@ -201,8 +200,9 @@ final class SnapshotReplica<R: Reactor>: Sendable {
     }
 
     /// Drops what was not applied yet and ends the thread; with `waiting`, returns once it has
-    /// ended (it finishes the record or snapshot in hand first). Idempotent.
+    /// ended (it finishes the record, or the snapshot, in hand first). Idempotent.
     func stop(waiting: Bool = true) {
+        stopRequested.store(true, ordering: .relaxed)
         shared.locked { state in
             state.stopping = true
             state.items = []
@@ -265,9 +265,11 @@ extension SnapshotReplica {
             self.lsn = lsn
         }
 
-        mutating func apply(_ records: [JournalRecord]) {
+        /// Applies `records` in order, until one fails or `stop` is set.
+        mutating func apply(_ records: [JournalRecord], unless stop: borrowing Atomic<Bool>) {
             guard failure == nil else { return }
             for record in records {
+                if stop.load(ordering: .relaxed) { return }
                 do {
                     try replayer.replay(record, into: engine)
                     lsn = record.lsn
