@@ -50,4 +50,13 @@ import TestTraits
         #expect(await node.waitForExit(timeout: .seconds(10)) == 64)
         #expect(node.diagnostics.contains("--snapshot-dir needs --data"))
     }
+
+    @Test func aReplicaThresholdThatIsNotBytesOrOffIsAUsageError() async throws {
+        for value in ["lots", "-1", "16MiB"] {
+            let node = try ChildProcess.node(["authority", "--app", "counter", "--data", NSTemporaryDirectory() + "reactorbus-unused-\(UUID().uuidString)",
+                                              "--snapshot-replica-above", value, "--actions", "tcp://127.0.0.1:*"], name: "authority")
+            #expect(await node.waitForExit(timeout: .seconds(10)) == 64, "\(value)")
+            #expect(node.diagnostics.contains("authority: '--snapshot-replica-above \(value)' must be a number of bytes (0 = always) or off"), "\(node.diagnostics)")
+        }
+    }
 }
