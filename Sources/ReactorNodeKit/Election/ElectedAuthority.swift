@@ -180,8 +180,18 @@ struct ElectedAuthority<R: Reactor> {
 
     /// Campaigns once; promotes `node` and serves as primary when it wins.
     private func takeOver(node: AuthorityNode<R>, leadership: Leadership) async throws -> StandbyOutcome? {
+        let won: (term: LeaderTerm, watch: LossWatch)?
+        do {
+            won = try await campaign(for: ttl)
+        } catch CoordinationError.cancelled {
+            // A stop asked for while campaigning (SIGTERM to every node at once: the primary
+            // resigned, so this standby campaigned) is a graceful stop, as anywhere else.
+            node.stop()
+            await node.wait()
+            return .stopped
+        }
         // nil: another standby won, and the next look finds it.
-        guard let (term, watch) = try await campaign(for: ttl) else { return nil }
+        guard let (term, watch) = won else { return nil }
         let epoch = UInt64(term.epoch)
         leadership.grant(term: epoch) { term.isLeader }
         let started = ContinuousClock.now
