@@ -36,7 +36,7 @@ final class SnapshotReplica<R: Reactor>: Sendable {
     }
 
     /// Where a snapshot is due: the LSN it covers exactly and what the loop's state was there.
-    struct Mark: Sendable, Equatable {
+    struct Mark: Sendable {
         var lsn: UInt64
         var version: UInt64
         var actionSeq: UInt64
@@ -85,7 +85,8 @@ final class SnapshotReplica<R: Reactor>: Sendable {
         case snapshotBytes([UInt8], lsn: UInt64)
         /// Start from a checkpoint of the loop's state (of this build's schema) at `lsn`.
         case checkpoint(AuthorityCheckpoint<R>, lsn: UInt64)
-        case records([JournalRecord])
+        /// Records to apply, with their payloads' bytes (counted once, when handed over).
+        case records([JournalRecord], bytes: Int)
         case mark(Mark)
     }
 
@@ -110,19 +111,20 @@ final class SnapshotReplica<R: Reactor>: Sendable {
     /// it). `makeDestination` runs on that thread, which alone writes to what it returns.
     convenience init(setup: Setup, snapshot bytes: [UInt8], lsn: UInt64, records: [JournalRecord],
                      makeDestination: @escaping @Sendable () throws -> any SnapshotDestination) {
-        self.init(setup: setup, first: [.snapshotBytes(bytes, lsn: lsn), .records(records)], backlog: Self.bytes(of: records), makeDestination: makeDestination)
+        self.init(setup: setup, start: .snapshotBytes(bytes, lsn: lsn), records: records, makeDestination: makeDestination)
     }
 
     /// Starts the replica's thread from `checkpoint` (the loop's state at the journal's record
     /// `lsn`), then `records` (those after it).
     convenience init(setup: Setup, checkpoint: AuthorityCheckpoint<R>, lsn: UInt64, records: [JournalRecord],
                      makeDestination: @escaping @Sendable () throws -> any SnapshotDestination) {
-        self.init(setup: setup, first: [.checkpoint(checkpoint, lsn: lsn), .records(records)], backlog: Self.bytes(of: records), makeDestination: makeDestination)
+        self.init(setup: setup, start: .checkpoint(checkpoint, lsn: lsn), records: records, makeDestination: makeDestination)
     }
 
-    private init(setup: Setup, first: [Item], backlog: Int, makeDestination: @escaping @Sendable () throws -> any SnapshotDestination) {
-        self.backlog.store(backlog, ordering: .relaxed)
-        shared.locked { $0.items = first }
+    private init(setup: Setup, start: Item, records: [JournalRecord], makeDestination: @escaping @Sendable () throws -> any SnapshotDestination) {
+        let bytes = Self.bytes(of: records)
+        backlog.store(bytes, ordering: .relaxed)
+        shared.locked { $0.items = [start, .records(records, bytes: bytes)] }
         let thread = Thread { [self] in
             // On Linux the nice value is per thread, and `who` 0 is the calling thread.
             setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 10)
@@ -133,13 +135,13 @@ final class SnapshotReplica<R: Reactor>: Sendable {
                     // Taken out of the batch: a starting checkpoint kept there would make the
                     // first record applied copy the whole state.
                     let item = items[index]
-                    items[index] = .records([])
+                    items[index] = .records([], bytes: 0)
                     switch item {
                     case .snapshotBytes(let bytes, let lsn): follower.start(from: bytes, lsn: lsn)
                     case .checkpoint(let checkpoint, let lsn): follower.start(from: checkpoint, lsn: lsn)
-                    case .records(let records):
+                    case .records(let records, let bytes):
                         follower.apply(records, unless: stopRequested)
-                        self.backlog.subtract(Self.bytes(of: records), ordering: .relaxed)
+                        self.backlog.subtract(bytes, ordering: .relaxed)
                     case .mark(let mark):
                         guard waitUntilDurable(mark.lsn) else { break }
                         let outcome = follower.snapshot(at: mark, on: &destination, making: makeDestination)
@@ -157,8 +159,9 @@ final class SnapshotReplica<R: Reactor>: Sendable {
     /// Hands a turn's journal records over, in LSN order, following those handed before.
     func apply(_ records: [JournalRecord]) {
         guard !records.isEmpty else { return }
-        backlog.add(Self.bytes(of: records), ordering: .relaxed)
-        shared.locked { $0.items.append(.records(records)) }
+        let bytes = Self.bytes(of: records)
+        backlog.add(bytes, ordering: .relaxed)
+        shared.locked { $0.items.append(.records(records, bytes: bytes)) }
     }
 
     /// Asks for a snapshot at `mark`, written once the journal is durable through its LSN
