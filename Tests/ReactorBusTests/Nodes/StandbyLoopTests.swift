@@ -39,12 +39,13 @@ import ZeroMQ
         let log: LogCapture
         let standby: AuthorityNode<Counter>
         let peer: [UInt8]
+        let configuration: AuthorityConfiguration
     }
 
-    /// As ``welcomedStandby(packed:)``; `packed`: the scripted primary's `welcome` says it sends
-    /// a `records` message's payloads in one frame (else, as a primary of an older release, one
-    /// frame each).
-    func welcomedStandby(packed: Bool = true) async throws -> Scripted {
+    /// As ``welcomedStandby(packed:persistence:)``; `packed`: the scripted primary's `welcome`
+    /// says it sends a `records` message's payloads in one frame (else, as a primary of an older
+    /// release, one frame each); `persistence` adjusts the standby's data directory settings.
+    func welcomedStandby(packed: Bool = true, persistence: (inout PersistenceConfiguration) -> Void = { _ in }) async throws -> Scripted {
         let context = try ZMQContext()
         let data = try TemporaryDirectory()
         let router = try ZMQSocket(context: context, type: .router)
@@ -53,7 +54,9 @@ import ZeroMQ
         try router.set(.linger, 0)
         try router.bind(endpoint)
         var configuration = AuthorityConfiguration.onIPC(app: "counter", name: "standby-loop")
-        configuration.persistence = PersistenceConfiguration(directory: data.path)
+        var stored = PersistenceConfiguration(directory: data.path)
+        persistence(&stored)
+        configuration.persistence = stored
         configuration.replication = ReplicationConfiguration(standbyOf: endpoint)
         // The scripted primary sends no heartbeats: a standby that heard nothing for 3
         // intervals would stop following it, which a loaded machine must not cause here.
@@ -65,7 +68,7 @@ import ZeroMQ
         #expect(hello.message.after == 0)
         #expect(hello.message.packed == true)
         try router.send([hello.peer, ReplicationMessage(.welcome, lsn: 0, packed: packed ? true : nil).encoded()])
-        return Scripted(context: context, data: data, router: router, log: log, standby: standby, peer: hello.peer)
+        return Scripted(context: context, data: data, router: router, log: log, standby: standby, peer: hello.peer, configuration: configuration)
     }
 
     /// Waits (bounded) until the standby reports `lsn` durable; returns the last LSN it reported.

@@ -61,7 +61,7 @@ import TestSupport
             gate.open()
             try sendJobs(3 ... 4, to: peer, from: authority)
             #expect(await eventually { worker.metrics.jobsDone == 4 })
-            #expect(probe.threads(at: .start).prefix(2) == ["worker", "worker"])
+            #expect(probe.threads(at: .start).prefix(2) == ["worker", "worker"], "\(probe.details(at: .start))")
             let later = probe.threads(at: .start).dropFirst(2) + probe.threads(at: .afterGate)
             #expect(later.count == 3 && !later.contains("worker"), "ran on \(later)")
         }
@@ -188,7 +188,8 @@ final class ThreadProbe: Sendable {
     func note(_ run: Int, _ point: Point) {
         let thread = Self.currentThreadName()
         let id = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/thread-self"))?.split(separator: "/").last ?? "?"
-        let detail = "\(thread) (thread \(id), Foundation's name \(Thread.current.name ?? "none"))"
+        let preference = withUnsafeCurrentTask { $0?.unownedTaskExecutor != nil }
+        let detail = "\(thread) (thread \(id), Foundation's name \(Thread.current.name ?? "none"), executor preference \(preference))"
         seen.withLock { $0.append((run, point, thread, detail)) }
     }
 

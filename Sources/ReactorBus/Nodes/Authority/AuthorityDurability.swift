@@ -58,8 +58,8 @@ final class AuthorityDurability<R: Reactor> {
     /// A snapshot due whose LSN is not yet durable: written once it is, from the checkpoint
     /// taken, or (`nil`) by the replica, which was given its mark.
     private var awaitingDurable: (checkpoint: AuthorityCheckpoint<R>?, lsn: UInt64, takenAt: UInt64)?
-    /// What a snapshot replica is made of; set by a primary's loop before ``recover(into:schema:markSchema:)``
-    /// (a standby, whose state follows another journal, keeps checkpoints).
+    /// What a snapshot replica is made of; set by the loop (a primary's or a standby's) before
+    /// ``recover(into:schema:markSchema:)``; without it, snapshots are always taken from checkpoints.
     var replicaSetup: SnapshotReplica<R>.Setup?
     /// Writes the snapshots once they are large; `nil` before (and after one failed).
     private var replica: SnapshotReplica<R>?
@@ -67,9 +67,10 @@ final class AuthorityDurability<R: Reactor> {
     private var lastSnapshotBytes = 0
     /// A replica failed in this process: checkpoints from then on.
     private var replicaRetired = false
-    /// The LSN of the snapshot being written from a checkpoint, the records journaled after it,
-    /// and where the writer leaves the checkpoint should its snapshot be large: a replica's start.
-    private var seed: (lsn: UInt64, records: [JournalRecord], checkpoint: SnapshotReplica<R>.Seed)?
+    /// The LSN of the snapshot being written from a checkpoint, the schema version of the records
+    /// journaled after it (and those records), and where the writer leaves the checkpoint should
+    /// its snapshot be large: a replica's start.
+    private var seed: (lsn: UInt64, schema: UInt32, records: [JournalRecord], checkpoint: SnapshotReplica<R>.Seed)?
     /// Runs the `fdatasync` of group commits (`batch` policy); started at the first commit.
     private var syncer: JournalSyncer?
     /// Where the syncer's outcomes arrive; the loop polls it (``syncOutcomes``).
@@ -234,10 +235,7 @@ final class AuthorityDurability<R: Reactor> {
                 return nil
             }
             if let request { startedSyncer().submit(request) }
-            if follow {
-                replica?.apply(followed)
-                seed?.records.append(contentsOf: followed)
-            }
+            if follow { self.follow(followed) }
         } catch {
             failure = error
             throw error
@@ -272,9 +270,15 @@ final class AuthorityDurability<R: Reactor> {
             throw ReplicationError.outOfSequence(expected: journal.lastLSN + 1, received: first)
         }
         do {
+            let follow = replica != nil || seed != nil
+            var followed: [JournalRecord] = []
             try measured {
-                for payload in payloads { try journal.append(payload) }
+                for payload in payloads {
+                    let lsn = try journal.append(payload)
+                    if follow { followed.append(JournalRecord(lsn: lsn, payload: payload)) }
+                }
             }
+            if follow { self.follow(followed) }
         } catch {
             failure = error
             throw error
@@ -297,9 +301,16 @@ final class AuthorityDurability<R: Reactor> {
     }
 
     /// A standby's install of its primary's snapshot covering through `lsn` (later than this
-    /// journal's end): written to the snapshot store, and the journal continues after it.
+    /// journal's end): written to the snapshot store, and the journal continues after it. A
+    /// replica starts again from the installed bytes (when they are large enough): the state it
+    /// had is the one the snapshot replaces.
     func installSnapshot(_ bytes: [UInt8], lsn: UInt64) throws {
         finishSnapshotInProgress()
+        // What was due covers records the snapshot replaces; the replica follows them no more.
+        awaitingDurable = nil
+        seed = nil
+        replica?.stop(waiting: false)
+        replica = nil
         try journal.commit()
         try SnapshotStore(directory: configuration.directory, app: app, snapshotDirectory: configuration.snapshotDirectory)
             .write(bytes, coveringThrough: lsn)
@@ -307,6 +318,11 @@ final class AuthorityDurability<R: Reactor> {
         if !moved.isEmpty { logger.notice("journal continues after the primary's snapshot at LSN \(lsn); older segments moved aside: \(moved.joined(separator: ", "))") }
         coveredLSN = lsn
         writtenLSN = lsn
+        lastSnapshotBytes = bytes.count
+        if wantsReplica(forSnapshotOf: bytes.count), let setup = replicaSetup {
+            replica = SnapshotReplica(setup: setup, snapshot: bytes, lsn: lsn, records: [], makeDestination: destinationMaker)
+            logger.info("snapshots are written from a replica of the state: the one installed has \(bytes.count) bytes (--snapshot-replica-above \(configuration.replicaSnapshotsAbove ?? 0))")
+        }
     }
 
     /// Takes the syncer's outcomes (after the loop's poller found ``syncOutcomes`` readable):
@@ -393,7 +409,10 @@ final class AuthorityDurability<R: Reactor> {
     ///
     /// With a replica there is no checkpoint: when a snapshot is due, the replica is asked for
     /// one at `lsn`, where the loop's state had the version and action sequence `position`.
-    func snapshot(_ checkpoint: AuthorityCheckpoint<R>?, coveringThrough lsn: UInt64, at position: (version: UInt64, actionSeq: UInt64)? = nil, now: UInt64) {
+    /// `recordsSchema` is the schema version of the records journaled after `lsn` until one says
+    /// otherwise (a standby's may be older than this build's); `nil`: this build's.
+    func snapshot(_ checkpoint: AuthorityCheckpoint<R>?, coveringThrough lsn: UInt64, at position: (version: UInt64, actionSeq: UInt64)? = nil,
+                  recordsSchema: UInt32? = nil, now: UInt64) {
         guard inProgress == nil, awaitingDurable == nil, lsn > coveredLSN, failure == nil else { return }
         if let replica {
             guard let position, recordsUntilDue(now: now) == 0 else { return }
@@ -401,7 +420,9 @@ final class AuthorityDurability<R: Reactor> {
             awaitingDurable = (nil, lsn, now)
         } else {
             guard let checkpoint else { return }
-            if mayStartReplica { seed = (lsn, [], SnapshotReplica<R>.Seed()) }
+            if mayStartReplica, let setup = replicaSetup {
+                seed = (lsn, recordsSchema ?? setup.configuration.schema.version, [], SnapshotReplica<R>.Seed())
+            }
             awaitingDurable = (checkpoint, lsn, now)
         }
         coveredLSN = lsn
@@ -541,6 +562,12 @@ final class AuthorityDurability<R: Reactor> {
         }
     }
 
+    /// Hands records just journaled to the replica, or to the checkpoint that may start one.
+    private func follow(_ records: [JournalRecord]) {
+        replica?.apply(records)
+        seed?.records.append(contentsOf: records)
+    }
+
     /// Whether a snapshot could start a replica now: the loop allows one, none runs, none failed.
     private var mayStartReplica: Bool {
         replicaSetup != nil && configuration.replicaSnapshotsAbove != nil && replica == nil && !replicaRetired
@@ -574,7 +601,8 @@ final class AuthorityDurability<R: Reactor> {
         switch outcome.result {
         case .success(let result):
             if let seed, seed.lsn == outcome.lsn, let checkpoint = seed.checkpoint.take(), let setup = replicaSetup {
-                replica = SnapshotReplica(setup: setup, checkpoint: checkpoint, lsn: seed.lsn, records: seed.records, makeDestination: destinationMaker)
+                replica = SnapshotReplica(setup: setup, checkpoint: checkpoint, lsn: seed.lsn, schema: seed.schema, records: seed.records,
+                                          makeDestination: destinationMaker)
                 logger.info("snapshots are written from a replica of the state from now on: the one at journal record \(outcome.lsn) has \(outcome.bytes) bytes (--snapshot-replica-above \(configuration.replicaSnapshotsAbove ?? 0))")
             }
             writtenLSN = max(writtenLSN, outcome.lsn)

@@ -83,8 +83,9 @@ final class SnapshotReplica<R: Reactor>: Sendable {
     private enum Item: Sendable {
         /// Start from a snapshot's bytes (decoded and migrated as recovery does) at `lsn`.
         case snapshotBytes([UInt8], lsn: UInt64)
-        /// Start from a checkpoint of the loop's state (of this build's schema) at `lsn`.
-        case checkpoint(AuthorityCheckpoint<R>, lsn: UInt64)
+        /// Start from a checkpoint of the loop's state at `lsn`; the records after it are of
+        /// schema version `schema` (until one says otherwise).
+        case checkpoint(AuthorityCheckpoint<R>, lsn: UInt64, schema: UInt32)
         /// Records to apply, with their payloads' bytes (counted once, when handed over).
         case records([JournalRecord], bytes: Int)
         case mark(Mark)
@@ -115,10 +116,10 @@ final class SnapshotReplica<R: Reactor>: Sendable {
     }
 
     /// Starts the replica's thread from `checkpoint` (the loop's state at the journal's record
-    /// `lsn`), then `records` (those after it).
-    convenience init(setup: Setup, checkpoint: AuthorityCheckpoint<R>, lsn: UInt64, records: [JournalRecord],
+    /// `lsn`), then `records` (those after it, of schema version `schema` until one says otherwise).
+    convenience init(setup: Setup, checkpoint: AuthorityCheckpoint<R>, lsn: UInt64, schema: UInt32, records: [JournalRecord],
                      makeDestination: @escaping @Sendable () throws -> any SnapshotDestination) {
-        self.init(setup: setup, start: .checkpoint(checkpoint, lsn: lsn), records: records, makeDestination: makeDestination)
+        self.init(setup: setup, start: .checkpoint(checkpoint, lsn: lsn, schema: schema), records: records, makeDestination: makeDestination)
     }
 
     private init(setup: Setup, start: Item, records: [JournalRecord], makeDestination: @escaping @Sendable () throws -> any SnapshotDestination) {
@@ -138,7 +139,7 @@ final class SnapshotReplica<R: Reactor>: Sendable {
                     items[index] = .records([], bytes: 0)
                     switch item {
                     case .snapshotBytes(let bytes, let lsn): follower.start(from: bytes, lsn: lsn)
-                    case .checkpoint(let checkpoint, let lsn): follower.start(from: checkpoint, lsn: lsn)
+                    case .checkpoint(let checkpoint, let lsn, let schema): follower.start(from: checkpoint, lsn: lsn, schema: schema)
                     case .records(let records, let bytes):
                         follower.apply(records, unless: stopRequested)
                         self.backlog.subtract(bytes, ordering: .relaxed)
@@ -263,8 +264,10 @@ extension SnapshotReplica {
             }
         }
 
-        mutating func start(from checkpoint: AuthorityCheckpoint<R>, lsn: UInt64) {
+        mutating func start(from checkpoint: AuthorityCheckpoint<R>, lsn: UInt64, schema: UInt32) {
             engine.restore(checkpoint)
+            let configuration = setup.configuration
+            replayer = RecordReplayer(schema: configuration.schema, app: configuration.appName, stored: schema)
             self.lsn = lsn
         }
 

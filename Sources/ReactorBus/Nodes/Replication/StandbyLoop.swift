@@ -61,6 +61,7 @@ final class StandbyLoop<R: Reactor>: NodeLoop {
         heartbeatMilliseconds = max(1, configuration.heartbeatInterval.wholeMilliseconds)
         engine = AuthorityEngine(reactor: reactor, configuration: configuration, logger: logger, journaling: true)
         durability = try AuthorityDurability(configuration: persistence, app: configuration.appName, logger: logger)
+        durability.replicaSetup = .init(reactor: reactor, configuration: configuration, logger: logger)
         replayer = try durability.recover(into: engine, schema: configuration.schema, markSchema: false)
         dealer = try ZMQSocket(context: context, type: .dealer)
         try dealer.set(.linger, 0)
@@ -225,7 +226,10 @@ final class StandbyLoop<R: Reactor>: NodeLoop {
     }
 
     /// Commits the records the turn received (one commit for all), reports the LSN durable,
-    /// applies the records, and snapshots if one fell due.
+    /// applies the records, and snapshots if one fell due: from a checkpoint of the state, or,
+    /// once the state is large (``PersistenceConfiguration/replicaSnapshotsAbove``), from a
+    /// ``SnapshotReplica``, so that this loop never copies the state and its next `durable`
+    /// never waits for that copy.
     private func commit(now: UInt64) throws {
         guard uncommitted > 0 else { return }
         // The turn's records are appended already: a demand of 0 more records means due now.
@@ -234,7 +238,9 @@ final class StandbyLoop<R: Reactor>: NodeLoop {
         uncommitted = 0
         try send(ReplicationMessage(.durable, lsn: committed))
         try applyJournaled()
-        if due { durability.snapshot(engine.checkpoint(), coveringThrough: committed, now: now) }
+        let state = engine.currentMetrics()
+        durability.snapshot(due ? engine.checkpoint() : nil, coveringThrough: committed, at: (state.version, state.actionSeq),
+                            recordsSchema: replayer.stored, now: now)
     }
 
     /// Applies the records journaled and not yet applied, in order. When one fails they all stay
