@@ -288,6 +288,50 @@ import ZeroMQ
         #expect(standbyProcess.reap() == 0)
     }
 
+    /// The newest snapshot's LSN in `data`'s snapshot directory, if any.
+    func newestSnapshot(in data: String) -> UInt64? {
+        ((try? FileManager.default.contentsOfDirectory(atPath: root + "/" + data + "/snapshots")) ?? [])
+            .filter { $0.hasSuffix(".snap") }
+            .compactMap { UInt64($0.dropFirst("snapshot-".count).dropLast(".snap".count)) }.max()
+    }
+
+    @Test func aStandbysReplicaStartsFromTheInstalledSnapshotAndItsSnapshotsRestoreTheStateAfterASigkill() async throws {
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        // A primary whose history before LSN 300 is in a snapshot only: the standby installs it.
+        var (primaryProcess, primaryEndpoints) = try await primary()
+        _ = try await send(300, to: try #require(primaryEndpoints["actions"]))
+        await stop(primaryProcess)
+        #expect(primaryProcess.reap() == 0)
+        let journal = root + "/primary/journal"
+        for file in try FileManager.default.contentsOfDirectory(atPath: journal) { try FileManager.default.removeItem(atPath: journal + "/" + file) }
+        (primaryProcess, primaryEndpoints) = try await primary(["--repair", "truncate"])
+        let actions = try #require(primaryEndpoints["actions"])
+        let standbyProcess = try standby(of: try #require(primaryEndpoints["replication"]), extra: ["--snapshot-every", "100", "--snapshot-replica-above", "0"])
+        _ = try await primaryStats(actions) { $0["standbys"] == 1 && $0["replication_lag_records"] == 0 }
+        #expect(standbyProcess.diagnostics.contains("snapshots are written from a replica of the state: the one installed has"), "\(standbyProcess.diagnostics)")
+        // 250 more: the replica, not the standby's loop, writes the snapshots after LSN 300.
+        _ = try await send(250, to: actions, concurrency: 4)
+        let streamed = try await primaryStats(actions) { $0["version"] == 550 && $0["replication_lag_records"] == 0 }
+        #expect(streamed["version"] == 550 && streamed["replication_lag_records"] == 0, "\(standbyProcess.diagnostics)")
+        let deadline = ContinuousClock.now + .seconds(30)
+        while newestSnapshot(in: "standby") ?? 0 < 400, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        let newest = try #require(newestSnapshot(in: "standby"))
+        #expect(newest >= 400, "\(standbyProcess.diagnostics)")
+        #expect(!standbyProcess.diagnostics.contains("snapshot replica stopped"), "\(standbyProcess.diagnostics)")
+        standbyProcess.signal(SIGKILL)
+        await standbyProcess.waitForExit()
+        await stop(primaryProcess)
+        // The standby's data as a primary: the replica's newest snapshot, then the journal's tail.
+        let restarted = try ChildProcess.node(["authority", "--app", "counter", "--data", root + "/standby", "--actions", "tcp://127.0.0.1:*",
+                                               "--workers", "tcp://127.0.0.1:*", "--feed", "tcp://127.0.0.1:*"], name: "restarted")
+        let state = try await WireProbe(actions: try #require(try await Self.endpointsLine(restarted)["actions"])).stats()
+        #expect(state["version"] == 550 && state["action_seq"] == 550, "\(restarted.diagnostics)")
+        #expect(restarted.diagnostics.contains("restored snapshot at journal record \(newest)"), "\(restarted.diagnostics)")
+        #expect(restarted.diagnostics.contains("(\(550 - newest) record(s) replayed)"), "\(restarted.diagnostics)")
+        await stop(restarted)
+        #expect(restarted.reap() == 0)
+    }
+
     @Test func aStandbyThatLosesItsPrimaryKeepsItsDataAndFollowsItAgainAfterItsRestart() async throws {
         defer { try? FileManager.default.removeItem(atPath: root) }
         var (primaryProcess, primaryEndpoints) = try await primary()
