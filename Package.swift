@@ -80,7 +80,7 @@ let package = Package(
 
         // Leader election and fencing for the authorities on etcd (its v3 JSON gateway over
         // libcurl): the only Swift module that imports CCurl.
-        .target(name: "Coordination", dependencies: ["CCurl"]),
+        .target(name: "Coordination", dependencies: ["CCurl", "SystemCalls"]),
 
         // The wire protocol: message types, headers and their MessagePack codecs.
         .target(name: "ReactorWire", dependencies: ["ReactorCore", "MessagePack"]),
@@ -160,7 +160,7 @@ let package = Package(
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ", "SystemCalls", "TestSupport"]),
         .testTarget(name: "ReactorWireTests", dependencies: ["ReactorWire", "ReactorCore", "MessagePack"]),
         .testTarget(name: "ReactorStorageTests", dependencies: ["ReactorStorage"]),
-        .testTarget(name: "ReactorBusTests", dependencies: ["ReactorBus", "ZeroMQ", "ReactorWire", "ReactorStorage", "ReactorApps", "MessagePack", "ReactorMetrics", "TestSupport", "SchemaFixtures"]),
+        .testTarget(name: "ReactorBusTests", dependencies: ["ReactorBus", "ZeroMQ", "ReactorWire", "ReactorStorage", "ReactorApps", "MessagePack", "ReactorMetrics", "TestSupport", "SchemaFixtures", "SystemCalls"]),
         .testTarget(name: "ArgumentParsingTests", dependencies: ["ArgumentParsing"]),
         .testTarget(name: "ReactorMetricsTests", dependencies: ["ReactorMetrics"]),
         .testTarget(name: "TestTraitsTests", dependencies: ["TestTraits"]),

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Synchronization
+import SystemCalls
 
 /// The journal's disk thread: runs the `fdatasync` of group commits and deletes compacted
 /// segments, so that the authority's loop keeps reading, answering pings and sending heartbeats
@@ -51,6 +52,7 @@ package final class JournalSyncer: Sendable {
     package init(name: String, sync: (@Sendable (_ fd: Int32, _ path: String) throws -> Void)? = nil,
                  deliver: @escaping @Sendable (Outcome) -> Void) {
         let thread = Thread { [self] in
+            ThreadName.setCurrent(name)
             while let work = nextWork() {
                 switch work {
                 case .sync(let request):

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Synchronization
+import SystemCalls
 
 /// Encodes and writes snapshots on a thread of its own, so that the authority's loop never
 /// waits for an encode, a `write`, an `fsync` or a rename.
@@ -71,6 +72,7 @@ package final class SnapshotWriter: Sendable {
     /// (and again at the next one if it threw), and what it returns never leaves the thread.
     package init(name: String, makeDestination: @escaping @Sendable () throws -> any SnapshotDestination) {
         let thread = Thread { [self] in
+            ThreadName.setCurrent(name)
             // On Linux the nice value is per thread, and `who` 0 is the calling thread.
             setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 10)
             var destination: (any SnapshotDestination)?

@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import Glibc
 import Synchronization
+import SystemCalls
 
 /// A thread that runs one loop until it is stopped: the loop sleeps through ``pause(_:)``,
 /// which ``stop()`` cuts short, and ``stop()`` returns once the loop has returned.
@@ -20,7 +21,7 @@ final class LoopThread: Sendable {
         let thread = LoopThread()
         Thread.detachNewThread {
             thread.threadID.store(UInt(pthread_self()), ordering: .releasing)
-            Thread.current.name = name
+            ThreadName.setCurrent(name)
             loop(thread)
             thread.finished.signal()
         }

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Synchronization
+import SystemCalls
 import ZeroMQ
 
 /// The skeleton every node stands on: its one thread, the start handshake, the lifecycle.
@@ -96,9 +97,8 @@ final class NodeRuntime: Sendable {
             return
         }
         let thread = Thread { [self] in
-            // Named from inside: Foundation gives the system thread (`top -H`, debuggers, the
-            // kernel's `comm`) a name only when the thread names itself.
-            Thread.current.name = name
+            // Named from inside, in the kernel (`top -H`, debuggers): see ``ThreadName``.
+            ThreadName.setCurrent(name)
             do throws(Failure) {
                 let loop = try build(self, NodePoller(wakeup: wakeup))
                 report(.success(.ready(loop.ready)))

@@ -5,6 +5,7 @@ import ReactorCore
 import ReactorLog
 import ReactorWire
 import Synchronization
+import SystemCalls
 import ZeroMQ
 
 /// The inspector's subscription to an authority's feed: a thread of its own with a SUB socket on
@@ -27,6 +28,7 @@ final class InspectorFeed<R: Reactor>: Sendable {
          needSnapshot: @escaping @Sendable () -> Void, failed: @escaping @Sendable () -> Void) {
         // The socket is made on the thread that uses it: ZeroMQ sockets are not thread-safe.
         let thread = Thread { [self] in
+            ThreadName.setCurrent("inspect-feed")
             do throws(ZMQError) {
                 let socket = try ZMQSocket(context: context, type: .sub)
                 defer { socket.close() }

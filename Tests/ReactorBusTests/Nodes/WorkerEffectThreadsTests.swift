@@ -4,6 +4,7 @@ import ReactorApps
 import ReactorCore
 import ReactorWire
 import Synchronization
+import SystemCalls
 import Testing
 import ZeroMQ
 import TestSupport
@@ -16,16 +17,9 @@ import TestSupport
         try await withWorker(reactor: Counter(), effects: ProbeEffects(probe: probe)) { authority, worker in
             let peer = try await authority.register()
             #expect(worker.metrics.effectsOnLoopThread)
-            // A first job whose placement is not checked. Under three CPU burners, with this
-            // test the first of its process, the first jobs ran on a pool thread (Foundation's
-            // name for it was the pool's, not "worker") while the worker reported its loop: 3 of
-            // about 100 runs, cause not settled. With this first job apart, 60 such runs found
-            // every later job on the loop.
-            try sendJobs(1 ... 1, to: peer, from: authority)
-            #expect(await eventually { worker.metrics.jobsDone == 1 })
-            try sendJobs(2 ... 4, to: peer, from: authority)
+            try sendJobs(1 ... 4, to: peer, from: authority)
             #expect(await eventually { worker.metrics.jobsDone == 4 })
-            #expect(probe.threads(at: .start).dropFirst() == ["worker", "worker", "worker"], "\(probe.details(at: .start))")
+            #expect(probe.threads(at: .start) == ["worker", "worker", "worker", "worker"], "\(probe.details(at: .start))")
             #expect(worker.metrics.effectsOnLoopThread)
         }
     }
@@ -208,16 +202,9 @@ final class ThreadProbe: Sendable {
     /// Runs that reached their end (returned or threw).
     var ended: Int { seen.withLock { $0.filter { $0.point == .end }.count } }
 
-    /// The calling thread's kernel name (the worker's loop thread is "worker"), asked of the
-    /// thread library: reading `/proc/thread-self/comm` needs a descriptor, which a parallel
-    /// run of the whole suite can run out of.
+    /// The calling thread's kernel name (the worker's loop thread is "worker").
     static func currentThreadName() -> String {
-        // A GNU extension the Glibc module does not import: looked up by name.
-        typealias GetName = @convention(c) (pthread_t, UnsafeMutablePointer<CChar>, Int) -> Int32
-        guard let symbol = dlsym(nil, "pthread_getname_np") else { return "?" }
-        var name = [CChar](repeating: 0, count: 16)
-        guard unsafeBitCast(symbol, to: GetName.self)(pthread_self(), &name, name.count) == 0 else { return "?" }
-        return String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        ThreadName.current() ?? "?"
     }
 }
 

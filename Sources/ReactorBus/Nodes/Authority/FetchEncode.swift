@@ -1,4 +1,5 @@
 import Foundation
+import SystemCalls
 import ZeroMQ
 
 /// A state being encoded off the authority's loop for a `snapshot_chunk` fetch, and what came of it.
@@ -26,6 +27,7 @@ struct FetchEncode: Sendable {
     /// wakes the loop.
     static func start(_ request: FetchEncode, reportingTo mailbox: Mailbox<Done>) {
         Thread.detachNewThread {
+            ThreadName.setCurrent("fetch-encode")
             let result = Result { try request.encode() }
             mailbox.post(Done(version: request.version, actionSeq: request.actionSeq, result: result))
         }

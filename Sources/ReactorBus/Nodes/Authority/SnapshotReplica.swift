@@ -4,6 +4,7 @@ import ReactorCore
 import ReactorLog
 import ReactorStorage
 import Synchronization
+import SystemCalls
 
 /// A second copy of the authority's state, kept current on a thread of its own by replaying the
 /// records the loop journals, from which the snapshots of a large state are written.
@@ -127,6 +128,7 @@ final class SnapshotReplica<R: Reactor>: Sendable {
         backlog.store(bytes, ordering: .relaxed)
         shared.locked { $0.items = [start, .records(records, bytes: bytes)] }
         let thread = Thread { [self] in
+            ThreadName.setCurrent("snapshot-replica")
             // On Linux the nice value is per thread, and `who` 0 is the calling thread.
             setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 10)
             var follower = Follower(setup: setup)

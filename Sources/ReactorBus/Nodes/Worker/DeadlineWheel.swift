@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import ReactorCore
 import Synchronization
+import SystemCalls
 import ZeroMQ
 
 /// One clock for the timeouts of every attempt a worker runs: a hashed timer wheel on a thread
@@ -39,7 +40,7 @@ final class DeadlineWheel: EffectDeadlines {
         let core = Core(tick: self.tick, slotCount: self.slotCount)
         self.core = core
         Thread.detachNewThread {
-            Thread.current.name = name
+            ThreadName.setCurrent(name)
             core.run()
         }
     }
