@@ -262,16 +262,22 @@ import ZeroMQ
         await stop(standbyProcess, primaryProcess)
     }
 
-    @Test func aStandbyBehindACompactedJournalGetsTheSnapshotInChunksThenTheRecordsAfterIt() async throws {
-        defer { try? FileManager.default.removeItem(atPath: root) }
-        // A primary whose journal starts after LSN 300: its history is in a snapshot only.
-        var (primaryProcess, primaryEndpoints) = try await primary()
-        _ = try await send(300, to: try #require(primaryEndpoints["actions"]))
-        await stop(primaryProcess)
-        #expect(primaryProcess.reap() == 0)
+    /// A primary whose journal starts after LSN 300: 300 actions, a stop (its final snapshot at
+    /// 300), its journal files deleted, and a restart under the truncate repair policy. Its
+    /// history is in the snapshot only, which a standby must fetch.
+    func primaryWithCompactedHistory() async throws -> (process: ChildProcess, endpoints: [String: String]) {
+        let (first, endpoints) = try await primary()
+        _ = try await send(300, to: try #require(endpoints["actions"]))
+        await stop(first)
+        #expect(first.reap() == 0)
         let journal = root + "/primary/journal"
         for file in try FileManager.default.contentsOfDirectory(atPath: journal) { try FileManager.default.removeItem(atPath: journal + "/" + file) }
-        (primaryProcess, primaryEndpoints) = try await primary(["--repair", "truncate"])
+        return try await primary(["--repair", "truncate"])
+    }
+
+    @Test func aStandbyBehindACompactedJournalGetsTheSnapshotInChunksThenTheRecordsAfterIt() async throws {
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let (primaryProcess, primaryEndpoints) = try await primaryWithCompactedHistory()
         let actions = try #require(primaryEndpoints["actions"])
         _ = try await send(50, to: actions)
         let standbyProcess = try standby(of: try #require(primaryEndpoints["replication"]))
@@ -297,14 +303,8 @@ import ZeroMQ
 
     @Test func aStandbysReplicaStartsFromTheInstalledSnapshotAndItsSnapshotsRestoreTheStateAfterASigkill() async throws {
         defer { try? FileManager.default.removeItem(atPath: root) }
-        // A primary whose history before LSN 300 is in a snapshot only: the standby installs it.
-        var (primaryProcess, primaryEndpoints) = try await primary()
-        _ = try await send(300, to: try #require(primaryEndpoints["actions"]))
-        await stop(primaryProcess)
-        #expect(primaryProcess.reap() == 0)
-        let journal = root + "/primary/journal"
-        for file in try FileManager.default.contentsOfDirectory(atPath: journal) { try FileManager.default.removeItem(atPath: journal + "/" + file) }
-        (primaryProcess, primaryEndpoints) = try await primary(["--repair", "truncate"])
+        // The standby installs the primary's snapshot at LSN 300.
+        let (primaryProcess, primaryEndpoints) = try await primaryWithCompactedHistory()
         let actions = try #require(primaryEndpoints["actions"])
         let standbyProcess = try standby(of: try #require(primaryEndpoints["replication"]), extra: ["--snapshot-every", "100", "--snapshot-replica-above", "0"])
         _ = try await primaryStats(actions) { $0["standbys"] == 1 && $0["replication_lag_records"] == 0 }

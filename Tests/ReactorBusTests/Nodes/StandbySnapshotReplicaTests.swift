@@ -13,6 +13,21 @@ import ZeroMQ
 /// checkpoints, so its next `durable` never waits for a copy of the state. Every snapshot the
 /// replica writes must hold exactly the bytes of the state at its LSN.
 extension StandbyLoopTests {
+    /// A snapshot every 3 records, from a replica whatever the state's size.
+    static func replicaAlways(_ persistence: inout PersistenceConfiguration) {
+        persistence.snapshotEveryRecords = 3
+        persistence.replicaSnapshotsAbove = 0
+    }
+
+    /// Stops the standby, which must not have failed, and the scripted primary.
+    func stopCleanly(_ scripted: Scripted) async {
+        scripted.standby.stop()
+        await scripted.standby.wait()
+        #expect(scripted.standby.failure == nil)
+        scripted.router.close()
+        #expect(scripted.context.terminate(timeout: promptly))
+    }
+
     /// `count` accepted `countUp` records of client "c", from client sequence `first`.
     func countUps(_ count: Int, from first: UInt64) throws -> [[UInt8]] {
         let countUp = try MessagePackEncoder().encode(Counter.Action.countUp)
@@ -60,10 +75,7 @@ extension StandbyLoopTests {
     }
 
     @Test func aStandbysSnapshotsOfALargeStateComeFromAReplicaWithTheStatesExactBytes() async throws {
-        let scripted = try await welcomedStandby(persistence: {
-            $0.snapshotEveryRecords = 3
-            $0.replicaSnapshotsAbove = 0
-        })
+        let scripted = try await welcomedStandby(persistence: Self.replicaAlways)
         let (router, peer, log, data) = (scripted.router, scripted.peer, scripted.log, scripted.data)
         let records = try countUps(40, from: 1)
         // LSN 3: the standby's own checkpoint, which starts the replica once written.
@@ -79,18 +91,11 @@ extension StandbyLoopTests {
         #expect(second.payload == (try expectedSnapshot(of: Array(records[0 ..< Int(second.lsn)]), scripted.configuration)))
         #expect(await eventually { scripted.standby.metrics.snapshotReplica == 1 })
         #expect(log.containing("snapshot replica stopped").isEmpty, "\(log.all)")
-        scripted.standby.stop()
-        await scripted.standby.wait()
-        #expect(scripted.standby.failure == nil)
-        router.close()
-        #expect(scripted.context.terminate(timeout: promptly))
+        await stopCleanly(scripted)
     }
 
     @Test func aStandbyThatInstallsItsPrimarysSnapshotStartsItsReplicaFromIt() async throws {
-        let scripted = try await welcomedStandby(persistence: {
-            $0.snapshotEveryRecords = 3
-            $0.replicaSnapshotsAbove = 0
-        })
+        let scripted = try await welcomedStandby(persistence: Self.replicaAlways)
         let (router, peer, log, data) = (scripted.router, scripted.peer, scripted.log, scripted.data)
         let records = try countUps(13, from: 1)
         // The primary's journal starts after its snapshot at LSN 10: the standby fetches it.
@@ -110,10 +115,6 @@ extension StandbyLoopTests {
         #expect(await snapshot(at: 13, in: data) == (try expectedSnapshot(of: records, scripted.configuration)))
         #expect(await eventually { scripted.standby.metrics.version == 13 && scripted.standby.metrics.snapshotReplica == 1 })
         #expect(log.containing("snapshot replica stopped").isEmpty, "\(log.all)")
-        scripted.standby.stop()
-        await scripted.standby.wait()
-        #expect(scripted.standby.failure == nil)
-        router.close()
-        #expect(scripted.context.terminate(timeout: promptly))
+        await stopCleanly(scripted)
     }
 }

@@ -101,7 +101,7 @@ where Handler.Effect == R.Effect, Handler.Mutation == R.Mutation {
         let executor = configuration.effectThreads == .loop ? try LoopEffectExecutor() : nil
         let clock = try LoopClock()
         let launcher = WorkerJobLauncher<R, Handler>(
-            reactor: reactor, runner: EffectRunner(handler: effects, policy: configuration.retry, deadlines: DeadlineWheel(name: "worker deadlines"),
+            reactor: reactor, runner: EffectRunner(handler: effects, policy: configuration.retry, deadlines: DeadlineWheel(name: "deadlines"),
                                                    executor: executor, reusableTasks: configuration.reusableTasks, clock: clock),
             events: events,
             kinds: configuration.kinds, maxPayloadBytes: configuration.maxMessageBytes, logger: logger)
