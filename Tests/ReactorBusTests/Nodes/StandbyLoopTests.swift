@@ -80,6 +80,15 @@ import ZeroMQ
         return durable
     }
 
+    /// Stops the standby, which must not have failed, and the scripted primary.
+    func stopCleanly(_ scripted: Scripted) async {
+        scripted.standby.stop()
+        await scripted.standby.wait()
+        #expect(scripted.standby.failure == nil)
+        scripted.router.close()
+        #expect(scripted.context.terminate(timeout: promptly))
+    }
+
     func body(_ payloads: [[UInt8]]) -> [UInt8] {
         let writer = MessagePackWriter()
         ReplicationRecords.pack(payloads, into: writer)
@@ -151,6 +160,19 @@ import ZeroMQ
         #expect(payloads == [first, second])
         router.close()
         #expect(context.terminate(timeout: promptly))
+    }
+
+    /// A snapshot written after the primary's last records is collected at the standby's next
+    /// heartbeat (counted, its journal compacted), not only when more records come.
+    @Test func aSnapshotWrittenWhileThePrimaryIsQuietIsCollectedAtTheNextHeartbeat() async throws {
+        let scripted = try await welcomedStandby(persistence: { $0.snapshotEveryRecords = 3 })
+        let countUp = try MessagePackEncoder().encode(Counter.Action.countUp)
+        let records = (1 ... 3).map { record(.accepted(client: "c", clientSeq: UInt64($0), action: countUp)) }
+        try scripted.router.send([scripted.peer, ReplicationMessage(.records, first: 1).encoded(), body(records)])
+        #expect(try await durable(3, from: scripted.router) == 3)
+        #expect(await eventually { scripted.standby.metrics[.snapshotsWritten] == 1 }, "\(scripted.log.all)")
+        #expect(scripted.standby.metrics.version == 3)
+        await stopCleanly(scripted)
     }
 
     /// A primary of an older release ignores `packed` and sends a frame per record: a standby

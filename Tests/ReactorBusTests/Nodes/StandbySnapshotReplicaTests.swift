@@ -19,15 +19,6 @@ extension StandbyLoopTests {
         persistence.replicaSnapshotsAbove = 0
     }
 
-    /// Stops the standby, which must not have failed, and the scripted primary.
-    func stopCleanly(_ scripted: Scripted) async {
-        scripted.standby.stop()
-        await scripted.standby.wait()
-        #expect(scripted.standby.failure == nil)
-        scripted.router.close()
-        #expect(scripted.context.terminate(timeout: promptly))
-    }
-
     /// `count` accepted `countUp` records of client "c", from client sequence `first`.
     func countUps(_ count: Int, from first: UInt64) throws -> [[UInt8]] {
         let countUp = try MessagePackEncoder().encode(Counter.Action.countUp)

@@ -374,8 +374,7 @@ final class AuthorityDurability<R: Reactor> {
     /// one's retry is not due. Due when enough records or time have passed, or at a retry.
     /// With a replica, never: the replica writes the snapshots (``snapshot(_:coveringThrough:at:now:)``).
     func checkpointDemand(now: UInt64) -> Int? {
-        if let inProgress, let outcome = inProgress.byReplica ? replica?.takeOutcome() : writer?.takeOutcome() { finish(outcome) }
-        startDurableCheckpoint(now: now)
+        collectSnapshot(now: now)
         guard inProgress == nil, awaitingDurable == nil, failure == nil else { return nil }
         if let replica {
             // Its backlog may take as much memory as a copy of the state, the replica's own cost.
@@ -387,6 +386,14 @@ final class AuthorityDurability<R: Reactor> {
             }
         }
         return recordsUntilDue(now: now)
+    }
+
+    /// Collects a snapshot written meanwhile (compacting the journal) and starts one whose LSN
+    /// became durable, without asking for the next: for a loop with no turn of records to do it
+    /// (a standby whose primary is quiet), so the journal and the metrics do not wait for one.
+    func collectSnapshot(now: UInt64) {
+        if let inProgress, let outcome = inProgress.byReplica ? replica?.takeOutcome() : writer?.takeOutcome() { finish(outcome) }
+        startDurableCheckpoint(now: now)
     }
 
     /// 0 when a snapshot is due (if the turn adds a record, for a snapshot needs at least one

@@ -154,6 +154,9 @@ final class StandbyLoop<R: Reactor>: NodeLoop {
 
     private func heartbeat(now: UInt64) throws(ZMQError) {
         nextHeartbeat = now + heartbeatMilliseconds
+        // A snapshot written since the last records is counted, and the journal compacted,
+        // even while no records come.
+        durability.collectSnapshot(now: now)
         if following, now > lastHeard + heartbeatMilliseconds * 3 {
             following = false
             fetch = nil
