@@ -241,9 +241,8 @@ final class StandbyLoop<R: Reactor>: NodeLoop {
         uncommitted = 0
         try send(ReplicationMessage(.durable, lsn: committed))
         try applyJournaled()
-        let state = engine.currentMetrics()
-        durability.snapshot(due ? engine.checkpoint() : nil, coveringThrough: committed, at: (state.version, state.actionSeq),
-                            recordsSchema: replayer.stored, now: now)
+        let position = engine.inSequencer { ($0.version, $0.actionSeq) }
+        durability.snapshot(due ? engine.checkpoint() : nil, coveringThrough: committed, at: position, recordsSchema: replayer.stored, now: now)
     }
 
     /// Applies the records journaled and not yet applied, in order. When one fails they all stay
