@@ -313,8 +313,7 @@ import ZeroMQ
         _ = try await send(250, to: actions, concurrency: 4)
         let streamed = try await primaryStats(actions) { $0["version"] == 550 && $0["replication_lag_records"] == 0 }
         #expect(streamed["version"] == 550 && streamed["replication_lag_records"] == 0, "\(standbyProcess.diagnostics)")
-        let deadline = ContinuousClock.now + .seconds(30)
-        while newestSnapshot(in: "standby") ?? 0 < 400, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        _ = await eventually(within: .seconds(30)) { newestSnapshot(in: "standby") ?? 0 >= 400 }
         let newest = try #require(newestSnapshot(in: "standby"))
         #expect(newest >= 400, "\(standbyProcess.diagnostics)")
         #expect(!standbyProcess.diagnostics.contains("snapshot replica stopped"), "\(standbyProcess.diagnostics)")

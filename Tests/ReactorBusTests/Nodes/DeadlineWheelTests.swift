@@ -2,6 +2,7 @@
 import ReactorCore
 import Synchronization
 import Testing
+import TestSupport
 
 @Suite struct DeadlineWheelTests {
     /// What fired, in firing order, and when.

@@ -188,18 +188,3 @@ final class FakeWorkerAuthority: Sendable {
         _ = shared.finished.wait(timeout: .now() + .seconds(10))
     }
 }
-
-/// Checks `probe` every few milliseconds until it returns a value or `timeout` passes.
-func eventually<T>(within timeout: Duration = promptly, _ probe: () -> T?) async -> T? {
-    let deadline = ContinuousClock.now + timeout
-    while true {
-        if let value = probe() { return value }
-        if ContinuousClock.now >= deadline { return nil }
-        try? await Task.sleep(for: .milliseconds(5))
-    }
-}
-
-/// Waits until `condition` holds or `timeout` passes; returns whether it held.
-func eventually(within timeout: Duration = promptly, _ condition: () -> Bool) async -> Bool {
-    await eventually(within: timeout) { condition() ? true : nil } ?? false
-}

@@ -4,6 +4,7 @@ import ReactorCore
 import Synchronization
 import Testing
 import ZeroMQ
+import TestSupport
 
 /// The worker's effect clock, driven the way the worker's loop drives it: a thread that polls
 /// the clock's wake-up mailbox with the earliest deadline as its only timeout (no cap, so a lost

@@ -3,6 +3,7 @@ import Foundation
 import Synchronization
 import Testing
 import ZeroMQ
+import TestSupport
 
 /// The skeleton under every node: the start handshake, stopping, the lifecycle, call admission.
 @Suite struct NodeRuntimeTests {

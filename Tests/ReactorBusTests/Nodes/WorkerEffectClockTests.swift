@@ -4,6 +4,7 @@ import ReactorCore
 import ReactorWire
 import Synchronization
 import Testing
+import TestSupport
 
 /// A worker's effects wait on its loop's clock (``LoopClock``), on the loop thread and on the
 /// shared pool alike: every sleep ends, none before its time, and each job is reported once.

@@ -180,7 +180,7 @@ final class ThreadProbe: Sendable {
     }
 
     func note(_ run: Int, _ point: Point) {
-        let thread = Self.currentThreadName()
+        let thread = ThreadName.current() ?? "?"
         let id = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/thread-self"))?.split(separator: "/").last ?? "?"
         let preference = withUnsafeCurrentTask { $0?.unownedTaskExecutor != nil }
         let detail = "\(thread) (thread \(id), Foundation's name \(Thread.current.name ?? "none"), executor preference \(preference))"
@@ -201,11 +201,6 @@ final class ThreadProbe: Sendable {
 
     /// Runs that reached their end (returned or threw).
     var ended: Int { seen.withLock { $0.filter { $0.point == .end }.count } }
-
-    /// The calling thread's kernel name (the worker's loop thread is "worker").
-    static func currentThreadName() -> String {
-        ThreadName.current() ?? "?"
-    }
 }
 
 /// Counter's effects, each following the probe's plan for its run before it emits `increase`.

@@ -3,6 +3,7 @@ import ReactorApps
 import ReactorCore
 import ReactorWire
 import Testing
+import TestSupport
 
 /// A worker's attempts time out on its deadline wheel as they did on a timer task each.
 @Suite struct WorkerTimeoutTests {

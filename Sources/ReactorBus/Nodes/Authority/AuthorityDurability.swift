@@ -218,9 +218,7 @@ final class AuthorityDurability<R: Reactor> {
     func append(_ records: [AuthorityRecord]) throws -> UInt64 {
         do {
             // Appending may rotate to a new segment, which writes and syncs the finished one.
-            // A replica (or a checkpoint that may start one) follows every record journaled.
-            let follow = replica != nil || seed != nil
-            var followed: [JournalRecord] = []
+            var followed: [JournalRecord]? = followsRecords ? [] : nil
             let request = try measured { () throws -> Journal.SyncRequest? in
                 for record in records {
                     recordWriter.reset()
@@ -228,14 +226,14 @@ final class AuthorityDurability<R: Reactor> {
                     let payload = recordWriter.bytes
                     let lsn = try journal.append(payload)
                     recent?.append(lsn: lsn, payload: payload)
-                    if follow { followed.append(JournalRecord(lsn: lsn, payload: payload)) }
+                    followed?.append(JournalRecord(lsn: lsn, payload: payload))
                 }
                 if configuration.fsync == .batch { return try journal.write() }
                 try journal.commit()
                 return nil
             }
             if let request { startedSyncer().submit(request) }
-            if follow { self.follow(followed) }
+            if let followed { follow(followed) }
         } catch {
             failure = error
             throw error
@@ -264,26 +262,26 @@ final class AuthorityDurability<R: Reactor> {
 
     /// A standby's append: `payloads` are its primary's records from LSN `first` (which must
     /// follow this journal's last), journaled unchanged; ``commitReplicated()`` commits them
-    /// (once for everything a turn received: a group commit).
-    func appendReplicated(_ payloads: [[UInt8]], first: UInt64) throws {
+    /// (once for everything a turn received: a group commit). Returns the records journaled, at
+    /// their LSNs.
+    @discardableResult
+    func appendReplicated(_ payloads: [[UInt8]], first: UInt64) throws -> [JournalRecord] {
         guard first == journal.lastLSN + 1 else {
             throw ReplicationError.outOfSequence(expected: journal.lastLSN + 1, received: first)
         }
+        var journaled: [JournalRecord] = []
+        journaled.reserveCapacity(payloads.count)
         do {
-            let follow = replica != nil || seed != nil
-            var followed: [JournalRecord] = []
             try measured {
-                for payload in payloads {
-                    let lsn = try journal.append(payload)
-                    if follow { followed.append(JournalRecord(lsn: lsn, payload: payload)) }
-                }
+                for payload in payloads { journaled.append(JournalRecord(lsn: try journal.append(payload), payload: payload)) }
             }
-            if follow { self.follow(followed) }
         } catch {
             failure = error
             throw error
         }
+        if followsRecords { follow(journaled) }
         report.journalRecords += UInt64(payloads.count)
+        return journaled
     }
 
     /// Commits what ``appendReplicated(_:first:)`` appended, under the fsync policy, on this
@@ -568,6 +566,9 @@ final class AuthorityDurability<R: Reactor> {
             try SnapshotStore(directory: directory, app: app, snapshotDirectory: snapshotDirectory)
         }
     }
+
+    /// Whether a replica (or a checkpoint that may start one) follows every record journaled.
+    private var followsRecords: Bool { replica != nil || seed != nil }
 
     /// Hands records just journaled to the replica, or to the checkpoint that may start one.
     private func follow(_ records: [JournalRecord]) {

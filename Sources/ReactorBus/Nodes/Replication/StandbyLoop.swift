@@ -221,10 +221,7 @@ final class StandbyLoop<R: Reactor>: NodeLoop {
         let skip = Int(expected - first)
         guard skip < payloads.count else { return }
         let fresh = Array(payloads[skip...])
-        try durability.appendReplicated(fresh, first: expected)
-        for (offset, payload) in fresh.enumerated() {
-            unapplied.append(JournalRecord(lsn: expected + UInt64(offset), payload: payload))
-        }
+        unapplied += try durability.appendReplicated(fresh, first: expected)
         uncommitted += fresh.count
     }
 
