@@ -7,7 +7,10 @@ import TestSupport
 @Suite struct FeedPublisherTests {
     @Test func theMarkIsTheByteBudgetOverTheMessageSizeWithinTwoAndTheCap() {
         #expect(FeedPublisher.highWaterMark(queueBytes: 64 << 20, messageBytes: 256, cap: 10_000) == 10_000)
-        #expect(FeedPublisher.highWaterMark(queueBytes: 64 << 20, messageBytes: 330_000, cap: 10_000) == 203)
+        // 203 fit: rounded down to a power of two.
+        #expect(FeedPublisher.highWaterMark(queueBytes: 64 << 20, messageBytes: 330_000, cap: 10_000) == 128)
+        #expect(FeedPublisher.highWaterMark(queueBytes: 64 << 20, messageBytes: 8_192, cap: 10_000) == 8_192)
+        #expect(FeedPublisher.highWaterMark(queueBytes: 64 << 20, messageBytes: 8_193, cap: 10_000) == 4_096)
         #expect(FeedPublisher.highWaterMark(queueBytes: 1 << 20, messageBytes: 4 << 20, cap: 10_000) == 2)
         #expect(FeedPublisher.highWaterMark(queueBytes: 1 << 20, messageBytes: 0, cap: 10_000) == 10_000)
     }
@@ -18,20 +21,86 @@ import TestSupport
         let socket = try ZMQSocket(context: context, type: .xpub)
         defer { socket.close() }
         let feed = try FeedPublisher(socket: socket, queueBytes: 1 << 20, maxHighWaterMark: 10_000)
-        #expect(feed.highWaterMark == 4_096)
-        #expect(try socket.get(.sendHighWaterMark) == 4_096)
+        // Worked out for messages of 512 bytes: 2,048 of them fit.
+        #expect(feed.highWaterMark == 2_048)
+        #expect(try socket.get(.sendHighWaterMark) == 2_048)
         try socket.bind("inproc://feed-publisher-\(UInt64.random(in: 0...UInt64.max))")
 
         try feed.publish(.snapshot(version: 1, actionSeq: 1, payload: [UInt8](repeating: 7, count: 100_000)), now: 1)
         let largest = feed.largestMessage
         #expect(largest > 100_256 && largest < 100_300)
-        #expect(feed.highWaterMark == (1 << 20) / largest)
-        #expect(try socket.get(.sendHighWaterMark) == (1 << 20) / largest)
+        // 10 fit: 8.
+        #expect(feed.highWaterMark == 8)
+        #expect(try socket.get(.sendHighWaterMark) == 8)
         #expect(feed.lastSnapshotVersion == 1)
 
         try feed.publish(.heartbeat(version: 1, actionSeq: 1), now: 2)
         #expect(feed.largestMessage == largest)
-        #expect(try socket.get(.sendHighWaterMark) == (1 << 20) / largest)
+        #expect(try socket.get(.sendHighWaterMark) == 8)
+        // Not bound through the publisher's endpoint: the socket alone.
+        #expect(feed.rebinds == 0)
+    }
+
+    /// A subscriber connected before the first large message keeps hearing the feed after it.
+    /// libzmq lowers a connected pipe's mark in place, and such a subscriber (caught up, past
+    /// its reader's last acknowledgement point) then heard nothing more while it stayed
+    /// connected; the publisher binds again instead, and the subscriber reconnects.
+    @Test func aSubscriberConnectedBeforeTheMarkWentDownHearsTheMessagesAfterIt() async throws {
+        let context = try ZMQContext()
+        defer { context.terminate(timeout: .seconds(2)) }
+        let socket = try ZMQSocket(context: context, type: .xpub)
+        let subscriber = try ZMQSocket(context: context, type: .sub)
+        defer {
+            subscriber.close()
+            socket.close()
+        }
+        try socket.set(.linger, 0)
+        try subscriber.set(.linger, 0)
+        let feed = try FeedPublisher(socket: socket, queueBytes: 1 << 20, maxHighWaterMark: 10_000)
+        try socket.bind("tcp://127.0.0.1:*")
+        feed.boundEndpoint = try socket.get(.lastEndpoint)
+        try subscriber.set(.subscribe, FeedMessage.Topic.heartbeat)
+        try subscriber.set(.subscribe, FeedMessage.Topic.snapshot)
+        try subscriber.connect(try #require(feed.boundEndpoint))
+        #expect(try await readUntil(feed) { feed.wantsSnapshots })
+
+        // Caught up with a few small messages, then the large one lowers the mark to 8.
+        for version in 1 ... 10 as ClosedRange<UInt64> { try feed.publish(.heartbeat(version: version, actionSeq: version), now: version) }
+        #expect(try await received(by: subscriber) { $0 == .heartbeat(version: 10, actionSeq: 10) })
+        try feed.publish(.snapshot(version: 11, actionSeq: 11, payload: [UInt8](repeating: 7, count: 100_000)), now: 11)
+        #expect(feed.highWaterMark == 8 && feed.rebinds == 1)
+
+        // Published in small bursts until one arrives (the subscriber reconnects first), and
+        // then until it has heard 100 versions more: it goes on hearing the feed.
+        var version: UInt64 = 11
+        var first: UInt64?
+        var last: UInt64 = 0
+        let deadline = ContinuousClock.now + .seconds(20)
+        while last < (first ?? .max - 100) + 100, ContinuousClock.now < deadline {
+            // As the loop does every turn: the old listener may still hold the port.
+            try feed.bindAgainIfNeeded()
+            for _ in 0 ..< 4 {
+                version += 1
+                try feed.publish(.heartbeat(version: version, actionSeq: version), now: version)
+            }
+            while let frames = try await subscriber.receiveMultipart(before: .now + .milliseconds(5)) {
+                guard case .heartbeat(let heard, _)? = try? FeedMessage(frames: frames) else { continue }
+                first = first ?? heard
+                last = heard
+            }
+        }
+        #expect(first.map { $0 > 11 } == true, "the subscriber heard nothing after the mark went down (published through version \(version))")
+        #expect(last >= (first ?? .max - 100) + 100, "the subscriber heard versions \(first ?? 0) to \(last) of \(version)")
+        #expect(feed.rebinds == 1 && feed.unboundSince == nil)
+    }
+
+    /// Reads `subscriber` until a message satisfies `condition`; false after the deadline.
+    private func received(by subscriber: ZMQSocket, _ condition: (FeedMessage) -> Bool) async throws -> Bool {
+        let deadline = ContinuousClock.now + promptly
+        while let frames = try await subscriber.receiveMultipart(before: deadline) {
+            if let message = try? FeedMessage(frames: frames), condition(message) { return true }
+        }
+        return false
     }
 
     @Test func whatSubscribersWantIsKnownFromTheirSubscriptionsAndForgottenWhenTheyLeave() async throws {

@@ -59,6 +59,10 @@ final class AuthorityLoop<R: Reactor>: NodeLoop {
         /// When its turn began (monotonic nanoseconds), from which its acks' wait is measured.
         var started: UInt64
     }
+    /// The feed's rebinds for a lower mark already logged (``FeedPublisher/rebinds``).
+    private var loggedRebinds = 0
+    /// How many 5 s periods the feed has waited to be bound again, as last warned.
+    private var lastBindWarning: UInt64 = 0
     /// TCP and IPC peers connected to the feed now (from its monitor).
     private var feedConnections: UInt64 = 0
 
@@ -147,6 +151,7 @@ final class AuthorityLoop<R: Reactor>: NodeLoop {
             feed: try feedSocket.get(.lastEndpoint),
             replication: replication?.endpoint
         )
+        feed.boundEndpoint = endpoints.feed
     }
 
     /// The size beyond which ZeroMQ drops an inbound message unanswered: 4 times the accepted
@@ -251,6 +256,7 @@ final class AuthorityLoop<R: Reactor>: NodeLoop {
         let started = MonotonicClock.nanoseconds()
         let now = MonotonicClock.milliseconds()
         if feedReady { try feed.readSubscriptions() }
+        try bindFeedAgainIfNeeded(now: now)
         // The subscriptions change only above: this turn's demand will ask for mutations
         // exactly when the engine gathers them.
         engine.followsMutations = feed.wantsMutations
@@ -494,7 +500,29 @@ final class AuthorityLoop<R: Reactor>: NodeLoop {
         } else if now >= feed.lastPublished + idleFeedMilliseconds {
             report.feedBytesSent += UInt64(try feed.publish(.heartbeat(version: outbox.version, actionSeq: outbox.actionSeq), now: now))
         }
-        report.feedHighWaterMark = UInt64(feed.highWaterMark)
+        noteFeedMark()
         report.observers = feedConnections
+    }
+
+    /// Binds the feed again when it waits for that, warning every 5 s while its port stays taken.
+    private func bindFeedAgainIfNeeded(now: UInt64) throws(ZMQError) {
+        guard let since = feed.unboundSince else { return }
+        if try feed.bindAgainIfNeeded() {
+            lastBindWarning = 0
+            return
+        }
+        let waited = now &- since
+        if waited >= 5_000, waited / 5_000 > lastBindWarning {
+            lastBindWarning = waited / 5_000
+            logger.warning("feed: \(endpoints.feed) is still taken \(waited / 1_000) s after it was unbound to lower the high-water mark; subscribers get nothing until it is bound again (retried every turn)")
+        }
+    }
+
+    /// Reports the feed's high-water mark, and logs each time the feed was bound again to lower it.
+    private func noteFeedMark() {
+        report.feedHighWaterMark = UInt64(feed.highWaterMark)
+        guard feed.rebinds > loggedRebinds else { return }
+        loggedRebinds = feed.rebinds
+        logger.notice("feed: the largest message is now \(feed.largestMessage) bytes, so each subscriber may queue \(feed.highWaterMark) messages (--feed-queue-bytes \(configuration.feedQueueBytes)); the feed was bound again for it and its subscribers reconnect")
     }
 }

@@ -1,3 +1,4 @@
+import Glibc
 import ReactorCore
 import ReactorWire
 import ZeroMQ
@@ -12,17 +13,29 @@ import ZeroMQ
 ///
 /// Each subscriber's queue is bounded in bytes, not only in messages. libzmq counts its
 /// high-water mark in messages, so the publisher derives it from the byte budget and the
-/// largest message it has published so far: `queueBytes / (largest + overhead)`, capped by
-/// `maxHighWaterMark`, never below 2. Every queued message is at most that largest one, so a
-/// stalled subscriber's queue holds at most `queueBytes`. The mark only ever goes down, and it
-/// goes down before the larger message is sent; libzmq (4.2.3 and later) applies a changed
-/// `ZMQ_SNDHWM` to the pipes of subscribers already connected, not only to new ones. With a large
-/// state that mark is small, so a slow subscriber loses messages early; each snapshot holds the
-/// whole state and every message carries the version, so it resynchronises.
+/// largest message it has published so far: `queueBytes / (largest + overhead)` rounded down to
+/// a power of two, capped by `maxHighWaterMark`, never below 2. Every queued message is at most
+/// that largest one, so a stalled subscriber's queue holds at most `queueBytes`. The mark only
+/// ever goes down, and it goes down before the larger message is sent.
+///
+/// Lowering it means binding the endpoint again: subscribers connected then reconnect (libzmq
+/// does it by itself, in about 0.1 s) and lose what was published meanwhile, the larger message
+/// among it. libzmq 4.3 applies a changed `ZMQ_SNDHWM` to connected subscribers' pipes, but
+/// their reader still acknowledges at multiples of the low-water mark of before: one that had
+/// passed the last such multiple under the new mark was never acknowledged again, and lost every
+/// message from then on, for as long as it stayed connected (a caught-up SUB in Python, connected
+/// before the first large snapshot, heard nothing more). And a listener hands new connections the
+/// mark of when it was bound. Rounding to powers of two bounds the rebinds to about a dozen in a
+/// process's life (a state growing to 64 MiB). With a large state the mark is small, so a slow
+/// subscriber loses messages early; each snapshot holds the whole state and every message
+/// carries the version, so it resynchronises.
 final class FeedPublisher {
     /// What libzmq holds per queued message besides its bytes: three `zmq_msg_t` (64 bytes each)
     /// in the pipe and an allocation header per frame longer than 33 bytes.
     static let messageOverhead = 256
+    /// The size the first mark is worked out for (overhead included): messages up to it, the
+    /// mutations and heartbeats of most apps, never lower the mark.
+    static let smallMessageBytes = 512
 
     private let socket: ZMQSocket
     private let writer = HeaderWriter()
@@ -33,10 +46,19 @@ final class FeedPublisher {
     private(set) var lastPublished: UInt64 = 0
     /// The version of the last published snapshot.
     private(set) var lastSnapshotVersion: UInt64?
-    /// The largest message published so far, frames' bytes plus ``messageOverhead``.
-    private(set) var largestMessage = 0
+    /// The largest message published so far, frames' bytes plus ``messageOverhead`` (at least
+    /// ``smallMessageBytes``, or the size expected at the start).
+    private(set) var largestMessage: Int
     /// The high-water mark currently set on the socket, in messages per subscriber.
     private(set) var highWaterMark: Int
+    /// The endpoint as bound (its port resolved), bound again when the mark goes down; set once
+    /// the socket is bound. `nil`: the mark is lowered on the socket alone.
+    var boundEndpoint: String?
+    /// How many times the endpoint was unbound to be bound again for a lower mark.
+    private(set) var rebinds = 0
+    /// Since when (monotonic milliseconds) the endpoint waits to be bound again: libzmq closes
+    /// the old listener on its I/O thread, so its port may be taken for a moment. `nil`: bound.
+    private(set) var unboundSince: UInt64?
     /// Whether anyone subscribed to snapshots, to mutations, to job events: ``wants(_:)`` for
     /// those topics, worked out when subscriptions change rather than on every turn.
     private(set) var wantsSnapshots = false
@@ -48,20 +70,25 @@ final class FeedPublisher {
     private(set) var wantedProjections: Set<String> = []
 
     /// Sets the initial high-water mark (`maxHighWaterMark`, or less if `queueBytes` holds fewer
-    /// messages of the smallest size); call before the socket binds. `projections`: the names
-    /// of the reactor's projections, each published on its own topic.
-    init(socket: ZMQSocket, queueBytes: Int, maxHighWaterMark: Int, projections: [String] = []) throws(ZMQError) {
+    /// messages of the smallest size, or of `expectedMessageBytes`: the state's size where it is
+    /// known, so that a restarted authority need not bind again for it); call before the socket
+    /// binds. `projections`: the names of the reactor's projections, each published on its own topic.
+    init(socket: ZMQSocket, queueBytes: Int, maxHighWaterMark: Int, expectedMessageBytes: Int = 0, projections: [String] = []) throws(ZMQError) {
         self.socket = socket
         projectionTopics = projections.map { ($0, FeedMessage.Topic.projection($0)) }
         self.queueBytes = max(1, queueBytes)
         self.maxHighWaterMark = max(2, maxHighWaterMark)
-        highWaterMark = Self.highWaterMark(queueBytes: self.queueBytes, messageBytes: Self.messageOverhead, cap: self.maxHighWaterMark)
+        largestMessage = max(Self.smallMessageBytes, Self.messageOverhead + max(0, expectedMessageBytes))
+        highWaterMark = Self.highWaterMark(queueBytes: self.queueBytes, messageBytes: largestMessage, cap: self.maxHighWaterMark)
         try socket.set(.sendHighWaterMark, highWaterMark)
     }
 
-    /// The most messages of `messageBytes` each that fit `queueBytes`, within `2...cap`.
+    /// The most messages of `messageBytes` each that fit `queueBytes`, rounded down to a power of
+    /// two, within `2...cap` (`cap` itself when it fits, power of two or not).
     static func highWaterMark(queueBytes: Int, messageBytes: Int, cap: Int) -> Int {
-        min(cap, max(2, queueBytes / max(1, messageBytes)))
+        let fitting = queueBytes / max(1, messageBytes)
+        guard fitting < cap else { return cap }
+        return max(2, 1 << (Int.bitWidth - 1 - max(1, fitting).leadingZeroBitCount))
     }
 
     /// Whether any subscriber's prefix matches `topic`.
@@ -83,6 +110,20 @@ final class FeedPublisher {
         }
     }
 
+    /// Binds the endpoint again when it waits for that (``unboundSince``); call every turn until
+    /// it is bound. Returns whether it is bound: `false` while the old listener still holds the port.
+    @discardableResult
+    func bindAgainIfNeeded() throws(ZMQError) -> Bool {
+        guard unboundSince != nil, let boundEndpoint else { return true }
+        do {
+            try socket.bind(boundEndpoint)
+        } catch where error.code == EADDRINUSE {
+            return false
+        }
+        unboundSince = nil
+        return true
+    }
+
     /// Publishes one message, first lowering the high-water mark if it is the largest yet.
     ///
     /// - Returns: the bytes of its frames (what the socket was handed, whoever subscribed).
@@ -97,6 +138,13 @@ final class FeedPublisher {
             if mark < highWaterMark {
                 try socket.set(.sendHighWaterMark, mark)
                 highWaterMark = mark
+                if let boundEndpoint, unboundSince == nil {
+                    // New pipes, all with the new mark (see the type's comment).
+                    try socket.unbind(boundEndpoint)
+                    rebinds += 1
+                    unboundSince = now
+                    try bindAgainIfNeeded()
+                }
             }
         }
         _ = try socket.trySend(frames)
