@@ -149,6 +149,7 @@ final class AuthorityDurability<R: Reactor> {
                 engine.restore(checkpoint)
                 after = snapshot.lsn
                 lastSnapshotBytes = snapshot.payload.count
+                engine.noteStateBytes(snapshot.payload.count)
                 if wantsReplica(forSnapshotOf: snapshot.payload.count) { replicaStart = (snapshot.payload, []) }
                 logger.info("restored snapshot at journal record \(snapshot.lsn): version \(checkpoint.sequencer.version)")
             }

@@ -109,12 +109,19 @@ package final class AuthorityEngine<R: Reactor> {
     private var encodedStateCache: (version: UInt64, bytes: [UInt8])?
     /// Encoded states that `snapshot_chunk` requesters are fetching, by version.
     private var transfers = SnapshotTransfers()
-    /// Starts encoding a state for a fetch off the loop (``FetchEncode``); set by the loop.
-    /// `nil` (the engine alone, in tests and fuzzing): fetched states are encoded here.
-    var startFetchEncode: ((FetchEncode) -> Void)?
-    /// The fetch encoding under way, and the first-chunk requests that wait for it. One at a
-    /// time: a request while one is under way waits for it, and is answered at its version.
-    private var fetchEncoding: (version: UInt64, waiting: [PendingChunk])?
+    /// Starts encoding a state off the loop (``StateEncode``), for a fetch or the feed; set by
+    /// the loop. `nil` (the engine alone, in tests and fuzzing): states are encoded here.
+    var startStateEncode: ((StateEncode) -> Void)?
+    /// The encoding under way off the loop: the version copied, the first-chunk requests that
+    /// wait for it, and whether the feed publishes it. One at a time: a fetch (or the feed) that
+    /// asks meanwhile waits for it, and gets its version.
+    private var stateEncoding: (version: UInt64, waiting: [PendingChunk], forFeed: Bool)?
+    /// The size of the state's last encoding (or of the snapshot recovered from); `nil` before one.
+    private var lastStateBytes: Int?
+    /// A feed snapshot of a state whose last encoding had at least this many bytes is encoded
+    /// off the loop (``StateEncode``), when the loop can; a smaller one on the loop, where it
+    /// costs less than starting a thread. 1 MiB: encoded in about 5 ms.
+    package var feedEncodesOffLoopAbove = 1 << 20
 
     /// The client id of the last action read: a client's next action in a burst carries the
     /// same bytes, and then reuses this `String` instead of making and checking a new one.
@@ -215,14 +222,10 @@ package final class AuthorityEngine<R: Reactor> {
             heldVersion = sequencer.version
             if let found = transfers.bytes(of: heldVersion, now: now) {
                 held = found
-            } else if let startFetchEncode, encodedStateCache?.version != heldVersion {
+            } else if let startStateEncode, encodedStateCache?.version != heldVersion {
                 // Encoded off the loop: the reply goes out once the bytes are back.
-                if fetchEncoding == nil {
-                    let (state, encoder) = (sequencer.state, stateEncoder)
-                    fetchEncoding = (heldVersion, [])
-                    startFetchEncode(FetchEncode(version: heldVersion, actionSeq: sequencer.actionSeq) { try encoder.encode(state) })
-                }
-                fetchEncoding?.waiting.append(PendingChunk(envelope: envelope, id: id, offset: offset, maxBytes: maxBytes))
+                if stateEncoding == nil { startEncoding(with: startStateEncode, forFeed: false) }
+                stateEncoding?.waiting.append(PendingChunk(envelope: envelope, id: id, offset: offset, maxBytes: maxBytes))
                 return
             } else {
                 guard let state = encodedState() else { return }
@@ -233,23 +236,37 @@ package final class AuthorityEngine<R: Reactor> {
         replyChunk(envelope, id: id, held: held, version: heldVersion, offset: offset, maxBytes: maxBytes)
     }
 
-    /// Holds the bytes a ``FetchEncode`` brought back and answers the requests that waited for
-    /// them, at the version the state was copied at (a later version fetched next starts anew).
-    /// A failed encoding is logged, and its requesters ask again after their timeout, as when an
-    /// encoding on the loop fails.
-    func finishFetchEncode(_ done: FetchEncode.Done, now: UInt64) {
-        guard let encoding = fetchEncoding, encoding.version == done.version else { return }
-        fetchEncoding = nil
+    /// Copies the state (a reference, until the loop's next change) and starts encoding the copy.
+    private func startEncoding(with start: (StateEncode) -> Void, forFeed: Bool) {
+        let (state, encoder) = (sequencer.state, stateEncoder)
+        let (version, actionSeq) = inSequencer { ($0.version, $0.actionSeq) }
+        stateEncoding = (version, [], forFeed)
+        start(StateEncode(version: version, actionSeq: actionSeq) { try encoder.encode(state) })
+    }
+
+    /// Takes the bytes a ``StateEncode`` brought back: answers the requests that waited for them,
+    /// at the version the state was copied at (a later version fetched next starts anew), and
+    /// returns them for the feed to publish when it asked for them. A failed encoding is logged,
+    /// and its requesters ask again after their timeout, as when an encoding on the loop fails;
+    /// the feed tries again when its schedule next allows.
+    func finishStateEncode(_ done: StateEncode.Done, now: UInt64) -> FeedSnapshot? {
+        guard let encoding = stateEncoding, encoding.version == done.version else { return nil }
+        stateEncoding = nil
         switch done.result {
         case .success(let bytes):
-            transfers.hold(bytes, version: done.version, actionSeq: done.actionSeq, now: now)
+            lastStateBytes = bytes.count
             if sequencer.version == done.version { encodedStateCache = (done.version, bytes) }
-            let held = SnapshotTransfers.Held(actionSeq: done.actionSeq, bytes: bytes, lastUsed: now)
-            for request in encoding.waiting {
-                replyChunk(request.envelope, id: request.id, held: held, version: done.version, offset: request.offset, maxBytes: request.maxBytes)
+            if !encoding.waiting.isEmpty {
+                transfers.hold(bytes, version: done.version, actionSeq: done.actionSeq, now: now)
+                let held = SnapshotTransfers.Held(actionSeq: done.actionSeq, bytes: bytes, lastUsed: now)
+                for request in encoding.waiting {
+                    replyChunk(request.envelope, id: request.id, held: held, version: done.version, offset: request.offset, maxBytes: request.maxBytes)
+                }
             }
+            return encoding.forFeed ? FeedSnapshot(version: done.version, actionSeq: done.actionSeq, bytes: bytes, encodeNanoseconds: done.nanoseconds) : nil
         case .failure(let error):
             logger.error("cannot encode \(R.State.self): \(error)")
+            return nil
         }
     }
 
@@ -793,7 +810,7 @@ package final class AuthorityEngine<R: Reactor> {
     package func restore(_ checkpoint: AuthorityCheckpoint<R>) {
         encodedStateCache = nil
         // An encoding under way is of the state before: its requesters ask again after their timeout.
-        fetchEncoding = nil
+        stateEncoding = nil
         sequencer = Sequencer(reactor: sequencer.reactor, restoring: checkpoint.sequencer)
         clients = checkpoint.clients
         clients.apply(configuration.clientLedger)
@@ -893,9 +910,14 @@ package final class AuthorityEngine<R: Reactor> {
                 outbox.appliedPayloads[index] = encode(outbox.appliedMutations[index].mutation)
             }
         }
-        if let state = feedState(demand) {
-            outbox.state = state.bytes
-            outbox.stateEncodeNanoseconds = state.encodeNanoseconds
+        switch feedState(demand) {
+        case .encoded(let bytes, let nanoseconds):
+            outbox.state = bytes
+            outbox.stateEncodeNanoseconds = nanoseconds
+        case .encoding(let version):
+            outbox.stateEncoding = version
+        case nil:
+            break
         }
         if !demand.projections.isEmpty || projectionFeed.remembersAny {
             outbox.projections = projectionFeed.changes(of: sequencer.state, version: version, wanted: demand.projections) { encode($0) }
@@ -911,22 +933,45 @@ package final class AuthorityEngine<R: Reactor> {
         return taken
     }
 
-    /// The state encoded for the feed, when `demand` asks for a snapshot and the version moved
-    /// since the one published last; with how long encoding took (`nil` when it was encoded
-    /// before, for a request).
+    /// The feed's snapshot, when `demand` asks for one and the version moved since the one
+    /// published last: the state encoded now, with how long that took (`nil` when it was
+    /// encoded before, for a request); or, for a large state (``feedEncodesOffLoopAbove``) where
+    /// the loop can encode off it, the version whose encoding started or was under way already
+    /// (``finishStateEncode(_:now:)`` hands the bytes over). `nil` while another encoding for the
+    /// feed is under way.
     ///
     /// ``takeOutbox(_:)`` puts it in the outbox. A loop that publishes the turn's snapshot right
     /// after its acks may instead take the outbox with a demand for no snapshot and ask here once
     /// the acks have left, before anything else changes the state: the acks do not wait for
     /// the encoding.
-    package func feedState(_ demand: Outbox.Demand) -> (bytes: [UInt8], encodeNanoseconds: UInt64?)? {
+    package func feedState(_ demand: Outbox.Demand) -> FeedSnapshot.Due? {
         let version = inSequencer { $0.version }
         let dueByCount = demand.snapshotAtVersion.map { version >= $0 } ?? false
         guard demand.publishedVersion != version, demand.snapshot || dueByCount else { return nil }
+        if let encoding = stateEncoding {
+            // One encoding at a time: the feed takes the one under way, unless it has it already
+            // or it is of the version published last.
+            guard !encoding.forFeed, encoding.version != demand.publishedVersion else { return nil }
+            stateEncoding?.forFeed = true
+            return .encoding(version: encoding.version)
+        }
+        if encodedStateCache?.version != version, let startStateEncode, let lastStateBytes, lastStateBytes >= feedEncodesOffLoopAbove {
+            startEncoding(with: startStateEncode, forFeed: true)
+            return .encoding(version: version)
+        }
         let start = MonotonicClock.nanoseconds()
         let cached = encodedStateCache?.version == version
         guard let bytes = encodedState() else { return nil }
-        return (bytes, cached ? nil : MonotonicClock.nanoseconds() - start)
+        return .encoded(bytes, nanoseconds: cached ? nil : MonotonicClock.nanoseconds() - start)
+    }
+
+    /// The size of the state's last encoding, 0 before one: what the feed expects its snapshots to weigh.
+    var knownStateBytes: Int { lastStateBytes ?? 0 }
+
+    /// Notes the size of the state's encoding from elsewhere (the snapshot recovered from), so
+    /// that the first feed snapshot of a large state is encoded off the loop too.
+    package func noteStateBytes(_ bytes: Int) {
+        lastStateBytes = bytes
     }
 
     /// Counts what the loop saw while carrying out outboxes.
@@ -990,6 +1035,7 @@ package final class AuthorityEngine<R: Reactor> {
         if let cached = encodedStateCache, cached.version == version { return cached.bytes }
         guard let bytes = encode(sequencer.state, using: stateEncoder) else { return nil }
         encodedStateCache = (version, bytes)
+        lastStateBytes = bytes.count
         return bytes
     }
 

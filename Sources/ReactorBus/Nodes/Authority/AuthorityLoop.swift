@@ -19,8 +19,8 @@ import ZeroMQ
 /// ``AuthorityLoopReport``; it never reads or changes the engine's internals.
 final class AuthorityLoop<R: Reactor>: NodeLoop {
     private let engine: AuthorityEngine<R>
-    /// Where states encoded off the loop for fetches come back (``FetchEncode``).
-    private let fetchEncodes: Mailbox<FetchEncode.Done>
+    /// Where states encoded off the loop for fetches and the feed come back (``StateEncode``).
+    private let stateEncodes: Mailbox<StateEncode.Done>
     private let configuration: AuthorityConfiguration
     private let logger: Logger
     private let runtime: NodeRuntime
@@ -51,6 +51,11 @@ final class AuthorityLoop<R: Reactor>: NodeLoop {
     private var held = CommitQueue<HeldTurn>()
     /// When the feed publishes its next snapshot.
     private var snapshotSchedule: FeedSnapshotSchedule
+    /// The journal's LSN when the feed's snapshot being encoded off the loop was copied: its
+    /// bytes are published once the journal (and a `sync` standby) has the records through it.
+    private var feedEncodingLSN: UInt64?
+    /// A feed snapshot encoded off the loop whose records are not durable yet, and their LSN.
+    private var feedSnapshotWaiting: (snapshot: FeedSnapshot, lsn: UInt64)?
 
     /// An outbox waiting in ``held``, and whether the feed wanted its mutations when it was taken.
     private struct HeldTurn {
@@ -83,9 +88,9 @@ final class AuthorityLoop<R: Reactor>: NodeLoop {
         snapshotSchedule = FeedSnapshotSchedule(policy: configuration.feedSnapshots)
         engine = AuthorityEngine(reactor: reactor, configuration: configuration, logger: logger, journaling: configuration.persistence != nil)
         engine.term = configuration.leadership?.term
-        let fetchEncodes = try Mailbox<FetchEncode.Done>.forNode()
-        self.fetchEncodes = fetchEncodes
-        engine.startFetchEncode = { FetchEncode.start($0, reportingTo: fetchEncodes) }
+        let stateEncodes = try Mailbox<StateEncode.Done>.forNode()
+        self.stateEncodes = stateEncodes
+        engine.startStateEncode = { StateEncode.start($0, reportingTo: stateEncodes) }
         if configuration.replication?.endpoint != nil, configuration.persistence == nil { throw ReplicationError.primaryNeedsDataDirectory }
         if let persistence = configuration.persistence {
             let durability = try AuthorityDurability<R>(configuration: persistence, app: configuration.appName, logger: logger)
@@ -140,6 +145,7 @@ final class AuthorityLoop<R: Reactor>: NodeLoop {
             replication = nil
         }
         feed = try FeedPublisher(socket: feedSocket, queueBytes: configuration.feedQueueBytes, maxHighWaterMark: configuration.feedHighWaterMark,
+                                 expectedMessageBytes: engine.knownStateBytes,
                                  projections: engine.projectionNames)
         try feedSocket.set(.maxMessageSize, 4_096)
         try actions.bind(configuration.actionsEndpoint)
@@ -174,7 +180,7 @@ final class AuthorityLoop<R: Reactor>: NodeLoop {
             let zapIndex = try zap.map { try poller.register($0.pollable) }
             let monitorIndices = try monitors.map { try poller.register($0.socket) }
             let syncIndex = durability.map { poller.register($0.syncOutcomes) }
-            let fetchEncodesIndex = poller.register(fetchEncodes)
+            let stateEncodesIndex = poller.register(stateEncodes)
             let replicationIndex = try replication.map { try poller.register($0.socket) }
             logger.info("serving app \(configuration.appName): actions \(endpoints.actions), workers \(endpoints.workers), feed \(endpoints.feed)\(replication.map { ", replication \($0.endpoint) (\($0.mode.rawValue))" } ?? "")")
             while !runtime.isStopping {
@@ -182,10 +188,13 @@ final class AuthorityLoop<R: Reactor>: NodeLoop {
                 if let zap, let zapIndex, poller.isReadable(zapIndex) { try zap.handleRequests(now: MonotonicClock.milliseconds()) }
                 for (offset, index) in monitorIndices.enumerated() where poller.isReadable(index) { try readMonitor(monitors[offset]) }
                 if let syncIndex, poller.isReadable(syncIndex) { try durable { try $0.collectSyncs(now: MonotonicClock.milliseconds()) } }
-                if poller.isReadable(fetchEncodesIndex) {
-                    // The replies join this turn's outbox.
+                if poller.isReadable(stateEncodesIndex) {
+                    // The replies join this turn's outbox; the feed's snapshot leaves now, or
+                    // once its records are durable.
                     let now = MonotonicClock.milliseconds()
-                    for done in fetchEncodes.drain() { engine.finishFetchEncode(done, now: now) }
+                    for done in stateEncodes.drain() {
+                        if let snapshot = engine.finishStateEncode(done, now: now) { try encoded(snapshot, now: now) }
+                    }
                 }
                 if let replication, let replicationIndex, let durability {
                     var batch = poller.receive(replication.socket, at: replicationIndex, batch: configuration.maxBatch)
@@ -315,6 +324,10 @@ final class AuthorityLoop<R: Reactor>: NodeLoop {
         if outbox.state != nil {
             snapshotSchedule.took(version: outbox.version, costNanoseconds: outbox.stateEncodeNanoseconds, now: now)
         }
+        if let version = outbox.stateEncoding {
+            // Not asked for again meanwhile; the cost is counted when the bytes are back.
+            snapshotSchedule.took(version: version, costNanoseconds: nil, now: now)
+        }
         for frames in outbox.promptReplies {
             if try actions.trySend(frames) { report.actionsBytesSent += Self.bytes(of: frames) }
         }
@@ -335,6 +348,7 @@ final class AuthorityLoop<R: Reactor>: NodeLoop {
                     throw error
                 }
             }
+            if turn.outbox.stateEncoding != nil { feedEncodingLSN = lsn }
             durability.snapshot(turn.outbox.checkpoint, coveringThrough: lsn, at: (turn.outbox.version, turn.outbox.actionSeq), now: now)
             held.hold(turn, until: lsn)
             if let replication {
@@ -356,14 +370,41 @@ final class AuthorityLoop<R: Reactor>: NodeLoop {
     /// Sends, in turn order, every held turn whose records are durable now. Of several feed
     /// snapshots released together only the newest is published: it supersedes the others.
     private func carryOutDurable(now: UInt64) throws {
-        guard let durability else { return }
-        // Sync replication: a record is durable once the local journal and a standby have it.
-        let durable = replication?.mode == .sync ? min(durability.durableLSN, replication?.syncDurable ?? 0) : durability.durableLSN
+        guard let durable = durableLSN else { return }
         let released = held.release(durableThrough: durable)
         let newestState = released.lastIndex { $0.outbox.state != nil }
         for (index, turn) in released.enumerated() {
             try carryOut(turn, publishingState: index == newestState, now: now)
         }
+        try publishWaitingSnapshot(durableThrough: durable, now: now)
+    }
+
+    /// The journal's records are durable through this LSN (`nil` without a journal). Sync
+    /// replication: a record is durable once the local journal and a standby have it.
+    private var durableLSN: UInt64? {
+        guard let durability else { return nil }
+        return replication?.mode == .sync ? min(durability.durableLSN, replication?.syncDurable ?? 0) : durability.durableLSN
+    }
+
+    /// A feed snapshot encoded off the loop is back: published now, or (with a journal) once the
+    /// records through the version it is of are durable, after the mutations up to it.
+    private func encoded(_ snapshot: FeedSnapshot, now: UInt64) throws {
+        snapshotSchedule.took(version: snapshot.version, costNanoseconds: snapshot.encodeNanoseconds, now: now)
+        guard let durable = durableLSN else {
+            try publishSnapshot(snapshot.bytes, version: snapshot.version, actionSeq: snapshot.actionSeq, now: now)
+            return
+        }
+        feedSnapshotWaiting = (snapshot, feedEncodingLSN ?? 0)
+        feedEncodingLSN = nil
+        try publishWaitingSnapshot(durableThrough: durable, now: now)
+    }
+
+    private func publishWaitingSnapshot(durableThrough durable: UInt64, now: UInt64) throws {
+        guard let waiting = feedSnapshotWaiting, waiting.lsn <= durable else { return }
+        feedSnapshotWaiting = nil
+        // Fencing, as for the turns' messages.
+        if let leadership = configuration.leadership, !leadership.mayAct { throw LeadershipLost(term: leadership.term) }
+        try publishSnapshot(waiting.snapshot.bytes, version: waiting.snapshot.version, actionSeq: waiting.snapshot.actionSeq, now: now)
     }
 
     /// Acks, jobs and feed messages of one turn whose records are durable. `stateDemand`: the
@@ -381,9 +422,16 @@ final class AuthorityLoop<R: Reactor>: NodeLoop {
             if try workers.trySend(frames) { report.workersBytesSent += Self.bytes(of: frames) }
         }
         var state = publishingState ? turn.outbox.state : nil
-        if let stateDemand, let encoded = engine.feedState(stateDemand) {
-            snapshotSchedule.took(version: turn.outbox.version, costNanoseconds: encoded.encodeNanoseconds, now: now)
-            state = encoded.bytes
+        if let stateDemand {
+            switch engine.feedState(stateDemand) {
+            case .encoded(let bytes, let nanoseconds):
+                snapshotSchedule.took(version: turn.outbox.version, costNanoseconds: nanoseconds, now: now)
+                state = bytes
+            case .encoding(let version):
+                snapshotSchedule.took(version: version, costNanoseconds: nil, now: now)
+            case nil:
+                break
+            }
         }
         try publish(turn.outbox, mutations: turn.mutations, state: state, now: now)
     }
@@ -495,8 +543,7 @@ final class AuthorityLoop<R: Reactor>: NodeLoop {
             report.feedBytesSent += UInt64(try feed.publish(.projection(name: name, version: outbox.version, actionSeq: outbox.actionSeq, payload: payload), now: now))
         }
         if let state {
-            report.snapshotsPublished += 1
-            report.feedBytesSent += UInt64(try feed.publish(.snapshot(version: outbox.version, actionSeq: outbox.actionSeq, payload: state), now: now))
+            try publishSnapshot(state, version: outbox.version, actionSeq: outbox.actionSeq, now: now)
         } else if now >= feed.lastPublished + idleFeedMilliseconds {
             report.feedBytesSent += UInt64(try feed.publish(.heartbeat(version: outbox.version, actionSeq: outbox.actionSeq), now: now))
         }
@@ -524,5 +571,11 @@ final class AuthorityLoop<R: Reactor>: NodeLoop {
         guard feed.rebinds > loggedRebinds else { return }
         loggedRebinds = feed.rebinds
         logger.notice("feed: the largest message is now \(feed.largestMessage) bytes, so each subscriber may queue \(feed.highWaterMark) messages (--feed-queue-bytes \(configuration.feedQueueBytes)); the feed was bound again for it and its subscribers reconnect")
+    }
+
+    private func publishSnapshot(_ state: [UInt8], version: UInt64, actionSeq: UInt64, now: UInt64) throws(ZMQError) {
+        report.snapshotsPublished += 1
+        report.feedBytesSent += UInt64(try feed.publish(.snapshot(version: version, actionSeq: actionSeq, payload: state), now: now))
+        noteFeedMark()
     }
 }

@@ -9,21 +9,22 @@ import ZeroMQ
 import TestSupport
 import Foundation
 
-/// A state fetched with `snapshot_chunk` is encoded off the loop (``FetchEncode``): the engine
-/// goes on taking actions meanwhile, and the reply names the version the bytes are at.
-@Suite struct FetchEncodeTests {
+/// A state fetched with `snapshot_chunk`, and the feed's snapshot of a large state, are encoded
+/// off the loop (``StateEncode``): the engine goes on taking actions meanwhile, and the reply
+/// (or the feed's snapshot) names the version the bytes are at.
+@Suite struct StateEncodeTests {
     let writer = HeaderWriter()
     let client: [UInt8] = [0, 1, 2, 3]
 
     /// The encodings the engine started, run when the test says.
     final class Started {
-        var requests: [FetchEncode] = []
+        var requests: [StateEncode] = []
     }
 
     func makeEngine(_ started: Started) -> AuthorityEngine<Counter> {
         let configuration = AuthorityConfiguration(appName: "counter", actionsEndpoint: "", workersEndpoint: "", feedEndpoint: "")
         let engine = AuthorityEngine(reactor: Counter(), configuration: configuration, logger: Logger(label: "test", sink: .discard), journaling: false)
-        engine.startFetchEncode = { started.requests.append($0) }
+        engine.startStateEncode = { started.requests.append($0) }
         return engine
     }
 
@@ -39,8 +40,8 @@ import Foundation
         try engine.takeOutbox().replies.map { try $0.reply() }
     }
 
-    func done(_ request: FetchEncode) -> FetchEncode.Done {
-        FetchEncode.Done(version: request.version, actionSeq: request.actionSeq, result: Result { try request.encode() })
+    func done(_ request: StateEncode) -> StateEncode.Done {
+        StateEncode.Done(version: request.version, actionSeq: request.actionSeq, result: Result { try request.encode() })
     }
 
     @Test func theLoopTakesActionsWhileAFetchedStateIsEncodedAndTheReplyNamesItsVersion() throws {
@@ -66,7 +67,8 @@ import Foundation
         let encoded = done(request)
         let bytes = try encoded.result.get()
         #expect(try MessagePackDecoder().decode(Counter.State.self, from: bytes) == Counter.State(count: 2))
-        engine.finishFetchEncode(encoded, now: 0)
+        // A fetch's encoding: nothing for the feed.
+        #expect(engine.finishStateEncode(encoded, now: 0) == nil)
         let chunk = AuthorityReply.snapshotChunk(requestID: 7, version: 2, actionSeq: 2, app: "counter", totalBytes: UInt64(bytes.count), offset: 0, payload: bytes)
         var second = chunk
         if case .snapshotChunk(_, let version, let actionSeq, let app, let total, let offset, let payload) = chunk {
@@ -84,10 +86,86 @@ import Foundation
         #expect(try replies(engine) == [])
         #expect(started.requests.map(\.version) == [2, 3])
         let third = done(started.requests[1])
-        engine.finishFetchEncode(third, now: 0)
+        _ = engine.finishStateEncode(third, now: 0)
         let thirdBytes = try third.result.get()
         #expect(try MessagePackDecoder().decode(Counter.State.self, from: thirdBytes) == Counter.State(count: 3))
         #expect(try replies(engine) == [.snapshotChunk(requestID: 10, version: 3, actionSeq: 3, app: "counter", totalBytes: UInt64(thirdBytes.count), offset: 0, payload: thirdBytes)])
+    }
+
+    /// The feed's snapshot of a state whose last encoding reached the threshold is encoded off
+    /// the loop: the outbox names the version copied, no second encoding starts while it runs (a
+    /// fetch meanwhile joins it), and the bytes come back as the feed's snapshot of that version.
+    @Test func aLargeStatesFeedSnapshotIsEncodedOffTheLoopAndComesBackAtItsVersion() throws {
+        let started = Started()
+        let engine = makeEngine(started)
+        let counterBytes = try MessagePackEncoder().encode(Counter.State(count: 1)).count
+        engine.feedEncodesOffLoopAbove = counterBytes
+        try countUp(engine, seq: 1)
+        // The size is not known yet: the first snapshot is encoded on the loop.
+        let first = engine.takeOutbox(.init(snapshot: true))
+        #expect(first.state == (try MessagePackEncoder().encode(Counter.State(count: 1))))
+        #expect(first.stateEncoding == nil && started.requests.isEmpty)
+
+        try countUp(engine, seq: 2)
+        let second = engine.takeOutbox(.init(snapshot: true, publishedVersion: 1))
+        #expect(second.state == nil && second.stateEncoding == 2)
+        #expect(second.replies.count == 1)
+        #expect(started.requests.map(\.version) == [2])
+
+        // Meanwhile: an action is acknowledged, the feed gets nothing new, and a fetch waits for
+        // the encoding under way.
+        try countUp(engine, seq: 3)
+        fetch(engine, id: 7)
+        let third = engine.takeOutbox(.init(snapshot: true, publishedVersion: 2))
+        #expect(third.state == nil && third.stateEncoding == nil)
+        #expect(try third.replies.map { try $0.reply() } == [.ack(clientSeq: 3, actionSeq: 3, version: 3)])
+        #expect(started.requests.count == 1)
+
+        let encoded = done(started.requests[0])
+        let bytes = try encoded.result.get()
+        #expect(try MessagePackDecoder().decode(Counter.State.self, from: bytes) == Counter.State(count: 2))
+        let snapshot = try #require(engine.finishStateEncode(encoded, now: 0))
+        #expect((snapshot.version, snapshot.actionSeq, snapshot.bytes) == (2, 2, bytes))
+        #expect(try replies(engine) == [.snapshotChunk(requestID: 7, version: 2, actionSeq: 2, app: "counter", totalBytes: UInt64(bytes.count), offset: 0, payload: bytes)])
+
+        // The next one due starts anew, at the current version.
+        #expect(engine.takeOutbox(.init(snapshot: true, publishedVersion: 2)).stateEncoding == 3)
+        #expect(started.requests.map(\.version) == [2, 3])
+    }
+
+    /// A fetch's encoding under way serves the feed too, unless it is of the version published last.
+    @Test func theFeedTakesAFetchsEncodingUnderWay() throws {
+        let started = Started()
+        let engine = makeEngine(started)
+        engine.noteStateBytes(1 << 20)
+        try countUp(engine, seq: 1)
+        _ = try replies(engine)
+        fetch(engine, id: 7)
+        try countUp(engine, seq: 2)
+        #expect(engine.feedState(.init(snapshot: true, publishedVersion: 1)) == nil)
+        #expect(engine.takeOutbox(.init(snapshot: true, publishedVersion: 0)).stateEncoding == 1)
+        #expect(started.requests.map(\.version) == [1])
+        let snapshot = try #require(engine.finishStateEncode(done(started.requests[0]), now: 0))
+        #expect(snapshot.version == 1)
+        #expect(try replies(engine).count == 1)
+    }
+
+    /// Below the threshold (1 MiB by default), or where no loop encodes off it, the feed's
+    /// snapshot is encoded on the loop, at once.
+    @Test func aSmallStatesFeedSnapshotIsEncodedOnTheLoop() throws {
+        let started = Started()
+        let engine = makeEngine(started)
+        for seq: UInt64 in 1 ... 3 {
+            try countUp(engine, seq: seq)
+            let outbox = engine.takeOutbox(.init(snapshot: true, publishedVersion: seq - 1))
+            #expect(outbox.state == (try MessagePackEncoder().encode(Counter.State(count: Int(seq)))))
+        }
+        #expect(started.requests.isEmpty)
+        let configuration = AuthorityConfiguration(appName: "counter", actionsEndpoint: "", workersEndpoint: "", feedEndpoint: "")
+        let alone = AuthorityEngine(reactor: Counter(), configuration: configuration, logger: Logger(label: "test", sink: .discard), journaling: false)
+        alone.noteStateBytes(1 << 30)
+        try countUp(alone, seq: 1)
+        #expect(alone.takeOutbox(.init(snapshot: true)).state == (try MessagePackEncoder().encode(Counter.State(count: 1))))
     }
 
     @Test func aFailedEncodingAnswersNothingAndTheNextRequestEncodesAgain() throws {
@@ -97,11 +175,11 @@ import Foundation
         try countUp(engine, seq: 1)
         _ = try replies(engine)
         fetch(engine, id: 7)
-        engine.finishFetchEncode(FetchEncode.Done(version: 1, actionSeq: 1, result: .failure(Broken())), now: 0)
+        _ = engine.finishStateEncode(StateEncode.Done(version: 1, actionSeq: 1, result: .failure(Broken())), now: 0)
         #expect(try replies(engine) == [])
         fetch(engine, id: 8)
         #expect(started.requests.map(\.version) == [1, 1])
-        engine.finishFetchEncode(done(started.requests[1]), now: 0)
+        _ = engine.finishStateEncode(done(started.requests[1]), now: 0)
         #expect(try replies(engine).count == 1)
     }
 
@@ -117,7 +195,7 @@ import Foundation
 
     @Test func aRunningAuthorityAcknowledgesAnActionSentAfterAFetchBeforeTheFetchIsAnswered() async throws {
         let context = try ZMQContext()
-        let configuration = AuthorityConfiguration.onIPC(app: "catalog", name: "fetch-encode")
+        let configuration = AuthorityConfiguration.onIPC(app: "catalog", name: "state-encode")
         let node = try AuthorityNode(reactor: Catalog(), configuration: configuration, logger: Logger(label: "test", sink: .discard), context: context)
         let service = Task { try await node.run() }
         // Stopped on every way out, also when an expectation below throws.

@@ -1,0 +1,21 @@
+/// A state encoded for the feed off the authority's loop (``StateEncode``), which the loop
+/// publishes as the feed's snapshot of its version once the bytes are back (and, with a journal,
+/// once the records through that version are durable).
+package struct FeedSnapshot: Equatable, Sendable {
+    /// The version and action sequence of the state encoded.
+    package var version: UInt64
+    package var actionSeq: UInt64
+    package var bytes: [UInt8]
+    /// How long encoding took: the feed's snapshot schedule adapts to it.
+    package var encodeNanoseconds: UInt64
+
+    /// What the engine answers when the feed's snapshot is due
+    /// (``AuthorityEngine/feedState(_:)``).
+    package enum Due: Equatable {
+        /// Encoded on the loop, now; `nanoseconds` is `nil` when the bytes were encoded before
+        /// (for a request) and cost nothing now.
+        case encoded([UInt8], nanoseconds: UInt64?)
+        /// Being encoded off the loop, at this version: the bytes come back later.
+        case encoding(version: UInt64)
+    }
+}
