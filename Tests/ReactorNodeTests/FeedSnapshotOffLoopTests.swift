@@ -20,14 +20,29 @@ import ZeroMQ
     static let fills: [Catalog.Action] = (0 ..< 4).map { .fill(from: $0 * 10_000, count: 10_000, bytes: 100) }
     static let puts = 2_000
 
-    @Test(.timeLimit(.minutes(4)), arguments: [false, true])
-    func eachSnapshotOfALargeStateIsTheStateAtItsVersionAndLaterMutationsDoNotWaitForIt(journal: Bool) async throws {
+    /// Where the authority keeps its state: in memory, with a journal, or with a journal and a
+    /// snapshot replica (which then encodes the feed's snapshots; a snapshot to disk every 2
+    /// records, so that it starts at once).
+    enum Keeping: String, CaseIterable, Sendable {
+        case memory, journal, replica
+
+        func options(_ directory: String) -> [String] {
+            switch self {
+            case .memory: []
+            case .journal: ["--data", directory]
+            case .replica: ["--data", directory, "--snapshot-replica-above", "0", "--snapshot-every", "2"]
+            }
+        }
+    }
+
+    @Test(.timeLimit(.minutes(4)), arguments: Keeping.allCases)
+    func eachSnapshotOfALargeStateIsTheStateAtItsVersionAndLaterMutationsDoNotWaitForIt(keeping: Keeping) async throws {
         let directory = NSTemporaryDirectory() + "reactorbus-feed-off-loop-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: directory) }
         // A snapshot due every 250 versions, none by time; a queue deep enough for every message.
         let cluster = try await ClusterProcesses(app: "catalog", extra: [
             "--feed-snapshot-every", "250", "--feed-snapshot-interval", "off", "--feed-queue-bytes", String(1 << 30),
-        ] + (journal ? ["--data", directory] : []))
+        ] + keeping.options(directory))
         let tap = try FeedTap(feed: cluster.endpoints.feed, topics: [FeedMessage.Topic.snapshot, FeedMessage.Topic.mutation])
         #expect(try await tap.waitUntilSubscribed())
 
@@ -77,6 +92,8 @@ import ZeroMQ
             tap.messages[..<snapshot.index].contains { if case .mutation(let version, _, _, _) = $0 { version > snapshot.version } else { false } }
         }
         #expect(!overtaken.isEmpty, "every snapshot left right after its own version's mutations: \(checked.map(\.version))")
+        let log = (try? String(contentsOfFile: cluster.authority.logPath, encoding: .utf8)) ?? ""
+        #expect(log.contains("are encoded by the snapshot replica") == (keeping == .replica), "\(cluster.authority.diagnostics)")
         // And never before the mutation of its own version (with a journal, both wait for it).
         for snapshot in checked {
             let own = tap.messages.firstIndex { if case .mutation(let version, _, _, _) = $0 { version == snapshot.version } else { false } }

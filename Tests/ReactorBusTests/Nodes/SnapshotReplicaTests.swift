@@ -1,9 +1,12 @@
 import Foundation
 import MessagePack
 import ReactorApps
+import ReactorLog
 import ReactorStorage
 import ReactorWire
+import Synchronization
 import Testing
+import TestSupport
 import ZeroMQ
 @testable import ReactorBus
 
@@ -57,6 +60,53 @@ extension AuthorityDurabilityTests {
         #expect(try checkpointBytes(recovered) == final)
         #expect(lines(containing: "restored snapshot at journal record 310").count == 1, "the final snapshot is the loop's")
         close(reopened, recovered)
+    }
+
+    /// The feed's snapshots come from the replica: at the LSN just journaled it hands back its
+    /// own state encoded as the loop would, with the version and action sequence asked for; at a
+    /// mark it did not reach it fails rather than hand back another state; once stopped, every
+    /// request still queued is answered with a failure, so the loop never waits for it.
+    @Test func theReplicaEncodesTheFeedsSnapshotAtTheMarkAndAnswersEveryRequest() async throws {
+        let (durability, engine) = try makeDurability(every: 100, replicaAbove: 0)
+        try turn(durability, engine, count: 100, from: 1)
+        settle(durability, engine)
+        #expect(durability.replicaRuns)
+        try turn(durability, engine, count: 7, from: 101)
+        let delivered = Mutex<[StateEncode.Done]>([])
+        let deliver: @Sendable (StateEncode.Done) -> Void = { done in delivered.withLock { $0.append(done) } }
+        #expect(durability.encodeStateForFeed(lsn: 107, version: 107, actionSeq: 107, deliver: deliver))
+        // A mark past what was journaled: the replica never reaches it there.
+        #expect(durability.encodeStateForFeed(lsn: 107, version: 108, actionSeq: 108, deliver: deliver))
+        let both = await eventually { delivered.withLock { $0.count == 2 ? $0 : nil } }
+        let (first, second) = (try #require(both?.first), try #require(both?.last))
+        #expect((first.version, first.actionSeq) == (107, 107))
+        #expect(try MessagePackDecoder().decode(Counter.State.self, from: try first.result.get()) == Counter.State(count: 107))
+        #expect(try first.result.get() == (try engine.encodeState()))
+        guard case .failure(let failure) = second.result, case SnapshotReplica<Counter>.Failure.diverged? = failure as? SnapshotReplica<Counter>.Failure else {
+            Issue.record("expected the replica to refuse a mark it did not reach, got \(second.result)")
+            close(durability, engine)
+            return
+        }
+
+        // A replica that stopped answers a request at once, with a failure.
+        let payload = try #require(try snapshotPayload(at: 100))
+        let configuration = AuthorityConfiguration(appName: "counter", actionsEndpoint: "", workersEndpoint: "", feedEndpoint: "")
+        let path = directory.path
+        let stopped = SnapshotReplica(setup: .init(reactor: Counter(), configuration: configuration, logger: Logger(label: "test", sink: .discard)),
+                                      snapshot: payload, lsn: 100, records: [], makeDestination: { try SnapshotStore(directory: path, app: "counter") })
+        stopped.stop()
+        stopped.encodeState(at: .init(lsn: 100, version: 100, actionSeq: 100), deliver: deliver)
+        let third = delivered.withLock { $0.count == 3 ? $0.last : nil }
+        guard case .failure(let error)? = third?.result, case SnapshotReplica<Counter>.Failure.stopped? = error as? SnapshotReplica<Counter>.Failure else {
+            Issue.record("expected a stopped replica to answer at once, got \(String(describing: third))")
+            close(durability, engine)
+            return
+        }
+
+        // The loop's close stops its replica: the durability then has none to ask.
+        close(durability, engine)
+        #expect(!durability.replicaRuns)
+        #expect(!durability.encodeStateForFeed(lsn: 107, version: 107, actionSeq: 107, deliver: deliver))
     }
 
     @Test func belowTheThresholdTheLoopKeepsTakingCheckpoints() throws {

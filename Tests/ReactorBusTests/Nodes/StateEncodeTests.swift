@@ -133,6 +133,38 @@ import Foundation
         #expect(started.requests.map(\.version) == [2, 3])
     }
 
+    /// Where the loop has a snapshot replica encode the feed's snapshots, the engine starts no
+    /// encoding of its own (no copy of its state): the outbox says which version to have
+    /// encoded elsewhere, and the bytes the loop hands back are the feed's snapshot. One the
+    /// loop could not arrange is abandoned, and the next due starts anew.
+    @Test func whereAReplicaEncodesTheFeedTheEngineOnlyWaitsForItsBytes() throws {
+        let started = Started()
+        let engine = makeEngine(started)
+        engine.noteStateBytes(1 << 20)
+        engine.feedEncodesOffLoopAbove = 1
+        engine.feedEncodesElsewhere = true
+        try countUp(engine, seq: 1)
+        let first = engine.takeOutbox(.init(snapshot: true))
+        #expect(first.state == nil && first.stateEncoding == 1 && first.stateEncodedElsewhere)
+        #expect(started.requests.isEmpty)
+        // A fetch meanwhile waits for the same bytes.
+        fetch(engine, id: 7)
+        #expect(try replies(engine) == [])
+
+        let bytes = try MessagePackEncoder().encode(Counter.State(count: 1))
+        let snapshot = try #require(engine.finishStateEncode(StateEncode.Done(version: 1, actionSeq: 1, result: .success(bytes)), now: 0))
+        #expect((snapshot.version, snapshot.bytes) == (1, bytes))
+        #expect(try replies(engine) == [.snapshotChunk(requestID: 7, version: 1, actionSeq: 1, app: "counter", totalBytes: UInt64(bytes.count), offset: 0, payload: bytes)])
+
+        try countUp(engine, seq: 2)
+        #expect(engine.takeOutbox(.init(snapshot: true, publishedVersion: 1)).stateEncoding == 2)
+        engine.abandonStateEncoding(version: 2)
+        try countUp(engine, seq: 3)
+        let third = engine.takeOutbox(.init(snapshot: true, publishedVersion: 2))
+        #expect(third.stateEncoding == 3 && third.stateEncodedElsewhere)
+        #expect(started.requests.isEmpty)
+    }
+
     /// A fetch's encoding under way serves the feed too, unless it is of the version published last.
     @Test func theFeedTakesAFetchsEncodingUnderWay() throws {
         let started = Started()

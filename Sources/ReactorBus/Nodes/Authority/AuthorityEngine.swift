@@ -122,6 +122,9 @@ package final class AuthorityEngine<R: Reactor> {
     /// off the loop (``StateEncode``), when the loop can; a smaller one on the loop, where it
     /// costs less than starting a thread. 1 MiB: encoded in about 5 ms.
     package var feedEncodesOffLoopAbove = 1 << 20
+    /// Set by a loop that has its snapshot replica encode the feed's snapshots: a large state's
+    /// snapshot is then neither encoded nor copied here (``FeedSnapshot/Due/encodeElsewhere(version:)``).
+    package var feedEncodesElsewhere = false
 
     /// The client id of the last action read: a client's next action in a burst carries the
     /// same bytes, and then reuses this `String` instead of making and checking a new one.
@@ -916,6 +919,9 @@ package final class AuthorityEngine<R: Reactor> {
             outbox.stateEncodeNanoseconds = nanoseconds
         case .encoding(let version):
             outbox.stateEncoding = version
+        case .encodeElsewhere(let version):
+            outbox.stateEncoding = version
+            outbox.stateEncodedElsewhere = true
         case nil:
             break
         }
@@ -956,6 +962,10 @@ package final class AuthorityEngine<R: Reactor> {
             return .encoding(version: encoding.version)
         }
         if encodedStateCache?.version != version, let startStateEncode, let lastStateBytes, lastStateBytes >= feedEncodesOffLoopAbove {
+            if feedEncodesElsewhere {
+                stateEncoding = (version, [], true)
+                return .encodeElsewhere(version: version)
+            }
             startEncoding(with: startStateEncode, forFeed: true)
             return .encoding(version: version)
         }
@@ -963,6 +973,18 @@ package final class AuthorityEngine<R: Reactor> {
         let cached = encodedStateCache?.version == version
         guard let bytes = encodedState() else { return nil }
         return .encoded(bytes, nanoseconds: cached ? nil : MonotonicClock.nanoseconds() - start)
+    }
+
+    /// The state encoded as for the feed, here and now: what a snapshot replica hands the loop.
+    package func encodeState() throws -> [UInt8] {
+        try stateEncoder.encode(sequencer.state)
+    }
+
+    /// Forgets the encoding under way at `version` that the loop could not arrange after all
+    /// (its replica had stopped): the feed asks again when its schedule next allows; fetches
+    /// that waited ask again after their timeout.
+    package func abandonStateEncoding(version: UInt64) {
+        if stateEncoding?.version == version { stateEncoding = nil }
     }
 
     /// The size of the state's last encoding, 0 before one: what the feed expects its snapshots to weigh.

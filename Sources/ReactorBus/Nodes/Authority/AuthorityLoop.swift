@@ -54,6 +54,8 @@ final class AuthorityLoop<R: Reactor>: NodeLoop {
     /// The journal's LSN when the feed's snapshot being encoded off the loop was copied: its
     /// bytes are published once the journal (and a `sync` standby) has the records through it.
     private var feedEncodingLSN: UInt64?
+    /// Whether the snapshot replica was asked for a feed snapshot yet (logged once).
+    private var replicaEncodesFeed = false
     /// A feed snapshot encoded off the loop whose records are not durable yet, and their LSN.
     private var feedSnapshotWaiting: (snapshot: FeedSnapshot, lsn: UInt64)?
 
@@ -313,6 +315,9 @@ final class AuthorityLoop<R: Reactor>: NodeLoop {
         demand.projections = feed.wantedProjections
         // Without a journal the turn's snapshot is published right after its acks: encoded then
         // (``carryOut(_:publishingState:now:encodingStateFor:)``), so the acks do not wait for it.
+        // A snapshot replica encodes the feed's snapshots of a large state: the loop neither
+        // encodes nor copies its state for them.
+        engine.feedEncodesElsewhere = durability?.replicaRuns == true
         var taken = demand
         if durability == nil {
             taken.snapshot = false
@@ -348,7 +353,19 @@ final class AuthorityLoop<R: Reactor>: NodeLoop {
                     throw error
                 }
             }
-            if turn.outbox.stateEncoding != nil { feedEncodingLSN = lsn }
+            if let version = turn.outbox.stateEncoding {
+                feedEncodingLSN = lsn
+                if turn.outbox.stateEncodedElsewhere {
+                    let mailbox = stateEncodes
+                    let asked = durability.encodeStateForFeed(lsn: lsn, version: version, actionSeq: turn.outbox.actionSeq) { mailbox.post($0) }
+                    if !asked {
+                        engine.abandonStateEncoding(version: version)
+                    } else if !replicaEncodesFeed {
+                        replicaEncodesFeed = true
+                        logger.info("feed snapshots of the state (\(engine.knownStateBytes) bytes) are encoded by the snapshot replica")
+                    }
+                }
+            }
             durability.snapshot(turn.outbox.checkpoint, coveringThrough: lsn, at: (turn.outbox.version, turn.outbox.actionSeq), now: now)
             held.hold(turn, until: lsn)
             if let replication {
@@ -427,7 +444,7 @@ final class AuthorityLoop<R: Reactor>: NodeLoop {
             case .encoded(let bytes, let nanoseconds):
                 snapshotSchedule.took(version: turn.outbox.version, costNanoseconds: nanoseconds, now: now)
                 state = bytes
-            case .encoding(let version):
+            case .encoding(let version), .encodeElsewhere(let version):
                 snapshotSchedule.took(version: version, costNanoseconds: nil, now: now)
             case nil:
                 break

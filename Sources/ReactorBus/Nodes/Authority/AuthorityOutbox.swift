@@ -104,6 +104,9 @@ extension AuthorityEngine {
         /// The version at which the feed's snapshot is being encoded off the loop, when the
         /// ``Demand`` asked for one and the state is large (``AuthorityEngine/feedState(_:)``).
         package var stateEncoding: UInt64?
+        /// Whether the loop is to have ``stateEncoding`` encoded elsewhere (a snapshot replica):
+        /// the engine did not copy its state for it.
+        package var stateEncodedElsewhere = false
         /// The durable snapshot of the engine after the turn (covering exactly its ``records``),
         /// when the ``Demand`` said one is due.
         package var checkpoint: AuthorityCheckpoint<R>?

@@ -17,5 +17,9 @@ package struct FeedSnapshot: Equatable, Sendable {
         case encoded([UInt8], nanoseconds: UInt64?)
         /// Being encoded off the loop, at this version: the bytes come back later.
         case encoding(version: UInt64)
+        /// To be encoded elsewhere at this version, which the loop arranges (a snapshot replica,
+        /// ``AuthorityEngine/feedEncodesElsewhere``) and hands back to
+        /// ``AuthorityEngine/finishStateEncode(_:now:)``.
+        case encodeElsewhere(version: UInt64)
     }
 }

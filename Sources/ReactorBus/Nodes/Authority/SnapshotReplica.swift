@@ -5,6 +5,7 @@ import ReactorLog
 import ReactorStorage
 import Synchronization
 import SystemCalls
+import ZeroMQ
 
 /// A second copy of the authority's state, kept current on a thread of its own by replaying the
 /// records the loop journals, from which the snapshots of a large state are written.
@@ -25,6 +26,10 @@ import SystemCalls
 /// replica cannot spare), and the records journaled after it. A replica whose state disagrees
 /// with a mark, or that cannot apply a record, stops (``Failure``), and the loop's checkpoints
 /// take over again.
+///
+/// The loop also asks it for the feed's snapshots of the state (``encodeState(at:deliver:)``): it
+/// encodes its own state at the mark and hands the bytes back, so the loop neither encodes nor
+/// copies its state for them.
 ///
 /// Its cost: every record's CPU a second time, on a thread at nice +10, and the state's memory a
 /// second time. Worth it for large states only (``PersistenceConfiguration/replicaSnapshotsAbove``).
@@ -70,6 +75,8 @@ final class SnapshotReplica<R: Reactor>: Sendable {
         case diverged(expected: Mark, lsn: UInt64, version: UInt64, actionSeq: UInt64)
         /// A record or the snapshot it started from did not apply.
         case notApplied(lsn: UInt64, any Error)
+        /// The replica stopped before it came to the request.
+        case stopped
 
         var description: String {
             switch self {
@@ -77,6 +84,8 @@ final class SnapshotReplica<R: Reactor>: Sendable {
                 "the replica reached journal record \(lsn), version \(version), action \(actionSeq) where the loop's state was at record \(mark.lsn), version \(mark.version), action \(mark.actionSeq)"
             case .notApplied(let lsn, let error):
                 "the replica could not apply journal record \(lsn): \(error)"
+            case .stopped:
+                "the replica stopped first"
             }
         }
     }
@@ -90,6 +99,14 @@ final class SnapshotReplica<R: Reactor>: Sendable {
         /// Records to apply, with their payloads' bytes (counted once, when handed over).
         case records([JournalRecord], bytes: Int)
         case mark(Mark)
+        /// Encode the state at the mark for the feed, and hand the outcome to `deliver`.
+        case encode(Mark, deliver: @Sendable (StateEncode.Done) -> Void)
+
+        /// Tells an encoding's requester that it will not come: the replica stopped first.
+        func abandon() {
+            guard case .encode(let mark, let deliver) = self else { return }
+            deliver(StateEncode.Done(version: mark.version, actionSeq: mark.actionSeq, result: .failure(Failure.stopped)))
+        }
     }
 
     private struct State: Sendable {
@@ -134,7 +151,11 @@ final class SnapshotReplica<R: Reactor>: Sendable {
             var follower = Follower(setup: setup)
             var destination: (any SnapshotDestination)?
             while var items = nextItems() {
-                for index in items.indices where !stopRequested.load(ordering: .relaxed) {
+                for index in items.indices {
+                    if stopRequested.load(ordering: .relaxed) {
+                        items[index].abandon()
+                        continue
+                    }
                     // Taken out of the batch: a starting checkpoint kept there would make the
                     // first record applied copy the whole state.
                     let item = items[index]
@@ -149,6 +170,8 @@ final class SnapshotReplica<R: Reactor>: Sendable {
                         guard waitUntilDurable(mark.lsn) else { break }
                         let outcome = follower.snapshot(at: mark, on: &destination, making: makeDestination)
                         shared.locked { $0.outcome = outcome }
+                    case .encode(let mark, let deliver):
+                        deliver(follower.encodeState(at: mark))
                     }
                 }
             }
@@ -171,6 +194,20 @@ final class SnapshotReplica<R: Reactor>: Sendable {
     /// (``durable(through:)``). One at a time: the loop waits for its outcome first.
     func snapshot(at mark: Mark) {
         shared.locked { $0.items.append(.mark(mark)) }
+    }
+
+    /// Asks for the state encoded at `mark` (the LSN just journaled, and the loop's version and
+    /// action sequence there), for the feed; `deliver` gets the outcome on the replica's thread,
+    /// or a failure if the replica stops first. It does not wait for the journal to be durable:
+    /// the loop publishes the bytes once it is.
+    func encodeState(at mark: Mark, deliver: @escaping @Sendable (StateEncode.Done) -> Void) {
+        let item = Item.encode(mark, deliver: deliver)
+        let queued = shared.locked { state -> Bool in
+            guard !state.stopping else { return false }
+            state.items.append(item)
+            return true
+        }
+        if !queued { item.abandon() }
     }
 
     /// The journal is durable through `lsn`.
@@ -209,10 +246,12 @@ final class SnapshotReplica<R: Reactor>: Sendable {
     /// ended (it finishes the record, or the snapshot, in hand first). Idempotent.
     func stop(waiting: Bool = true) {
         stopRequested.store(true, ordering: .relaxed)
-        shared.locked { state in
+        let dropped = shared.locked { state in
             state.stopping = true
-            state.items = []
+            defer { state.items = [] }
+            return state.items
         }
+        for item in dropped { item.abandon() }
         if waiting { shared.wait { $0.finished ? () : nil } }
     }
 
@@ -303,6 +342,21 @@ extension SnapshotReplica {
                 try AuthorityDurability<R>.encode(checkpoint, write)
             }
             return SnapshotWriter.perform(request, on: &destination, making: makeDestination)
+        }
+
+        /// Encodes the state at `mark` for the feed, or fails without bytes.
+        func encodeState(at mark: Mark) -> StateEncode.Done {
+            let reached = engine.currentMetrics()
+            var result: Result<[UInt8], any Error>
+            let start = MonotonicClock.nanoseconds()
+            if let failure {
+                result = .failure(failure)
+            } else if lsn != mark.lsn || reached.version != mark.version || reached.actionSeq != mark.actionSeq {
+                result = .failure(Failure.diverged(expected: mark, lsn: lsn, version: reached.version, actionSeq: reached.actionSeq))
+            } else {
+                result = Result { try engine.encodeState() }
+            }
+            return StateEncode.Done(version: mark.version, actionSeq: mark.actionSeq, result: result, nanoseconds: MonotonicClock.nanoseconds() - start)
         }
 
         private static func failed(_ mark: Mark, _ failure: Failure) -> SnapshotWriter.Outcome {
