@@ -942,9 +942,10 @@ package final class AuthorityEngine<R: Reactor> {
     /// The feed's snapshot, when `demand` asks for one and the version moved since the one
     /// published last: the state encoded now, with how long that took (`nil` when it was
     /// encoded before, for a request); or, for a large state (``feedEncodesOffLoopAbove``) where
-    /// the loop can encode off it, the version whose encoding started or was under way already
-    /// (``finishStateEncode(_:now:)`` hands the bytes over). `nil` while another encoding for the
-    /// feed is under way.
+    /// the loop can encode off it, the version whose encoding started or was under way already,
+    /// or (``feedEncodesElsewhere``) the version the loop is to have its snapshot replica encode;
+    /// ``finishStateEncode(_:now:)`` takes the bytes back either way. `nil` while another
+    /// encoding for the feed is under way.
     ///
     /// ``takeOutbox(_:)`` puts it in the outbox. A loop that publishes the turn's snapshot right
     /// after its acks may instead take the outbox with a demand for no snapshot and ask here once
