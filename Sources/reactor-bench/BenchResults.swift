@@ -158,6 +158,10 @@ struct BenchResults: Sendable {
     /// are written, from the loop's checkpoints or from a snapshot replica.
     struct StatePause: Sendable {
         var replica: Bool
+        /// Feed snapshots instead of disk snapshots: a subscriber made the authority publish them.
+        var feed = false
+        /// The feed snapshots the subscriber received.
+        var feedSnapshots = 0
         var run: Pause
     }
 

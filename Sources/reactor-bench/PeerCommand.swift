@@ -21,7 +21,7 @@ import ZeroMQ
 /// | `pipeline-worker` | its worker for `countUpAsync`, on the same calls alone (``PipelineBaselineWorker``) |
 /// | `clients` | many clients at once, a connection each (``BenchClientsPeer``) |
 enum PeerCommand {
-    static let roles = ["guard", "raw-pub", "raw-sub", "raw-echo", "raw-client", "raw-chunk-server", "raw-chunk-client", "state-decode", "client", "observe", "ping",
+    static let roles = ["guard", "raw-pub", "raw-sub", "raw-echo", "raw-client", "raw-chunk-server", "raw-chunk-client", "state-decode", "client", "observe", "ping", "snapshot-sub",
                         "pipeline-authority", "pipeline-worker", "clients"]
 
     static let spec = Command(
@@ -30,13 +30,13 @@ enum PeerCommand {
         options: ([
             .value("parent", "PID", help: "guard: the bench's pid"),
             .value("endpoint", "EP", help: "raw roles and client: where to connect; pipeline-worker: the authority's workers endpoint"),
-            .value("feed", "EP", help: "observe: the feed endpoint; pipeline-authority: where to publish it (bind)"),
+            .value("feed", "EP", help: "observe and snapshot-sub: the feed endpoint; pipeline-authority: where to publish it (bind)"),
             .value("actions", "EP", help: "pipeline-authority: where clients send actions (bind)"),
             .value("workers", "EP", help: "pipeline-authority: where baseline workers connect (bind); without it, countUp only"),
             .value("capacity", "N", help: "pipeline-worker: jobs it announces it takes at once", default: "256"),
             .value("connections", "N", help: "clients: how many clients, a connection each", default: "1"),
             .value("app", "NAME", help: "observe: the app", default: "counter"),
-            .value("count", "N", help: "messages or actions", default: "1000"),
+            .value("count", "N", help: "messages or actions; snapshot-sub: versions to follow past the first seen", default: "1000"),
             .value("window", "N", help: "in flight at once", default: "1000"),
             .value("mode", "MODE", help: "raw-client: rtt or pipeline; state-decode: floor or codable", default: "rtt"),
             .value("frames", "B1,B2", help: "raw roles: frame sizes in bytes", default: "52,10"),
@@ -60,7 +60,7 @@ enum PeerCommand {
             .value("until-snapshots", "N", help: "ping: ... and wrote N snapshots", default: "0"),
             .value("field", "FIELD", help: "observe: the state field to report", default: "count"),
             .value("until-version", "V", help: "observe: stop once this version is seen", default: "1"),
-            .value("timeout", "SECONDS", help: "observe: give up after this long", default: "60"),
+            .value("timeout", "SECONDS", help: "observe and snapshot-sub: give up after this long", default: "60"),
         ] as [Option]).map { $0.hidden() },
         positionalName: "ROLE",
         discussion: "Internal: started by 'reactor-bench'. Roles: \(roles.joined(separator: ", ")).",
@@ -137,6 +137,9 @@ enum PeerCommand {
                                           timeoutSeconds: Double(try arguments.seconds("timeout")?.wholeMilliseconds ?? 60_000) / 1_000,
                                           context: context)
             return try probe.run()
+        case "snapshot-sub":
+            return BenchSnapshotSubscriber.run(feed: try endpoint("feed"), versions: UInt64(try int("count", 1...Int.max)),
+                                               timeoutSeconds: Double(try arguments.seconds("timeout")?.wholeMilliseconds ?? 60_000) / 1_000)
         case "observe":
             let options = BenchObserverPeer.Options(
                 app: arguments.string("app") ?? "counter", feed: try endpoint("feed"), actions: try endpoint(),

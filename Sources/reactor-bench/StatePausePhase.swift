@@ -1,5 +1,6 @@
 import Foundation
 import MessagePack
+import TestSupport
 
 /// The end of the state phase: how long the authority's loop stops while snapshots of the
 /// largest state are written. The state phase's largest data directory (its final snapshot
@@ -10,37 +11,92 @@ import MessagePack
 /// off`: each makes the loop copy the whole state at its next change), once written from a
 /// snapshot replica (`--snapshot-replica-above 0`).
 ///
+/// Then twice more with no disk snapshot during the load but a subscriber to the feed's
+/// snapshots (at most one a second, `--feed-snapshot-interval 1`): each copied and encoded off
+/// the loop, then encoded by a snapshot replica.
+///
 /// Figures: for each, ping p50/p99/max (max = the loop's longest pause), pings over 50 ms,
-/// snapshots written and actions/s; the ratio of the longest pauses, replica / checkpoints
-/// (target <= 0.5x). Check: every action acked, and at least two snapshots written in each run.
+/// snapshots written (or feed snapshots received) and actions/s; the ratio of the longest
+/// pauses, replica / checkpoints (target <= 0.5x). Check: every action acked, and at least two
+/// snapshots written (or feed snapshots received) in each run.
 enum StatePausePhase {
+    /// One restart of the largest state: what writes its disk snapshots, and whether a feed
+    /// subscriber makes it publish feed snapshots instead.
+    struct Variant {
+        var replica: Bool
+        var feed: Bool
+
+        var label: String {
+            switch (feed, replica) {
+            case (false, false): "checkpoints"
+            case (false, true): "replica"
+            case (true, false): "feed-copy"
+            case (true, true): "feed-replica"
+            }
+        }
+
+        var description: String {
+            switch (feed, replica) {
+            case (false, false): "a snapshot every EVERY records from the loop's checkpoints"
+            case (false, true): "a snapshot every EVERY records from a snapshot replica"
+            case (true, false): "a feed subscriber to snapshots (at most one a second), each copied and encoded off the loop"
+            case (true, true): "a feed subscriber to snapshots (at most one a second), each encoded by a snapshot replica"
+            }
+        }
+    }
+
+    static let variants = [Variant(replica: false, feed: false), Variant(replica: true, feed: false),
+                           Variant(replica: false, feed: true), Variant(replica: true, feed: true)]
+
     static func run(directory: String, stateBytes: Int, plan: BenchPlan, results: inout BenchResults) async throws {
         let count = plan.stateActions
         // 20,000 for the full run's 200,000 puts: about ten snapshots due during the load.
         let every = max(count / 10, 100)
-        for replica in [false, true] {
-            let label = replica ? "replica" : "checkpoints"
-            Output.error("bench: state — restarted on the \(stateBytes.grouped)-byte state, \(count.grouped) puts, a snapshot every \(every.grouped) records from \(replica ? "a snapshot replica" : "the loop's checkpoints"), ping every 2 ms")
+        for variant in variants {
+            let label = variant.label
+            Output.error("bench: state — restarted on the \(stateBytes.grouped)-byte state, \(count.grouped) puts, \(variant.description.replacingOccurrences(of: "EVERY", with: every.grouped)), ping every 2 ms")
             let copy = directory + "-" + label
             try? FileManager.default.removeItem(atPath: copy)
             try FileManager.default.copyItem(atPath: directory, toPath: copy)
             defer { try? FileManager.default.removeItem(atPath: copy) }
+            // Feed runs: no disk snapshot during the load (the replica starts from the one recovered).
+            let disk = variant.feed ? ["--snapshot-every", "1000000000", "--snapshot-interval", "86400", "--feed-snapshot-interval", "1"]
+                : ["--snapshot-every", String(every), "--snapshot-interval", "1"]
             let cluster = try await BenchCluster.authority(
                 app: "catalog",
-                extra: ["--data", copy, "--snapshot-every", String(every), "--snapshot-interval", "1", "--snapshot-replica-above", replica ? "0" : "off"],
+                extra: ["--data", copy, "--snapshot-replica-above", variant.replica ? "0" : "off"] + disk,
                 name: "authority-state-pauses-\(label)")
             let limit = BenchPlan.limit(count, minimumRate: 1_000, base: 60)
-            let (sent, probed) = try await cluster.run { cluster in
+            let (sent, probed, subscribed) = try await cluster.run { cluster in
+                var subscriber: ChildProcess?
+                if variant.feed {
+                    let peer = try cluster.peer(["snapshot-sub", "--feed", cluster.endpoints.feed, "--count", String(count),
+                                                 "--timeout", String(limit.wholeMilliseconds / 1_000)], name: "snapshot-sub")
+                    guard await peer.waitForEvent("ready", timeout: .seconds(20)) != nil else {
+                        throw BenchError.phase("the feed subscriber never heard the authority\n\(peer.logTail())\n\(cluster.authority.logTail())")
+                    }
+                    subscriber = peer
+                }
                 let probe = try cluster.peer(["ping", "--endpoint", cluster.endpoints.actions, "--interval-ms", "2", "--until-accepted", String(count),
-                                              "--until-snapshots", "2", "--timeout", String(limit.wholeMilliseconds / 1_000)], name: "ping")
+                                              "--until-snapshots", variant.feed ? "0" : "2", "--timeout", String(limit.wholeMilliseconds / 1_000)], name: "ping")
                 let client = try cluster.client(workload: "catalog", count: count, window: plan.window, extra: ["--stats"])
-                return (try await cluster.result(of: client, timeout: limit), try await cluster.result(of: probe, timeout: limit))
+                let sent = try await cluster.result(of: client, timeout: limit)
+                let probed = try await cluster.result(of: probe, timeout: limit)
+                var subscribed: MessagePackValue?
+                if let subscriber { subscribed = try await cluster.result(of: subscriber, timeout: limit) }
+                return (sent, probed, subscribed)
             }
-            let run = BenchResults.Pause(probed: probed, sent: sent, actions: count, snapshotEvery: every)
-            results.statePauses.append(.init(replica: replica, run: run))
-            results.check("state_pauses_\(label)", "state pauses, snapshots from \(label): every action acked, at least 2 snapshots written",
-                          run.acked == count && sent["errors"]?.intValue == 0 && run.snapshotsWritten >= 2)
-            Output.error("bench:   ping p50 \(run.rtt.p50) µs p99 \(run.rtt.p99) µs max \(run.rtt.max) µs (\(run.over50ms) over 50 ms), \(run.snapshotsWritten) snapshots, \(Int(run.ackedPerSecond).grouped) acked/s")
+            let run = BenchResults.Pause(probed: probed, sent: sent, actions: count, snapshotEvery: variant.feed ? nil : every)
+            let feedSnapshots = Int(subscribed?["snapshots"]?.intValue ?? 0)
+            results.statePauses.append(.init(replica: variant.replica, feed: variant.feed, feedSnapshots: feedSnapshots, run: run))
+            if variant.feed {
+                results.check("state_pauses_\(label)", "state pauses, feed snapshots \(variant.replica ? "from a replica" : "copied"): every action acked, at least 2 feed snapshots received",
+                              run.acked == count && sent["errors"]?.intValue == 0 && feedSnapshots >= 2)
+            } else {
+                results.check("state_pauses_\(label)", "state pauses, snapshots from \(label): every action acked, at least 2 snapshots written",
+                              run.acked == count && sent["errors"]?.intValue == 0 && run.snapshotsWritten >= 2)
+            }
+            Output.error("bench:   ping p50 \(run.rtt.p50) µs p99 \(run.rtt.p99) µs max \(run.rtt.max) µs (\(run.over50ms) over 50 ms), \(variant.feed ? "\(feedSnapshots) feed snapshots" : "\(run.snapshotsWritten) snapshots"), \(Int(run.ackedPerSecond).grouped) acked/s")
         }
     }
 }
