@@ -8,8 +8,9 @@ import ZeroMQ
 /// Subscribes to `snapshot` and `heartbeat`, learns the authority's version from the first one
 /// (an idle authority sends a heartbeat every second), says `ready`, then reads every message
 /// until one names `versions` more than that (the authority publishes a snapshot of the final
-/// version once the load ends), and reports how many snapshots arrived, their bytes and their
-/// versions.
+/// version once the load ends), and reports how many snapshots arrived, how many of them were
+/// published during the load (versions strictly between the first seen and the last), their
+/// bytes and their versions.
 enum BenchSnapshotSubscriber {
     static func run(feed: String, versions more: UInt64, timeoutSeconds: Double) -> Int32 {
         RawZMQBaseline.run("snapshot-sub") { context in
@@ -48,8 +49,11 @@ enum BenchSnapshotSubscriber {
                     }
                 }
             }
+            let base = until - more
+            let during = versions.filter { ($0.intValue ?? 0) > Int64(base) && ($0.intValue ?? 0) < Int64(until) }.count
             Output.line(MessagePackValue.object([
-                ("event", "result"), ("snapshots", .whole(versions.count)), ("bytes", .whole(bytes)), ("versions", .array(versions)),
+                ("event", "result"), ("snapshots", .whole(versions.count)), ("during_load", .whole(during)), ("bytes", .whole(bytes)),
+                ("versions", .array(versions)),
             ]).rendered)
         }
     }
