@@ -18,11 +18,11 @@ import ZeroMQ
     /// 40,000 entries of 100 bytes: about 4.4 MiB of MessagePack, over the 1 MiB above which
     /// feed snapshots are encoded off the loop.
     static let fills: [Catalog.Action] = (0 ..< 4).map { .fill(from: $0 * 10_000, count: 10_000, bytes: 100) }
-    static let puts = 2_000
+    static let puts = 3_000
 
     /// Where the authority keeps its state: in memory, with a journal, or with a journal and a
-    /// snapshot replica (which then encodes the feed's snapshots; a snapshot to disk every 2
-    /// records, so that it starts at once).
+    /// snapshot replica (which then encodes the feed's snapshots; a snapshot to disk every
+    /// second, so that it starts within one, and disk snapshots stay light for it).
     enum Keeping: String, CaseIterable, Sendable {
         case memory, journal, replica
 
@@ -30,7 +30,7 @@ import ZeroMQ
             switch self {
             case .memory: []
             case .journal: ["--data", directory]
-            case .replica: ["--data", directory, "--snapshot-replica-above", "0", "--snapshot-every", "2"]
+            case .replica: ["--data", directory, "--snapshot-replica-above", "0", "--snapshot-every", "1000000", "--snapshot-interval", "1"]
             }
         }
     }
