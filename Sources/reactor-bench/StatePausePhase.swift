@@ -26,28 +26,20 @@ enum StatePausePhase {
     struct Variant {
         var replica: Bool
         var feed: Bool
-
-        var label: String {
-            switch (feed, replica) {
-            case (false, false): "checkpoints"
-            case (false, true): "replica"
-            case (true, false): "feed-copy"
-            case (true, true): "feed-replica"
-            }
-        }
-
-        var description: String {
-            switch (feed, replica) {
-            case (false, false): "a snapshot every EVERY records from the loop's checkpoints"
-            case (false, true): "a snapshot every EVERY records from a snapshot replica"
-            case (true, false): "a feed subscriber to snapshots (one due every eighth of the puts), each copied and encoded off the loop"
-            case (true, true): "a feed subscriber to snapshots (one due every eighth of the puts), each encoded by a snapshot replica"
-            }
-        }
+        /// Names the run's data copy, authority and check.
+        var label: String
+        /// What the run does (`EVERY`: the records between two disk snapshots).
+        var description: String
     }
 
-    static let variants = [Variant(replica: false, feed: false), Variant(replica: true, feed: false),
-                           Variant(replica: false, feed: true), Variant(replica: true, feed: true)]
+    static let variants = [
+        Variant(replica: false, feed: false, label: "checkpoints", description: "a snapshot every EVERY records from the loop's checkpoints"),
+        Variant(replica: true, feed: false, label: "replica", description: "a snapshot every EVERY records from a snapshot replica"),
+        Variant(replica: false, feed: true, label: "feed-copy",
+                description: "a feed subscriber to snapshots (one due every eighth of the puts), each copied and encoded off the loop"),
+        Variant(replica: true, feed: true, label: "feed-replica",
+                description: "a feed subscriber to snapshots (one due every eighth of the puts), each encoded by a snapshot replica"),
+    ]
 
     static func run(directory: String, stateBytes: Int, plan: BenchPlan, results: inout BenchResults) async throws {
         let count = plan.stateActions

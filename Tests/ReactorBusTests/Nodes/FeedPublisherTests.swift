@@ -46,22 +46,14 @@ import TestSupport
     /// its reader's last acknowledgement point) then heard nothing more while it stayed
     /// connected; the publisher binds again instead, and the subscriber reconnects.
     @Test func aSubscriberConnectedBeforeTheMarkWentDownHearsTheMessagesAfterIt() async throws {
-        let context = try ZMQContext()
-        defer { context.terminate(timeout: .seconds(2)) }
-        let socket = try ZMQSocket(context: context, type: .xpub)
-        let subscriber = try ZMQSocket(context: context, type: .sub)
-        defer {
-            subscriber.close()
-            socket.close()
+        try await withSubscribedFeed(on: "tcp://127.0.0.1:*") { feed, subscriber in
+            try await hearsTheMessagesAfterTheMarkWentDown(feed, subscriber)
         }
-        try socket.set(.linger, 0)
-        try subscriber.set(.linger, 0)
-        let feed = try FeedPublisher(socket: socket, queueBytes: 1 << 20, maxHighWaterMark: 10_000)
-        try socket.bind("tcp://127.0.0.1:*")
-        feed.boundEndpoint = try socket.get(.lastEndpoint)
+    }
+
+    private func hearsTheMessagesAfterTheMarkWentDown(_ feed: FeedPublisher, _ subscriber: ZMQSocket) async throws {
         try subscriber.set(.subscribe, FeedMessage.Topic.heartbeat)
         try subscriber.set(.subscribe, FeedMessage.Topic.snapshot)
-        try subscriber.connect(try #require(feed.boundEndpoint))
         #expect(try await readUntil(feed) { feed.wantsSnapshots })
 
         // Caught up with a few small messages, then the large one lowers the mark to 8.
@@ -139,21 +131,26 @@ import TestSupport
         }
     }
 
-    /// Runs `body` with a feed publisher on an XPUB socket and a SUB socket connected to it
-    /// (inproc), subscribed to nothing yet; closes both after.
-    private func withSubscribedFeed(projections: [String] = [], _ body: (FeedPublisher, ZMQSocket) async throws -> Void) async throws {
+    /// Runs `body` with a feed publisher on an XPUB socket and a SUB socket connected to it,
+    /// subscribed to nothing yet; closes both after. Inproc by default; bound to `endpoint`, the
+    /// publisher binds it again to lower its mark, as the authority's loop has it do.
+    private func withSubscribedFeed(projections: [String] = [], on endpoint: String? = nil,
+                                    _ body: (FeedPublisher, ZMQSocket) async throws -> Void) async throws {
         let context = try ZMQContext()
-        defer { context.terminate(timeout: .seconds(1)) }
+        defer { context.terminate(timeout: .seconds(2)) }
         let socket = try ZMQSocket(context: context, type: .xpub)
         let subscriber = try ZMQSocket(context: context, type: .sub)
         defer {
             subscriber.close()
             socket.close()
         }
+        try socket.set(.linger, 0)
+        try subscriber.set(.linger, 0)
         let feed = try FeedPublisher(socket: socket, queueBytes: 1 << 20, maxHighWaterMark: 10_000, projections: projections)
-        let endpoint = "inproc://feed-wants-\(UInt64.random(in: 0...UInt64.max))"
-        try socket.bind(endpoint)
-        try subscriber.connect(endpoint)
+        try socket.bind(endpoint ?? "inproc://feed-wants-\(UInt64.random(in: 0...UInt64.max))")
+        let bound: String = try socket.get(.lastEndpoint)
+        if endpoint != nil { feed.boundEndpoint = bound }
+        try subscriber.connect(bound)
         try await body(feed, subscriber)
     }
 

@@ -21,10 +21,11 @@ import Foundation
         var requests: [StateEncode] = []
     }
 
-    func makeEngine(_ started: Started) -> AuthorityEngine<Counter> {
+    /// An engine whose encodings off the loop are kept in `started`; without it, as with no loop.
+    func makeEngine(_ started: Started? = nil) -> AuthorityEngine<Counter> {
         let configuration = AuthorityConfiguration(appName: "counter", actionsEndpoint: "", workersEndpoint: "", feedEndpoint: "")
         let engine = AuthorityEngine(reactor: Counter(), configuration: configuration, logger: Logger(label: "test", sink: .discard), journaling: false)
-        engine.startStateEncode = { started.requests.append($0) }
+        if let started { engine.startStateEncode = { started.requests.append($0) } }
         return engine
     }
 
@@ -193,8 +194,7 @@ import Foundation
             #expect(outbox.state == (try MessagePackEncoder().encode(Counter.State(count: Int(seq)))))
         }
         #expect(started.requests.isEmpty)
-        let configuration = AuthorityConfiguration(appName: "counter", actionsEndpoint: "", workersEndpoint: "", feedEndpoint: "")
-        let alone = AuthorityEngine(reactor: Counter(), configuration: configuration, logger: Logger(label: "test", sink: .discard), journaling: false)
+        let alone = makeEngine()
         alone.noteStateBytes(1 << 30)
         try countUp(alone, seq: 1)
         #expect(alone.takeOutbox(.init(snapshot: true)).state == (try MessagePackEncoder().encode(Counter.State(count: 1))))
@@ -216,8 +216,7 @@ import Foundation
     }
 
     @Test func withoutTheLoopTheEngineEncodesAtOnce() throws {
-        let configuration = AuthorityConfiguration(appName: "counter", actionsEndpoint: "", workersEndpoint: "", feedEndpoint: "")
-        let engine = AuthorityEngine(reactor: Counter(), configuration: configuration, logger: Logger(label: "test", sink: .discard), journaling: false)
+        let engine = makeEngine()
         try countUp(engine, seq: 1)
         _ = try replies(engine)
         fetch(engine, id: 7)

@@ -330,11 +330,7 @@ extension SnapshotReplica {
         /// Encodes and writes the state at `mark`, or fails without writing.
         func snapshot(at mark: Mark, on destination: inout (any SnapshotDestination)?,
                       making makeDestination: () throws -> any SnapshotDestination) -> SnapshotWriter.Outcome {
-            let reached = engine.currentMetrics()
-            if failure == nil, lsn != mark.lsn || reached.version != mark.version || reached.actionSeq != mark.actionSeq {
-                return Self.failed(mark, .diverged(expected: mark, lsn: lsn, version: reached.version, actionSeq: reached.actionSeq))
-            }
-            if let failure { return Self.failed(mark, failure) }
+            if let failure = failure(at: mark) { return Self.failed(mark, failure) }
             // The checkpoint lives only as long as the request: the next record applied finds the
             // state unshared again and changes it in place.
             let checkpoint = engine.checkpoint()
@@ -346,17 +342,20 @@ extension SnapshotReplica {
 
         /// Encodes the state at `mark` for the feed, or fails without bytes.
         func encodeState(at mark: Mark) -> StateEncode.Done {
-            let reached = engine.currentMetrics()
-            var result: Result<[UInt8], any Error>
             let start = MonotonicClock.nanoseconds()
-            if let failure {
-                result = .failure(failure)
-            } else if lsn != mark.lsn || reached.version != mark.version || reached.actionSeq != mark.actionSeq {
-                result = .failure(Failure.diverged(expected: mark, lsn: lsn, version: reached.version, actionSeq: reached.actionSeq))
-            } else {
-                result = Result { try engine.encodeState() }
-            }
+            let result: Result<[UInt8], any Error> = if let failure = failure(at: mark) { .failure(failure) } else { Result { try engine.encodeState() } }
             return StateEncode.Done(version: mark.version, actionSeq: mark.actionSeq, result: result, nanoseconds: MonotonicClock.nanoseconds() - start)
+        }
+
+        /// Why the replica cannot answer for `mark`: it stopped applying records, or its state is
+        /// not exactly at the mark's LSN, version and action sequence. `nil`: it is.
+        private func failure(at mark: Mark) -> Failure? {
+            if let failure { return failure }
+            let (version, actionSeq) = engine.inSequencer { ($0.version, $0.actionSeq) }
+            guard lsn == mark.lsn, version == mark.version, actionSeq == mark.actionSeq else {
+                return .diverged(expected: mark, lsn: lsn, version: version, actionSeq: actionSeq)
+            }
+            return nil
         }
 
         private static func failed(_ mark: Mark, _ failure: Failure) -> SnapshotWriter.Outcome {
