@@ -37,6 +37,10 @@ import Foundation
         engine.handleClient([client] + ClientMessage.snapshotChunk(requestID: id, version: version, offset: 0, maxBytes: 1 << 20).frames(writer), now: 0)
     }
 
+    func wholeSnapshot(_ engine: AuthorityEngine<Counter>, id: UInt64, from peer: [UInt8]? = nil) {
+        engine.handleClient([peer ?? client] + ClientMessage.snapshot(requestID: id).frames(writer), now: 0)
+    }
+
     func replies(_ engine: AuthorityEngine<Counter>) throws -> [AuthorityReply] {
         try engine.takeOutbox().replies.map { try $0.reply() }
     }
@@ -100,7 +104,7 @@ import Foundation
         let started = Started()
         let engine = makeEngine(started)
         let counterBytes = try MessagePackEncoder().encode(Counter.State(count: 1)).count
-        engine.feedEncodesOffLoopAbove = counterBytes
+        engine.encodesOffLoopAbove = counterBytes
         try countUp(engine, seq: 1)
         // The size is not known yet: the first snapshot is encoded on the loop.
         let first = engine.takeOutbox(.init(snapshot: true))
@@ -114,7 +118,7 @@ import Foundation
         #expect(started.requests.map(\.version) == [2])
 
         // Meanwhile: an action is acknowledged, the feed gets nothing new, and a fetch waits for
-        // the encoding under way.
+        // the encoding under way (one at a time).
         try countUp(engine, seq: 3)
         fetch(engine, id: 7)
         let third = engine.takeOutbox(.init(snapshot: true, publishedVersion: 2))
@@ -127,11 +131,87 @@ import Foundation
         #expect(try MessagePackDecoder().decode(Counter.State.self, from: bytes) == Counter.State(count: 2))
         let snapshot = try #require(engine.finishStateEncode(encoded, now: 0))
         #expect((snapshot.version, snapshot.actionSeq, snapshot.bytes) == (2, 2, bytes))
-        #expect(try replies(engine) == [.snapshotChunk(requestID: 7, version: 2, actionSeq: 2, app: "counter", totalBytes: UInt64(bytes.count), offset: 0, payload: bytes)])
-
-        // The next one due starts anew, at the current version.
-        #expect(engine.takeOutbox(.init(snapshot: true, publishedVersion: 2)).stateEncoding == 3)
+        // The fetch arrived at version 3, after its client's ack: version 2 would hide that
+        // action, so the fetch waits for an encoding of the current state, started now.
+        #expect(try replies(engine) == [])
         #expect(started.requests.map(\.version) == [2, 3])
+        let current = done(started.requests[1])
+        let currentBytes = try current.result.get()
+        #expect(engine.finishStateEncode(current, now: 0) == nil)
+        #expect(try replies(engine) == [.snapshotChunk(requestID: 7, version: 3, actionSeq: 3, app: "counter", totalBytes: UInt64(currentBytes.count), offset: 0, payload: currentBytes)])
+
+        // The next one due takes those bytes; the one after starts anew, at the current version.
+        #expect(engine.takeOutbox(.init(snapshot: true, publishedVersion: 2)).state == currentBytes)
+        try countUp(engine, seq: 4)
+        #expect(engine.takeOutbox(.init(snapshot: true, publishedVersion: 3)).stateEncoding == 4)
+        #expect(started.requests.map(\.version) == [2, 3, 4])
+    }
+
+    /// A whole `snapshot` reply of a large state is encoded off the loop too, and like a fetch it
+    /// is never of a version older than the state the request arrived at: a client that was
+    /// acknowledged an action sees it.
+    @Test func aLargeStatesWholeSnapshotIsEncodedOffTheLoopAndNeverOlderThanTheRequest() throws {
+        let started = Started()
+        let engine = makeEngine(started)
+        engine.noteStateBytes(1 << 20)
+        try countUp(engine, seq: 1)
+        _ = try replies(engine)
+
+        // The feed's encoding at version 1 is under way; a client is acknowledged version 2 and
+        // asks for the whole state, and another asks for it before the action.
+        #expect(engine.takeOutbox(.init(snapshot: true)).stateEncoding == 1)
+        wholeSnapshot(engine, id: 6, from: [9])
+        try countUp(engine, seq: 2)
+        wholeSnapshot(engine, id: 7)
+        #expect(try replies(engine) == [.ack(clientSeq: 2, actionSeq: 2, version: 2)])
+        #expect(started.requests.map(\.version) == [1])
+
+        // Version 1's bytes: the feed's, and the reply to the request that arrived at version 1.
+        let first = done(started.requests[0])
+        let firstBytes = try first.result.get()
+        #expect(try engine.finishStateEncode(first, now: 0).map(\.version) == 1)
+        #expect(try replies(engine) == [.snapshot(requestID: 6, version: 1, actionSeq: 1, app: "counter", payload: firstBytes)])
+        // The other waits for version 2, encoded off the loop as well.
+        #expect(started.requests.map(\.version) == [1, 2])
+        let second = done(started.requests[1])
+        let secondBytes = try second.result.get()
+        #expect(try MessagePackDecoder().decode(Counter.State.self, from: secondBytes) == Counter.State(count: 2))
+        #expect(engine.finishStateEncode(second, now: 0) == nil)
+        #expect(try replies(engine) == [.snapshot(requestID: 7, version: 2, actionSeq: 2, app: "counter", payload: secondBytes)])
+
+        // At the same version the bytes are kept: the next request is answered at once.
+        wholeSnapshot(engine, id: 8)
+        #expect(try replies(engine) == [.snapshot(requestID: 8, version: 2, actionSeq: 2, app: "counter", payload: secondBytes)])
+        #expect(started.requests.count == 2)
+        // A small state's whole snapshot is encoded on the loop.
+        let small = makeEngine(started)
+        try countUp(small, seq: 1)
+        _ = try replies(small)
+        wholeSnapshot(small, id: 1)
+        #expect(try replies(small) == [.snapshot(requestID: 1, version: 1, actionSeq: 1, app: "counter", payload: try MessagePackEncoder().encode(Counter.State(count: 1)))])
+        #expect(started.requests.count == 2)
+    }
+
+    /// Requests that waited for a replica's encoding that could not be arranged get an encoding
+    /// of the engine's own, not silence until their timeout.
+    @Test func requestsWaitingForAnAbandonedEncodingGetOneOfTheirOwn() throws {
+        let started = Started()
+        let engine = makeEngine(started)
+        engine.noteStateBytes(1 << 20)
+        engine.feedEncodesElsewhere = true
+        try countUp(engine, seq: 1)
+        #expect(engine.takeOutbox(.init(snapshot: true)).stateEncodedElsewhere)
+        fetch(engine, id: 7)
+        wholeSnapshot(engine, id: 8)
+        engine.abandonStateEncoding(version: 1)
+        #expect(started.requests.map(\.version) == [1])
+        let encoded = done(started.requests[0])
+        let bytes = try encoded.result.get()
+        #expect(engine.finishStateEncode(encoded, now: 0) == nil)
+        #expect(try replies(engine) == [
+            .snapshotChunk(requestID: 7, version: 1, actionSeq: 1, app: "counter", totalBytes: UInt64(bytes.count), offset: 0, payload: bytes),
+            .snapshot(requestID: 8, version: 1, actionSeq: 1, app: "counter", payload: bytes),
+        ])
     }
 
     /// Where the loop has a snapshot replica encode the feed's snapshots, the engine starts no
@@ -142,7 +222,7 @@ import Foundation
         let started = Started()
         let engine = makeEngine(started)
         engine.noteStateBytes(1 << 20)
-        engine.feedEncodesOffLoopAbove = 1
+        engine.encodesOffLoopAbove = 1
         engine.feedEncodesElsewhere = true
         try countUp(engine, seq: 1)
         let first = engine.takeOutbox(.init(snapshot: true))
@@ -224,7 +304,7 @@ import Foundation
         #expect(try replies(engine) == [.snapshotChunk(requestID: 7, version: 1, actionSeq: 1, app: "counter", totalBytes: UInt64(bytes.count), offset: 0, payload: bytes)])
     }
 
-    @Test func aRunningAuthorityAcknowledgesAnActionSentAfterAFetchBeforeTheFetchIsAnswered() async throws {
+    @Test func aRunningAuthorityAcknowledgesActionsSentAfterAFetchOrASnapshotBeforeAnsweringThem() async throws {
         let context = try ZMQContext()
         let configuration = AuthorityConfiguration.onIPC(app: "catalog", name: "state-encode")
         let node = try AuthorityNode(reactor: Catalog(), configuration: configuration, logger: Logger(label: "test", sink: .discard), context: context)
@@ -253,6 +333,22 @@ import Foundation
         // The chunk is of the state at the fetch's version, before the put.
         #expect((id, version, actionSeq, offset) == (7, 1, 1, 0))
         #expect(total > UInt64(payload.count))
+
+        // The state is known to be large now: a whole `snapshot` is encoded off the loop as well,
+        // at the version it was asked at (after the put), and an action sent after it is
+        // acknowledged first.
+        try socket.send(ClientMessage.snapshot(requestID: 8).frames(writer))
+        try socket.send(ClientMessage.action(clientID: "c1", clientSeq: 3, payload: try encoder.encode(Catalog.Action.put(key: 2, value: "y"))).frames(writer))
+        #expect(try await Self.reply(socket) == .ack(clientSeq: 3, actionSeq: 3, version: 3))
+        let whole = try #require(try await Self.reply(socket))
+        guard case .snapshot(8, let wholeVersion, let wholeActionSeq, _, let state) = whole else {
+            Issue.record("expected the whole snapshot, got \(whole)")
+            socket.close()
+            return
+        }
+        #expect((wholeVersion, wholeActionSeq) == (2, 2))
+        let catalog = try MessagePackDecoder().decode(Catalog.State.self, from: state)
+        #expect(catalog.entries.count == 200_000 && catalog.entries[1] == "x" && catalog.entries[2] != "y")
         socket.close()
         service.cancel()
         try await service.value

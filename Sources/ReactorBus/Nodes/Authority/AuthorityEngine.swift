@@ -112,16 +112,17 @@ package final class AuthorityEngine<R: Reactor> {
     /// Starts encoding a state off the loop (``StateEncode``), for a fetch or the feed; set by
     /// the loop. `nil` (the engine alone, in tests and fuzzing): states are encoded here.
     var startStateEncode: ((StateEncode) -> Void)?
-    /// The encoding under way off the loop: the version copied, the first-chunk requests that
-    /// wait for it, and whether the feed publishes it. One at a time: a fetch (or the feed) that
-    /// asks meanwhile waits for it, and gets its version.
-    private var stateEncoding: (version: UInt64, waiting: [PendingChunk], forFeed: Bool)?
+    /// The encoding under way off the loop: the version copied, the requests that wait for it,
+    /// and whether the feed publishes it. One at a time: a request (or the feed) that asks
+    /// meanwhile waits for it; a request that arrived at a later version than it has is then
+    /// answered from the next encoding, never with a state older than the one it asked at.
+    private var stateEncoding: (version: UInt64, waiting: [PendingStateRequest], forFeed: Bool)?
     /// The size of the state's last encoding (or of the snapshot recovered from); `nil` before one.
     private var lastStateBytes: Int?
-    /// A feed snapshot of a state whose last encoding had at least this many bytes is encoded
-    /// off the loop (``StateEncode``), when the loop can; a smaller one on the loop, where it
-    /// costs less than starting a thread. 1 MiB: encoded in about 5 ms.
-    package var feedEncodesOffLoopAbove = 1 << 20
+    /// A feed snapshot or whole `snapshot` reply of a state whose last encoding had at least
+    /// this many bytes is encoded off the loop (``StateEncode``), when the loop can; a smaller
+    /// one on the loop, where it costs less than starting a thread. 1 MiB: encoded in about 5 ms.
+    package var encodesOffLoopAbove = 1 << 20
     /// Set by a loop that has its snapshot replica encode the feed's snapshots: a large state's
     /// snapshot is then neither encoded nor copied here (``FeedSnapshot/Due/encodeElsewhere(version:)``).
     package var feedEncodesElsewhere = false
@@ -130,12 +131,19 @@ package final class AuthorityEngine<R: Reactor> {
     /// same bytes, and then reuses this `String` instead of making and checking a new one.
     private var lastClientID: String?
 
-    /// A `snapshot_chunk` request waiting for its version's bytes.
-    private struct PendingChunk {
+    /// A request for the current state that waits for an encoding off the loop.
+    private struct PendingStateRequest {
+        /// What the requester is sent: the first chunk of a fetch, or the whole state.
+        enum Answer {
+            case chunk(offset: UInt64, maxBytes: UInt64)
+            case whole
+        }
         var envelope: Envelope
         var id: UInt64
-        var offset: UInt64
-        var maxBytes: UInt64
+        var answer: Answer
+        /// The state's version when the request arrived: its answer is of this version or a
+        /// later one, so a client that was acknowledged an action sees its effect.
+        var atLeast: UInt64
     }
     /// Messages refused as over `--max-message-bytes` since the last warning, and when that was.
     private var tooLargeSinceWarning = 0
@@ -186,8 +194,12 @@ package final class AuthorityEngine<R: Reactor> {
             handleAction(envelope, client: client, seq: seq, payload: payload, now: now)
         case .snapshot(let id):
             metrics[.snapshotRequests] += 1
-            if let state = encodedState() {
-                reply(envelope, .snapshot(requestID: id, version: sequencer.version, actionSeq: sequencer.actionSeq, app: configuration.appName, payload: state), request: id)
+            let version = inSequencer { $0.version }
+            if encodedStateCache?.version != version, encodesOffLoop {
+                // A large state is encoded off the loop: the reply goes out once the bytes are back.
+                waitForEncoding(PendingStateRequest(envelope: envelope, id: id, answer: .whole, atLeast: version))
+            } else if let state = encodedState() {
+                reply(envelope, .snapshot(requestID: id, version: version, actionSeq: sequencer.actionSeq, app: configuration.appName, payload: state), request: id)
             }
         case .ping(let id):
             let pong = AuthorityReply.pong(requestID: id, version: sequencer.version, startID: startID, app: configuration.appName,
@@ -225,10 +237,9 @@ package final class AuthorityEngine<R: Reactor> {
             heldVersion = sequencer.version
             if let found = transfers.bytes(of: heldVersion, now: now) {
                 held = found
-            } else if let startStateEncode, encodedStateCache?.version != heldVersion {
+            } else if startStateEncode != nil, encodedStateCache?.version != heldVersion {
                 // Encoded off the loop: the reply goes out once the bytes are back.
-                if stateEncoding == nil { startEncoding(with: startStateEncode, forFeed: false) }
-                stateEncoding?.waiting.append(PendingChunk(envelope: envelope, id: id, offset: offset, maxBytes: maxBytes))
+                waitForEncoding(PendingStateRequest(envelope: envelope, id: id, answer: .chunk(offset: offset, maxBytes: maxBytes), atLeast: heldVersion))
                 return
             } else {
                 guard let state = encodedState() else { return }
@@ -239,6 +250,12 @@ package final class AuthorityEngine<R: Reactor> {
         replyChunk(envelope, id: id, held: held, version: heldVersion, offset: offset, maxBytes: maxBytes)
     }
 
+    /// Queues `request` behind the encoding under way, or starts one for it.
+    private func waitForEncoding(_ request: PendingStateRequest) {
+        if stateEncoding == nil, let startStateEncode { startEncoding(with: startStateEncode, forFeed: false) }
+        stateEncoding?.waiting.append(request)
+    }
+
     /// Copies the state (a reference, until the loop's next change) and starts encoding the copy.
     private func startEncoding(with start: (StateEncode) -> Void, forFeed: Bool) {
         let (state, encoder) = (sequencer.state, stateEncoder)
@@ -247,8 +264,17 @@ package final class AuthorityEngine<R: Reactor> {
         start(StateEncode(version: version, actionSeq: actionSeq) { try encoder.encode(state) })
     }
 
-    /// Takes the bytes a ``StateEncode`` brought back: answers the requests that waited for them,
-    /// at the version the state was copied at (a later version fetched next starts anew), and
+    /// Starts an encoding of the current state for requests that an encoding of an older
+    /// version (or none, when it could not be arranged) left unanswered.
+    private func encodeAgain(for requests: [PendingStateRequest]) {
+        guard !requests.isEmpty, let startStateEncode else { return }
+        startEncoding(with: startStateEncode, forFeed: false)
+        stateEncoding?.waiting = requests
+    }
+
+    /// Takes the bytes a ``StateEncode`` brought back: answers the requests that waited for them
+    /// and arrived at their version or before (a fetch's later chunks are of that version; a
+    /// request that arrived later waits for an encoding of the current state, started now), and
     /// returns them for the feed to publish when it asked for them. A failed encoding is logged,
     /// and its requesters ask again after their timeout, as when an encoding on the loop fails;
     /// the feed tries again when its schedule next allows.
@@ -259,13 +285,27 @@ package final class AuthorityEngine<R: Reactor> {
         case .success(let bytes):
             lastStateBytes = bytes.count
             if sequencer.version == done.version { encodedStateCache = (done.version, bytes) }
-            if !encoding.waiting.isEmpty {
-                transfers.hold(bytes, version: done.version, actionSeq: done.actionSeq, now: now)
-                let held = SnapshotTransfers.Held(actionSeq: done.actionSeq, bytes: bytes, lastUsed: now)
-                for request in encoding.waiting {
-                    replyChunk(request.envelope, id: request.id, held: held, version: done.version, offset: request.offset, maxBytes: request.maxBytes)
+            var later: [PendingStateRequest] = []
+            let held = SnapshotTransfers.Held(actionSeq: done.actionSeq, bytes: bytes, lastUsed: now)
+            var holding = false
+            for request in encoding.waiting {
+                guard request.atLeast <= done.version else {
+                    later.append(request)
+                    continue
+                }
+                switch request.answer {
+                case .chunk(let offset, let maxBytes):
+                    if !holding {
+                        // Kept for the fetch's next chunks.
+                        transfers.hold(bytes, version: done.version, actionSeq: done.actionSeq, now: now)
+                        holding = true
+                    }
+                    replyChunk(request.envelope, id: request.id, held: held, version: done.version, offset: offset, maxBytes: maxBytes)
+                case .whole:
+                    reply(request.envelope, .snapshot(requestID: request.id, version: done.version, actionSeq: done.actionSeq, app: configuration.appName, payload: bytes), request: request.id)
                 }
             }
+            encodeAgain(for: later)
             return encoding.forFeed ? FeedSnapshot(version: done.version, actionSeq: done.actionSeq, bytes: bytes, encodeNanoseconds: done.nanoseconds) : nil
         case .failure(let error):
             logger.error("cannot encode \(R.State.self): \(error)")
@@ -941,7 +981,7 @@ package final class AuthorityEngine<R: Reactor> {
 
     /// The feed's snapshot, when `demand` asks for one and the version moved since the one
     /// published last: the state encoded now, with how long that took (`nil` when it was
-    /// encoded before, for a request); or, for a large state (``feedEncodesOffLoopAbove``) where
+    /// encoded before, for a request); or, for a large state (``encodesOffLoopAbove``) where
     /// the loop can encode off it, the version whose encoding started or was under way already,
     /// or (``feedEncodesElsewhere``) the version the loop is to have its snapshot replica encode;
     /// ``finishStateEncode(_:now:)`` takes the bytes back either way. `nil` while another
@@ -962,7 +1002,7 @@ package final class AuthorityEngine<R: Reactor> {
             stateEncoding?.forFeed = true
             return .encoding(version: encoding.version)
         }
-        if encodedStateCache?.version != version, let startStateEncode, let lastStateBytes, lastStateBytes >= feedEncodesOffLoopAbove {
+        if encodedStateCache?.version != version, encodesOffLoop, let startStateEncode {
             if feedEncodesElsewhere {
                 stateEncoding = (version, [], true)
                 return .encodeElsewhere(version: version)
@@ -982,10 +1022,18 @@ package final class AuthorityEngine<R: Reactor> {
     }
 
     /// Forgets the encoding under way at `version` that the loop could not arrange after all
-    /// (its replica had stopped): the feed asks again when its schedule next allows; fetches
-    /// that waited ask again after their timeout.
+    /// (its replica had stopped): the feed asks again when its schedule next allows; requests
+    /// that waited for it get an encoding of the current state, started here.
     package func abandonStateEncoding(version: UInt64) {
-        if stateEncoding?.version == version { stateEncoding = nil }
+        guard let encoding = stateEncoding, encoding.version == version else { return }
+        stateEncoding = nil
+        encodeAgain(for: encoding.waiting)
+    }
+
+    /// Whether the state is large enough (``encodesOffLoopAbove``) to be encoded off the loop,
+    /// and a loop is there to do it.
+    private var encodesOffLoop: Bool {
+        startStateEncode != nil && lastStateBytes.map { $0 >= encodesOffLoopAbove } == true
     }
 
     /// The size of the state's last encoding, 0 before one: what the feed expects its snapshots to weigh.
