@@ -124,7 +124,7 @@ package final class AuthorityEngine<R: Reactor> {
     /// one on the loop, where it costs less than starting a thread. 1 MiB: encoded in about 5 ms.
     package var encodesOffLoopAbove = 1 << 20
     /// Set by a loop that has its snapshot replica encode the feed's snapshots: a large state's
-    /// snapshot is then neither encoded nor copied here (``FeedSnapshot/Due/encodeElsewhere(version:)``).
+    /// snapshot is then neither encoded nor copied here (``FeedSnapshot/Encoding/elsewhere(version:)``).
     package var feedEncodesElsewhere = false
 
     /// The client id of the last action read: a client's next action in a burst carries the
@@ -957,11 +957,8 @@ package final class AuthorityEngine<R: Reactor> {
         case .encoded(let bytes, let nanoseconds):
             outbox.state = bytes
             outbox.stateEncodeNanoseconds = nanoseconds
-        case .encoding(let version):
-            outbox.stateEncoding = version
-        case .encodeElsewhere(let version):
-            outbox.stateEncoding = version
-            outbox.stateEncodedElsewhere = true
+        case .encoding(let encoding):
+            outbox.stateEncoding = encoding
         case nil:
             break
         }
@@ -1000,15 +997,15 @@ package final class AuthorityEngine<R: Reactor> {
             // or it is of the version published last.
             guard !encoding.forFeed, encoding.version != demand.publishedVersion else { return nil }
             stateEncoding?.forFeed = true
-            return .encoding(version: encoding.version)
+            return .encoding(.offLoop(version: encoding.version))
         }
         if encodedStateCache?.version != version, encodesOffLoop, let startStateEncode {
             if feedEncodesElsewhere {
                 stateEncoding = (version, [], true)
-                return .encodeElsewhere(version: version)
+                return .encoding(.elsewhere(version: version))
             }
             startEncoding(with: startStateEncode, forFeed: true)
-            return .encoding(version: version)
+            return .encoding(.offLoop(version: version))
         }
         let start = MonotonicClock.nanoseconds()
         let cached = encodedStateCache?.version == version

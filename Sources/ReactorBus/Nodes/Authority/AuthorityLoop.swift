@@ -329,9 +329,9 @@ final class AuthorityLoop<R: Reactor>: NodeLoop {
         if outbox.state != nil {
             snapshotSchedule.took(version: outbox.version, costNanoseconds: outbox.stateEncodeNanoseconds, now: now)
         }
-        if let version = outbox.stateEncoding {
+        if let encoding = outbox.stateEncoding {
             // Not asked for again meanwhile; the cost is counted when the bytes are back.
-            snapshotSchedule.took(version: version, costNanoseconds: nil, now: now)
+            snapshotSchedule.took(version: encoding.version, costNanoseconds: nil, now: now)
         }
         for frames in outbox.promptReplies {
             if try actions.trySend(frames) { report.actionsBytesSent += Self.bytes(of: frames) }
@@ -353,9 +353,9 @@ final class AuthorityLoop<R: Reactor>: NodeLoop {
                     throw error
                 }
             }
-            if let version = turn.outbox.stateEncoding {
+            if let encoding = turn.outbox.stateEncoding {
                 feedEncodingLSN = lsn
-                if turn.outbox.stateEncodedElsewhere {
+                if case .elsewhere(let version) = encoding {
                     let mailbox = stateEncodes
                     let asked = durability.encodeStateForFeed(lsn: lsn, version: version, actionSeq: turn.outbox.actionSeq) { mailbox.post($0) }
                     if !asked {
@@ -444,8 +444,8 @@ final class AuthorityLoop<R: Reactor>: NodeLoop {
             case .encoded(let bytes, let nanoseconds):
                 snapshotSchedule.took(version: turn.outbox.version, costNanoseconds: nanoseconds, now: now)
                 state = bytes
-            case .encoding(let version), .encodeElsewhere(let version):
-                snapshotSchedule.took(version: version, costNanoseconds: nil, now: now)
+            case .encoding(let encoding):
+                snapshotSchedule.took(version: encoding.version, costNanoseconds: nil, now: now)
             case nil:
                 break
             }

@@ -101,12 +101,10 @@ extension AuthorityEngine {
         /// How long encoding ``state`` took, in nanoseconds (`nil` when it was encoded before,
         /// for a request): the feed's snapshot schedule adapts to it.
         package var stateEncodeNanoseconds: UInt64?
-        /// The version at which the feed's snapshot is being encoded off the loop, when the
-        /// ``Demand`` asked for one and the state is large (``AuthorityEngine/feedState(_:)``).
-        package var stateEncoding: UInt64?
-        /// Whether the loop is to have ``stateEncoding`` encoded elsewhere (a snapshot replica):
-        /// the engine did not copy its state for it.
-        package var stateEncodedElsewhere = false
+        /// The feed's snapshot being encoded off the loop, or to be encoded elsewhere (a snapshot
+        /// replica, which the loop asks), when the ``Demand`` asked for one and the state is
+        /// large (``AuthorityEngine/feedState(_:)``).
+        package var stateEncoding: FeedSnapshot.Encoding?
         /// The durable snapshot of the engine after the turn (covering exactly its ``records``),
         /// when the ``Demand`` said one is due.
         package var checkpoint: AuthorityCheckpoint<R>?

@@ -15,11 +15,25 @@ package struct FeedSnapshot: Equatable, Sendable {
         /// Encoded on the loop, now; `nanoseconds` is `nil` when the bytes were encoded before
         /// (for a request) and cost nothing now.
         case encoded([UInt8], nanoseconds: UInt64?)
-        /// Being encoded off the loop, at this version: the bytes come back later.
-        case encoding(version: UInt64)
+        /// Encoded off the loop: the bytes come back later.
+        case encoding(Encoding)
+    }
+
+    /// A feed snapshot whose bytes come back later, and who encodes it.
+    package enum Encoding: Equatable, Sendable {
+        /// Being encoded off the loop (``StateEncode``), from the engine's copy of its state at
+        /// this version.
+        case offLoop(version: UInt64)
         /// To be encoded elsewhere at this version, which the loop arranges (a snapshot replica,
         /// ``AuthorityEngine/feedEncodesElsewhere``) and hands back to
         /// ``AuthorityEngine/finishStateEncode(_:now:)``.
-        case encodeElsewhere(version: UInt64)
+        case elsewhere(version: UInt64)
+
+        /// The version of the state encoded.
+        package var version: UInt64 {
+            switch self {
+            case .offLoop(let version), .elsewhere(let version): version
+            }
+        }
     }
 }
