@@ -74,11 +74,16 @@ package enum FeedMessage: Sendable, Equatable {
         }
     }
 
+    /// A snapshot's topic and header frames, for a publisher that sends its payload frame itself.
+    package static func snapshotHead(version: UInt64, actionSeq: UInt64, _ writer: HeaderWriter) -> [[UInt8]] {
+        [Array(Topic.snapshot.utf8), writer.feedHeader(count: 2) { $0.packUInt(version); $0.packUInt(actionSeq) }]
+    }
+
     /// The frames to publish.
     package func frames(_ writer: HeaderWriter) -> [[UInt8]] {
         switch self {
         case .snapshot(let version, let actionSeq, let payload):
-            [Array(Topic.snapshot.utf8), writer.feedHeader(count: 2) { $0.packUInt(version); $0.packUInt(actionSeq) }, payload]
+            Self.snapshotHead(version: version, actionSeq: actionSeq, writer) + [payload]
         case .mutation(let version, let actionSeq, let origin, let payload):
             [Array(Topic.mutation.utf8), writer.feedHeader(count: 5) { w in
                 w.packUInt(version); w.packUInt(actionSeq)

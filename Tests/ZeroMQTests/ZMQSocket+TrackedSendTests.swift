@@ -9,7 +9,65 @@ private final class ReleaseCount: Sendable {
     func bump() { count.add(1, ordering: .releasing) }
 }
 
+/// Memory lent to libzmq: alive while anyone holds it; counts when it goes. (`@unchecked`: the
+/// bytes are written in `init` only, read-only after, and freed when no one holds this.)
+private final class LentBytes: @unchecked Sendable {
+    let base: UnsafeMutableRawBufferPointer
+    let gone: ReleaseCount
+
+    init(_ bytes: [UInt8], gone: ReleaseCount) {
+        base = .allocate(byteCount: bytes.count, alignment: 1)
+        base.copyMemory(from: UnsafeRawBufferPointer(start: bytes, count: bytes.count))
+        self.gone = gone
+    }
+
+    deinit {
+        base.deallocate()
+        gone.bump()
+    }
+}
+
 @Suite struct ZMQSocketTrackedSendTests {
+    @Test func lentBytesArriveAsTheyAreAndTheirOwnerIsHeldUntilTheReceiverHasThem() throws {
+        try withContext { context in
+            try withPushPull(context, at: "inproc://lent-send") { push, pull throws in
+                let (releases, gone) = (ReleaseCount(), ReleaseCount())
+                let body = (0 ..< 100_000).map { UInt8(truncatingIfNeeded: $0) }
+                do {
+                    let owner = LentBytes(body, gone: gone)
+                    #expect(try push.trySend([bytes("head")], lending: UnsafeRawBufferPointer(owner.base), keptAliveBy: owner) { releases.bump() })
+                }
+                // The caller's reference is gone; libzmq's keeps the bytes until they are read.
+                #expect(gone.value == 0 && releases.value == 0)
+                #expect(try receive(pull) == [bytes("head"), body])
+                #expect(gone.value == 1 && releases.value == 1)
+
+                // Nothing to lend: an empty last frame, and the owner is let go of at once.
+                do {
+                    let empty = LentBytes([], gone: gone)
+                    #expect(try push.trySend([bytes("empty")], lending: UnsafeRawBufferPointer(start: nil, count: 0), keptAliveBy: empty) { releases.bump() })
+                }
+                #expect(gone.value == 2)
+                #expect(try receive(pull) == [bytes("empty"), []])
+                #expect(releases.value == 2)
+            }
+        }
+    }
+
+    @Test func lentBytesThatCannotLeaveAreLetGoOfAtOnce() throws {
+        try withContext { context in
+            let dealer = try ZMQSocket(context: context, type: .dealer)
+            defer { dealer.close() }
+            let (releases, gone) = (ReleaseCount(), ReleaseCount())
+            do {
+                let owner = LentBytes([1, 2, 3], gone: gone)
+                #expect(try dealer.trySend([bytes("no")], lending: UnsafeRawBufferPointer(owner.base), keptAliveBy: owner) { releases.bump() } == false)
+                #expect(try dealer.trySend([], lending: UnsafeRawBufferPointer(owner.base), keptAliveBy: owner) { releases.bump() } == false)
+            }
+            #expect(gone.value == 1 && releases.value == 2)
+        }
+    }
+
     @Test func theReleaseRunsOnceWhenTheReceiverHasTakenTheMessageNotBefore() throws {
         try withContext { context in
             try withPushPull(context, at: "inproc://tracked-send") { push, pull throws in

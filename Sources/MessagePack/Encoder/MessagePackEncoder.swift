@@ -50,6 +50,15 @@ public struct MessagePackEncoder: Sendable {
         return try PlainValueMemo.encode(value, sortedKeys: sortKeys) { try encodeOnce(value) }
     }
 
+    /// Encodes `value` into a buffer of its own and hands that buffer over, not a copy: for a
+    /// large value (a whole state) that is kept and sent as it is, where ``encode(_:)`` would
+    /// copy its bytes out of the encoder's buffer into an array.
+    public func encodeShared<T: Encodable>(_ value: T) throws -> EncodedBytes {
+        let writer = MessagePackWriter()
+        try encode(value, into: writer)
+        return EncodedBytes(taking: writer)
+    }
+
     /// Encodes `value` through `Codable`.
     private func encodeOnce<T: Encodable>(_ value: T) throws -> [UInt8] {
         let writer = ThreadWriterPool.acquire()

@@ -80,7 +80,7 @@ extension AuthorityDurabilityTests {
         let both = await eventually { delivered.withLock { $0.count == 2 ? $0 : nil } }
         let (first, second) = (try #require(both?.first), try #require(both?.last))
         #expect((first.version, first.actionSeq) == (107, 107))
-        #expect(try MessagePackDecoder().decode(Counter.State.self, from: try first.result.get()) == Counter.State(count: 107))
+        #expect(try MessagePackDecoder().decode(Counter.State.self, from: Array(try first.result.get())) == Counter.State(count: 107))
         #expect(try first.result.get() == (try engine.encodeState()))
         guard case .failure(let failure) = second.result, case SnapshotReplica<Counter>.Failure.diverged? = failure as? SnapshotReplica<Counter>.Failure else {
             Issue.record("expected the replica to refuse a mark it did not reach, got \(second.result)")

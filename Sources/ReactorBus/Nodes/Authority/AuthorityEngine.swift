@@ -106,7 +106,7 @@ package final class AuthorityEngine<R: Reactor> {
     /// The state as last encoded for a `snapshot` reply, and its version: the state only changes
     /// with the version, so every request until the next mutation shares these bytes (a batch of
     /// requests holds one copy of the state, not one per request).
-    private var encodedStateCache: (version: UInt64, bytes: [UInt8])?
+    private var encodedStateCache: (version: UInt64, bytes: EncodedBytes)?
     /// Encoded states that `snapshot_chunk` requesters are fetching, by version.
     private var transfers = SnapshotTransfers()
     /// Starts encoding a state off the loop (``StateEncode``), for a fetch or the feed; set by
@@ -199,7 +199,7 @@ package final class AuthorityEngine<R: Reactor> {
                 // A large state is encoded off the loop: the reply goes out once the bytes are back.
                 waitForEncoding(PendingStateRequest(envelope: envelope, id: id, answer: .whole, atLeast: version))
             } else if let state = encodedState() {
-                reply(envelope, .snapshot(requestID: id, version: version, actionSeq: sequencer.actionSeq, app: configuration.appName, payload: state), request: id)
+                replyState(envelope, id: id, version: version, actionSeq: sequencer.actionSeq, bytes: state)
             }
         case .ping(let id):
             let pong = AuthorityReply.pong(requestID: id, version: sequencer.version, startID: startID, app: configuration.appName,
@@ -261,7 +261,7 @@ package final class AuthorityEngine<R: Reactor> {
         let (state, encoder) = (sequencer.state, stateEncoder)
         let (version, actionSeq) = inSequencer { ($0.version, $0.actionSeq) }
         stateEncoding = (version, [], forFeed)
-        start(StateEncode(version: version, actionSeq: actionSeq) { try encoder.encode(state) })
+        start(StateEncode(version: version, actionSeq: actionSeq) { try encoder.encodeShared(state) })
     }
 
     /// Starts an encoding of the current state for requests that an encoding of an older
@@ -302,7 +302,7 @@ package final class AuthorityEngine<R: Reactor> {
                     }
                     replyChunk(request.envelope, id: request.id, held: held, version: done.version, offset: offset, maxBytes: maxBytes)
                 case .whole:
-                    reply(request.envelope, .snapshot(requestID: request.id, version: done.version, actionSeq: done.actionSeq, app: configuration.appName, payload: bytes), request: request.id)
+                    replyState(request.envelope, id: request.id, version: done.version, actionSeq: done.actionSeq, bytes: bytes)
                 }
             }
             encodeAgain(for: later)
@@ -323,7 +323,7 @@ package final class AuthorityEngine<R: Reactor> {
         }
         let end = offset + min(total - offset, maxBytes, SnapshotTransfers.maxChunkBytes)
         metrics[.snapshotChunks] += 1
-        let chunk = Array(held.bytes[Int(offset)..<Int(end)])
+        let chunk = held.bytes.copy(Int(offset) ..< Int(end))
         reply(envelope, .snapshotChunk(requestID: id, version: heldVersion, actionSeq: held.actionSeq, app: configuration.appName, totalBytes: total, offset: offset, payload: chunk), request: id)
     }
 
@@ -1014,8 +1014,8 @@ package final class AuthorityEngine<R: Reactor> {
     }
 
     /// The state encoded as for the feed, here and now: what a snapshot replica hands the loop.
-    package func encodeState() throws -> [UInt8] {
-        try stateEncoder.encode(sequencer.state)
+    package func encodeState() throws -> EncodedBytes {
+        try stateEncoder.encodeShared(sequencer.state)
     }
 
     /// Forgets the encoding under way at `version` that the loop could not arrange after all
@@ -1085,10 +1085,6 @@ package final class AuthorityEngine<R: Reactor> {
 
     /// Encodes an app value for the wire; `nil` (and an error log) if the app's type cannot.
     func encode<T: Encodable>(_ value: T) -> [UInt8]? {
-        encode(value, using: encoder)
-    }
-
-    private func encode<T: Encodable>(_ value: T, using encoder: MessagePackEncoder) -> [UInt8]? {
         do {
             return try encoder.encode(value)
         } catch {
@@ -1098,10 +1094,16 @@ package final class AuthorityEngine<R: Reactor> {
     }
 
     /// The current state encoded for the wire, reused while the version stays the same.
-    private func encodedState() -> [UInt8]? {
+    private func encodedState() -> EncodedBytes? {
         let version = inSequencer { $0.version }
         if let cached = encodedStateCache, cached.version == version { return cached.bytes }
-        guard let bytes = encode(sequencer.state, using: stateEncoder) else { return nil }
+        let bytes: EncodedBytes
+        do {
+            bytes = try stateEncoder.encodeShared(sequencer.state)
+        } catch {
+            logger.error("cannot encode \(R.State.self): \(error)")
+            return nil
+        }
         encodedStateCache = (version, bytes)
         lastStateBytes = bytes.count
         return bytes
@@ -1143,11 +1145,21 @@ package final class AuthorityEngine<R: Reactor> {
 
     /// Queues a reply; `request` marks one that answers a request and may be refused for size.
     private func reply(_ envelope: Envelope, _ message: AuthorityReply, request: UInt64? = nil) {
+        queue(.frames(message.frames(writer, after: envelope)), to: envelope, request: request)
+    }
+
+    /// Queues a whole `snapshot` reply: the state's encoding leaves as it is, lent, not copied.
+    private func replyState(_ envelope: Envelope, id: UInt64, version: UInt64, actionSeq: UInt64, bytes: EncodedBytes) {
+        let header = AuthorityReply.snapshot(requestID: id, version: version, actionSeq: actionSeq, app: configuration.appName, payload: [])
+        queue(.lending(head: Array(envelope) + [[UInt8](header.packedHeader(writer))], last: bytes), to: envelope, request: id)
+    }
+
+    private func queue(_ queued: QueuedReply, to envelope: Envelope, request: UInt64?) {
         if !outbox.ackBatches.isEmpty, let routingID = envelope.first { outbox.ackBatches.close(routingID) }
         if let request {
             outbox.requestReplies[outbox.replies.count] = Outbox.RequestReply(requestID: request, envelopeCount: envelope.count)
         }
-        outbox.replies.append(.frames(message.frames(writer, after: envelope)))
+        outbox.replies.append(queued)
     }
 
     func toWorker(_ peer: PeerID, _ message: AuthorityToWorker) {

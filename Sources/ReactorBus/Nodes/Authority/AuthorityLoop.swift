@@ -494,6 +494,9 @@ final class AuthorityLoop<R: Reactor>: NodeLoop {
                 report.ackBatches += 1
             case .frames(let queued):
                 frames = queued
+            case .lending(let head, let last):
+                try sendLending(head, last: last, answering: outbox.requestReplies[index], now: now)
+                continue
             }
             guard let request = outbox.requestReplies[index], let client = frames.first else {
                 if try actions.trySend(frames) { report.actionsBytesSent += Self.bytes(of: frames) }
@@ -507,6 +510,22 @@ final class AuthorityLoop<R: Reactor>: NodeLoop {
                 if try actions.trySend(refusal) { report.actionsBytesSent += Self.bytes(of: refusal) }
             }
         }
+    }
+
+    /// Sends a reply whose last frame is lent to libzmq (a whole state), charged to its client's
+    /// ``ReplyBudget`` as any reply to a request until libzmq lets go of it.
+    private func sendLending(_ head: [[UInt8]], last: EncodedBytes, answering request: AuthorityEngine<R>.Outbox.RequestReply?, now: UInt64) throws(ZMQError) {
+        let cost = ReplyBudget.cost(of: head) + last.count
+        let account = head.first.flatMap { replyBudget.charge(client: $0, bytes: cost) }
+        if let request, account == nil {
+            let refusal = refusal(of: request, frames: head, cost: cost, now: now)
+            if try actions.trySend(refusal) { report.actionsBytesSent += Self.bytes(of: refusal) }
+            return
+        }
+        let sent = try last.withUnsafeBytes { (bytes) throws(ZMQError) in
+            try actions.trySend(head, lending: bytes, keptAliveBy: last) { account?.release(cost) }
+        }
+        if sent { report.actionsBytesSent += Self.bytes(of: head) + UInt64(last.count) }
     }
 
     /// The `busy` error that replaces a reply over its client's budget; counts and warns (at most
@@ -544,7 +563,7 @@ final class AuthorityLoop<R: Reactor>: NodeLoop {
     /// Publishes the outbox's mutations (when subscribed: `mutations`), then `state` (the
     /// encoded state at the outbox's version) as a snapshot, or else a heartbeat when the feed
     /// has been idle.
-    private func publish(_ outbox: AuthorityEngine<R>.Outbox, mutations: Bool, state: [UInt8]?, now: UInt64) throws(ZMQError) {
+    private func publish(_ outbox: AuthorityEngine<R>.Outbox, mutations: Bool, state: EncodedBytes?, now: UInt64) throws(ZMQError) {
         if mutations {
             for index in 0 ..< outbox.appliedPayloads.count {
                 // No payload: the app's mutation type did not encode (the engine logged it).
@@ -590,9 +609,9 @@ final class AuthorityLoop<R: Reactor>: NodeLoop {
         logger.notice("feed: the largest message is now \(feed.largestMessage) bytes, so each subscriber may queue \(feed.highWaterMark) messages (--feed-queue-bytes \(configuration.feedQueueBytes)); the feed was bound again for it and its subscribers reconnect")
     }
 
-    private func publishSnapshot(_ state: [UInt8], version: UInt64, actionSeq: UInt64, now: UInt64) throws(ZMQError) {
+    private func publishSnapshot(_ state: EncodedBytes, version: UInt64, actionSeq: UInt64, now: UInt64) throws(ZMQError) {
         report.snapshotsPublished += 1
-        report.feedBytesSent += UInt64(try feed.publish(.snapshot(version: version, actionSeq: actionSeq, payload: state), now: now))
+        report.feedBytesSent += UInt64(try feed.publishSnapshot(version: version, actionSeq: actionSeq, state: state, now: now))
         noteFeedMark()
     }
 }

@@ -1,3 +1,4 @@
+import MessagePack
 import ReactorCore
 import ReactorWire
 
@@ -97,7 +98,7 @@ extension AuthorityEngine {
         package var actionSeq: UInt64 = 0
         /// The state encoded for the feed, when the ``Demand`` asked for a snapshot and the
         /// version moved since the last one published.
-        package var state: [UInt8]?
+        package var state: EncodedBytes?
         /// How long encoding ``state`` took, in nanoseconds (`nil` when it was encoded before,
         /// for a request): the feed's snapshot schedule adapts to it.
         package var stateEncodeNanoseconds: UInt64?

@@ -1,3 +1,5 @@
+import MessagePack
+
 /// A state encoded for the feed off the authority's loop (``StateEncode``), which the loop
 /// publishes as the feed's snapshot of its version once the bytes are back (and, with a journal,
 /// once the records through that version are durable).
@@ -5,7 +7,8 @@ package struct FeedSnapshot: Equatable, Sendable {
     /// The version and action sequence of the state encoded.
     package var version: UInt64
     package var actionSeq: UInt64
-    package var bytes: [UInt8]
+    /// The encoding, published without a copy (lent to libzmq).
+    package var bytes: EncodedBytes
     /// How long encoding took: the feed's snapshot schedule adapts to it.
     package var encodeNanoseconds: UInt64
 
@@ -14,7 +17,7 @@ package struct FeedSnapshot: Equatable, Sendable {
     package enum Due: Equatable {
         /// Encoded on the loop, now; `nanoseconds` is `nil` when the bytes were encoded before
         /// (for a request) and cost nothing now.
-        case encoded([UInt8], nanoseconds: UInt64?)
+        case encoded(EncodedBytes, nanoseconds: UInt64?)
         /// Encoded off the loop: the bytes come back later.
         case encoding(Encoding)
     }

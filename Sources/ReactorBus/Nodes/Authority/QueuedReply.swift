@@ -1,3 +1,4 @@
+import MessagePack
 import ReactorWire
 
 /// A reply waiting in the outbox for the actions socket, for the client behind its routing
@@ -17,12 +18,15 @@ package enum QueuedReply: Equatable, Sendable {
     case acks(routingID: [UInt8], [AckBatch.Entry])
     /// Any other reply, envelope first.
     case frames([[UInt8]])
+    /// A reply whose last frame is a large encoding (a whole state), lent to libzmq as it is:
+    /// `head` is the envelope and the reply's header.
+    case lending(head: [[UInt8]], last: EncodedBytes)
 
     /// The client's routing id.
     package var routingID: [UInt8]? {
         switch self {
         case .ack(let routingID, _, _, _), .acks(let routingID, _): routingID
-        case .frames(let frames): frames.first
+        case .frames(let frames), .lending(let frames, _): frames.first
         }
     }
 
@@ -30,7 +34,7 @@ package enum QueuedReply: Equatable, Sendable {
     package var envelope: ArraySlice<[UInt8]> {
         switch self {
         case .ack(let routingID, _, _, _), .acks(let routingID, _): [routingID]
-        case .frames(let frames): frames.prefix(frames.count > 1 && frames[1].isEmpty ? 2 : 1)
+        case .frames(let frames), .lending(let frames, _): frames.prefix(frames.count > 1 && frames[1].isEmpty ? 2 : 1)
         }
     }
 
@@ -43,6 +47,8 @@ package enum QueuedReply: Equatable, Sendable {
             AuthorityReply.acks(entries).frames(writer, after: [routingID])
         case .frames(let frames):
             frames
+        case .lending(let head, let last):
+            head + [Array(last)]
         }
     }
 
@@ -54,6 +60,8 @@ package enum QueuedReply: Equatable, Sendable {
             return [AckBatch.Entry(clientSeq: clientSeq, actionSeq: actionSeq, version: version)]
         case .acks(_, let entries):
             return entries
+        case .lending:
+            return []
         case .frames:
             guard case .ack(let clientSeq, let actionSeq, let version)? = try? reply() else { return [] }
             return [AckBatch.Entry(clientSeq: clientSeq, actionSeq: actionSeq, version: version)]
@@ -69,6 +77,8 @@ package enum QueuedReply: Equatable, Sendable {
             return .acks(entries)
         case .frames(let frames):
             return try AuthorityReply(frames: Array(frames.dropFirst(envelope.count)))
+        case .lending(let head, let last):
+            return try AuthorityReply(frames: Array(head.dropFirst(envelope.count)) + [Array(last)])
         }
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import MessagePack
 import ReactorCore
 import ReactorLog
 import ReactorStorage
@@ -343,7 +344,7 @@ extension SnapshotReplica {
         /// Encodes the state at `mark` for the feed, or fails without bytes.
         func encodeState(at mark: Mark) -> StateEncode.Done {
             let start = MonotonicClock.nanoseconds()
-            let result: Result<[UInt8], any Error> = if let failure = failure(at: mark) { .failure(failure) } else { Result { try engine.encodeState() } }
+            let result: Result<EncodedBytes, any Error> = if let failure = failure(at: mark) { .failure(failure) } else { Result { try engine.encodeState() } }
             return StateEncode.Done(version: mark.version, actionSeq: mark.actionSeq, result: result, nanoseconds: MonotonicClock.nanoseconds() - start)
         }
 

@@ -1,3 +1,5 @@
+import MessagePack
+
 /// The encoded states the authority holds for `snapshot_chunk` requests, by version.
 ///
 /// A requester fetches a state of any size in chunks it asks for one at a time (or a few ahead,
@@ -16,7 +18,7 @@ struct SnapshotTransfers {
 
     struct Held {
         var actionSeq: UInt64
-        var bytes: [UInt8]
+        var bytes: EncodedBytes
         var lastUsed: UInt64
     }
 
@@ -32,7 +34,7 @@ struct SnapshotTransfers {
     }
 
     /// Holds `bytes` as the encoding of `version`, dropping the least recently used over the bound.
-    mutating func hold(_ bytes: [UInt8], version: UInt64, actionSeq: UInt64, now: UInt64) {
+    mutating func hold(_ bytes: EncodedBytes, version: UInt64, actionSeq: UInt64, now: UInt64) {
         expire(now: now)
         held[version] = Held(actionSeq: actionSeq, bytes: bytes, lastUsed: now)
         while held.count > Self.maxVersions, let oldest = held.min(by: { $0.value.lastUsed < $1.value.lastUsed })?.key {

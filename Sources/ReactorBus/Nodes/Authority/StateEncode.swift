@@ -1,4 +1,5 @@
 import Foundation
+import MessagePack
 import SystemCalls
 import ZeroMQ
 
@@ -21,13 +22,13 @@ struct StateEncode: Sendable {
     var version: UInt64
     var actionSeq: UInt64
     /// Encodes the copied state; runs on another thread.
-    var encode: @Sendable () throws -> [UInt8]
+    var encode: @Sendable () throws -> EncodedBytes
 
     /// The encoding of one ``StateEncode``, back on the loop.
     struct Done: Sendable {
         var version: UInt64
         var actionSeq: UInt64
-        var result: Result<[UInt8], any Error>
+        var result: Result<EncodedBytes, any Error>
         /// How long encoding took, in nanoseconds (the feed's snapshot schedule adapts to it).
         var nanoseconds: UInt64 = 0
     }
