@@ -130,7 +130,7 @@ import TestTraits
         let ratios = try #require(report["ratios"] as? [String: [String: Any]])
         for key in ["sync_over_echo", "sync_over_pipeline", "async_over_echo", "async_over_pipeline", "limit_pipeline_over_echo",
                     "limit_async_pipeline_over_echo", "limit_pipeline_over_python", "ack_p50_over_rtt_p50", "ack_p99_over_rtt_p99", "sync_over_python", "memory_growth", "pause_longest_over_p99", "pause_workers_lost",
-                    "state_largest_over_smallest", "state_late_join_over_raw_copy", "state_late_join_over_floor", "state_pause_replica_over_checkpoints", "failover_p50_over_lease", "replication_sync_over_none",
+                    "state_largest_over_smallest", "state_late_join_over_raw_copy", "state_late_join_over_floor", "state_pause_replica_over_checkpoints", "state_feed_pause_replica_over_copied", "failover_p50_over_lease", "replication_sync_over_none",
                     "replication_async_over_none", "clients_most_over_one", "clients_most_over_pipeline", "limit_clients_pipeline_most_over_one"] {
             let ratio = try #require(ratios[key], "missing ratio \(key)")
             #expect(ratio["target"] is String)
