@@ -29,6 +29,15 @@ import Foundation
         return engine
     }
 
+    /// An engine that knows its state as large (1 MiB last encoded), at version 1, its ack taken.
+    func makeLargeEngine(_ started: Started) throws -> AuthorityEngine<Counter> {
+        let engine = makeEngine(started)
+        engine.noteStateBytes(1 << 20)
+        try countUp(engine, seq: 1)
+        _ = try replies(engine)
+        return engine
+    }
+
     func countUp(_ engine: AuthorityEngine<Counter>, seq: UInt64) throws {
         engine.handleClient([client] + ClientMessage.action(clientID: "c1", clientSeq: seq, payload: try MessagePackEncoder().encode(Counter.Action.countUp)).frames(writer), now: 0)
     }
@@ -152,10 +161,7 @@ import Foundation
     /// acknowledged an action sees it.
     @Test func aLargeStatesWholeSnapshotIsEncodedOffTheLoopAndNeverOlderThanTheRequest() throws {
         let started = Started()
-        let engine = makeEngine(started)
-        engine.noteStateBytes(1 << 20)
-        try countUp(engine, seq: 1)
-        _ = try replies(engine)
+        let engine = try makeLargeEngine(started)
 
         // The feed's encoding at version 1 is under way; a client is acknowledged version 2 and
         // asks for the whole state, and another asks for it before the action.
@@ -249,10 +255,7 @@ import Foundation
     /// A fetch's encoding under way serves the feed too, unless it is of the version published last.
     @Test func theFeedTakesAFetchsEncodingUnderWay() throws {
         let started = Started()
-        let engine = makeEngine(started)
-        engine.noteStateBytes(1 << 20)
-        try countUp(engine, seq: 1)
-        _ = try replies(engine)
+        let engine = try makeLargeEngine(started)
         fetch(engine, id: 7)
         try countUp(engine, seq: 2)
         #expect(engine.feedState(.init(snapshot: true, publishedVersion: 1)) == nil)
