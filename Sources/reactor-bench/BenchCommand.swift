@@ -37,10 +37,14 @@ enum BenchCommand {
             .value("snapshot-dir", "DIR", help: "the pause phase's authority keeps its snapshots under DIR (e.g. another filesystem than the journal's)").hidden(),
         ],
         discussion: """
-        Phases: baseline (raw libzmq PUB->SUB, DEALER<->ROUTER round trips, pipelined echo), sync,
-        async (2 workers), latency, snapshot (a 10,000-item state), state (1 KiB, 1 MiB, 64 MiB
-        catalog states; --quick: 16 MiB), memory, durability (--fsync
-        always|batch|none), pause (ping round trips under load, without and with snapshots), python (examples/python/baseline_authority.py, if python3 has zmq and msgpack).
+        Phases: baseline (raw libzmq PUB->SUB, DEALER<->ROUTER round trips, pipelined echo),
+        pipeline (the same pipelines on libzmq and msgpack-c calls alone, no reactor), sync, async
+        (2 workers), effects (10 ms effects through 1, 2 and 4 workers), clients (1 to 1,000 at
+        once), latency, snapshot (a 10,000-item state), state (1 KiB, 1 MiB, 64 MiB catalog
+        states, a late joiner, restarts with disk and feed snapshots; --quick: 16 MiB), memory,
+        durability (--fsync always|batch|none), pause (ping round trips under load, without and
+        with snapshots), failover (elected authorities on etcd, if /usr/bin/etcd is there), python
+        (examples/python/baseline_authority.py, if python3 has zmq and msgpack).
         Each phase also reports what the machine did meanwhile (cores used by the bench, by other
         processes, by interrupts, stolen by the hypervisor) and warns when other processes were
         busy. Exit 1 when a correctness check fails or a phase cannot finish in its time;
