@@ -198,6 +198,33 @@ import Foundation
         #expect(started.requests.count == 2)
     }
 
+    /// Every encoding of the whole state, on the loop or off it, is timed, and the size of the
+    /// last one is a gauge: what an operator watches a large state cost.
+    @Test func everyWholeEncodingIsTimedAndTheStatesSizeIsKnown() throws {
+        let started = Started()
+        let engine = makeEngine(started)
+        #expect(engine.currentMetrics().stateEncodeDuration.count == 0 && engine.currentMetrics().dictionary["state_bytes"] == 0)
+        try countUp(engine, seq: 1)
+        _ = try replies(engine)
+        // On the loop: a small state's whole snapshot.
+        wholeSnapshot(engine, id: 1)
+        let small = try MessagePackEncoder().encode(Counter.State(count: 1))
+        #expect(engine.currentMetrics().stateEncodeDuration.count == 1)
+        #expect(engine.currentMetrics().dictionary["state_bytes"] == UInt64(small.count))
+        // Again at the same version: the bytes kept, no encoding.
+        wholeSnapshot(engine, id: 2)
+        #expect(engine.currentMetrics().stateEncodeDuration.count == 1)
+        // Off the loop: the time the encoding took there.
+        try countUp(engine, seq: 2)
+        fetch(engine, id: 3)
+        let done = StateEncode.Done(version: 2, actionSeq: 2, result: .success(EncodedBytes([0x81, 0xa5] + Array("count".utf8) + [0x02])), nanoseconds: 7_000_000)
+        _ = engine.finishStateEncode(done, now: 0)
+        let metrics = engine.currentMetrics()
+        #expect(metrics.stateEncodeDuration.count == 2)
+        #expect(abs(metrics.stateEncodeDuration.sum - 0.007) < 0.001)
+        #expect(metrics.dictionary["state_bytes"] == 8)
+    }
+
     /// Requests that waited for a replica's encoding that could not be arranged get an encoding
     /// of the engine's own, not silence until their timeout.
     @Test func requestsWaitingForAnAbandonedEncodingGetOneOfTheirOwn() throws {

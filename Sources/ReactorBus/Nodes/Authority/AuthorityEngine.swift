@@ -118,7 +118,9 @@ package final class AuthorityEngine<R: Reactor> {
     /// answered from the next encoding, never with a state older than the one it asked at.
     private var stateEncoding: (version: UInt64, waiting: [PendingStateRequest], forFeed: Bool)?
     /// The size of the state's last encoding (or of the snapshot recovered from); `nil` before one.
-    private var lastStateBytes: Int?
+    private var lastStateBytes: Int? {
+        didSet { metrics.stateBytes = UInt64(lastStateBytes ?? 0) }
+    }
     /// A feed snapshot or whole `snapshot` reply of a state whose last encoding had at least
     /// this many bytes is encoded off the loop (``StateEncode``), when the loop can; a smaller
     /// one on the loop, where it costs less than starting a thread. 1 MiB: encoded in about 5 ms.
@@ -284,6 +286,7 @@ package final class AuthorityEngine<R: Reactor> {
         switch done.result {
         case .success(let bytes):
             lastStateBytes = bytes.count
+            metrics.stateEncodeDuration.observe(Double(done.nanoseconds) / 1e9)
             if sequencer.version == done.version { encodedStateCache = (done.version, bytes) }
             var later: [PendingStateRequest] = []
             let held = SnapshotTransfers.Held(actionSeq: done.actionSeq, bytes: bytes, lastUsed: now)
@@ -1098,8 +1101,10 @@ package final class AuthorityEngine<R: Reactor> {
         let version = inSequencer { $0.version }
         if let cached = encodedStateCache, cached.version == version { return cached.bytes }
         let bytes: EncodedBytes
+        let start = MonotonicClock.nanoseconds()
         do {
             bytes = try stateEncoder.encodeShared(sequencer.state)
+            metrics.stateEncodeDuration.observe(Double(MonotonicClock.nanoseconds() - start) / 1e9)
         } catch {
             logger.error("cannot encode \(R.State.self): \(error)")
             return nil

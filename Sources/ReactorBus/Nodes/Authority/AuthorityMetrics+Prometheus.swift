@@ -91,6 +91,7 @@ extension AuthorityMetrics {
             gauge("clients_forgotten", "Forgotten clients whose tombstone is kept.", forgottenClients),
             gauge("feed_high_water_mark", "The feed's high-water mark, in messages per subscriber.", feedHighWaterMark),
             gauge("snapshot_bytes", "The size of the newest snapshot written to the data directory.", snapshotBytes),
+            gauge("state_bytes", "The size of the state's last whole encoding (a fetch, a snapshot reply, the feed's snapshot).", stateBytes),
             gauge("snapshot_replica", "1 while a snapshot replica writes the snapshots, else 0.", snapshotReplica),
             gauge("snapshot_replica_backlog_bytes", "Bytes of journal records the snapshot replica has yet to apply.", snapshotReplicaBacklogBytes),
             gauge("subscriptions_running", "Subscription runs the state wants.", subscriptionsRunning),
@@ -101,6 +102,7 @@ extension AuthorityMetrics {
             histogram("ack_latency_seconds", "From the start of the loop turn that read an action to its ack handed to ZeroMQ, journal commit included.", ackLatency),
             histogram("journal_fsync_seconds", "Time one journal commit spent in fsync or fdatasync.", journalFsyncLatency),
             histogram("snapshot_write_seconds", "Time a snapshot took to encode, write, fsync and rename, off the loop.", snapshotWriteDuration),
+            histogram("state_encode_seconds", "Time one encoding of the whole state took, for a fetch, a snapshot reply or the feed, on the loop or off it.", stateEncodeDuration),
         ]
     }
 }

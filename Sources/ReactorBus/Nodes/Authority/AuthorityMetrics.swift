@@ -222,6 +222,13 @@ public struct AuthorityMetrics: Sendable, Equatable {
     public var journalFsyncLatency = Histogram(bounds: Histogram.Bounds.latency)
     /// The time a snapshot took to encode, write, fsync and rename, off the loop, in seconds.
     public var snapshotWriteDuration = Histogram(bounds: Histogram.Bounds.duration)
+    /// The time one encoding of the whole state took, in seconds: for a fetch, a whole `snapshot`
+    /// reply or the feed's snapshot, on the loop or off it (or by the snapshot replica). What a
+    /// large state costs each time it is handed out whole.
+    public var stateEncodeDuration = Histogram(bounds: Histogram.Bounds.duration)
+    /// The size of the state's last whole encoding (or of the snapshot recovered from), in bytes;
+    /// 0 before one. Above 1 MiB, fetches, whole replies and feed snapshots are encoded off the loop.
+    public var stateBytes: UInt64 = 0
 
     /// Creates zeroed metrics.
     public init() {}
@@ -247,6 +254,7 @@ public struct AuthorityMetrics: Sendable, Equatable {
         result["feed_high_water_mark"] = feedHighWaterMark
         result["observers"] = observers
         result["snapshot_bytes"] = snapshotBytes
+        result["state_bytes"] = stateBytes
         result["snapshot_replica"] = snapshotReplica
         result["snapshot_replica_backlog_bytes"] = snapshotReplicaBacklogBytes
         // The ack latency histogram's count and sum (in whole microseconds), so that a client of
