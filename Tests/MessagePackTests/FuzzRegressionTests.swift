@@ -6,6 +6,26 @@ import Testing
 /// as found. Each reproducer is also in the seed corpus as `Fuzz/corpus/msgpack/regression-*`, so
 /// every fuzz run replays it too.
 @Suite struct FuzzRegressionTests {
+    /// The input `c7 0c ff 000000fd 7fffffffffffff0f` (`regression-date-past-int64-seconds`), a
+    /// timestamp96 of Int64.max - 240 seconds, decoded as a `Date` of 2^63 s (the seconds rounded
+    /// to a Double), which the encoder refuses ("outside the msgpack timestamp range"): a value
+    /// that decoded but did not encode again, so a state holding one could not be snapshotted.
+    /// The decoder now refuses a timestamp past the last `Date` that encodes again.
+    @Test func aTimestampPastTheLastDateThatEncodesAgainIsRefused() throws {
+        let input: [UInt8] = [0xc7, 0x0c, 0xff, 0x00, 0x00, 0x00, 0xfd, 0x7f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x0f]
+        do {
+            _ = try MessagePackDecoder().decode(Date.self, from: input)
+            Issue.record("decoded a Date that does not encode again")
+        } catch let DecodingError.dataCorrupted(context) {
+            #expect(context.debugDescription.contains("encodes again"))
+        }
+        // The largest seconds that stay below 2^63 as a Double, and the smallest there are, round trip.
+        for seconds in [Int64(1) << 62, Int64.max - 1_024, Int64.min] {
+            let date = try MessagePackDecoder().decode(Date.self, from: MessagePackValue.timestamp(seconds: seconds, nanoseconds: 0).pack())
+            #expect(try MessagePackDecoder().decode(Date.self, from: MessagePackEncoder().encode(date)) == date, "\(seconds)")
+        }
+    }
+
     /// The fuzzer's input `2d 30` ("-0") read as JSON text became `.int(0)`, which packs as the
     /// unsigned 0 and unpacks as `.uint(0)`: a value that changed in pack/unpack. JSON `-0` is zero,
     /// not a negative number, and now parses as `.uint(0)` like every other non-negative integer.

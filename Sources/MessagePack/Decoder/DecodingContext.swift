@@ -349,7 +349,16 @@ final class DecodingContext: KeptPerThread {
 
     private func decodeDate(_ object: ObjectRef, _ path: ObjectRef.Path) throws -> Date {
         let time = try object.decodeTimestamp(as: Date.self, path)
-        return Date(timeIntervalSince1970: Double(time.tv_sec) + Double(time.tv_nsec) / 1e9)
+        let interval = Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+        // Seconds within about 512 of Int64.max round up to 2^63 as a Double: a Date no timestamp
+        // holds, which the encoder refuses. Refused here, so that every Date decoded encodes
+        // again (a state holding one could not be snapshotted or published).
+        guard interval < 0x1p63 else {
+            throw DecodingError.dataCorrupted(.init(
+                codingPath: path(),
+                debugDescription: "Timestamp of \(time.tv_sec) seconds is past the last Date that encodes again as a timestamp."))
+        }
+        return Date(timeIntervalSince1970: interval)
     }
 
     /// A 16-byte bin (what the encoder writes) or the canonical string form.
