@@ -33,10 +33,12 @@ public final class EncodedBytes: RandomAccessCollection, Equatable, @unchecked S
     /// A copy of `bytes`.
     public init(_ bytes: some Collection<UInt8>) {
         count = bytes.count
-        guard count > 0, let memory = malloc(count) else {
+        guard count > 0 else {
             base = nil
             return
         }
+        // As for the writer's buffer: failing to allocate stops the process.
+        guard let memory = malloc(count) else { fatalError("cannot allocate \(count) bytes") }
         let buffer = UnsafeMutableRawBufferPointer(start: memory, count: count)
         if bytes.withContiguousStorageIfAvailable({ buffer.copyMemory(from: UnsafeRawBufferPointer($0)) }) == nil {
             buffer.copyBytes(from: bytes)

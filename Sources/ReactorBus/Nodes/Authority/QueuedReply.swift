@@ -38,7 +38,8 @@ package enum QueuedReply: Equatable, Sendable {
         }
     }
 
-    /// The reply as the frames that leave, envelope first.
+    /// The reply as the frames that leave, envelope first (a lent last frame copied: for the
+    /// paths that refuse a reply, and for tests).
     package func frames(_ writer: HeaderWriter) -> [[UInt8]] {
         switch self {
         case .ack(let routingID, let clientSeq, let actionSeq, let version):
