@@ -200,7 +200,7 @@ package final class AuthorityEngine<R: Reactor> {
             if encodedStateCache?.version != version, encodesOffLoop {
                 // A large state is encoded off the loop: the reply goes out once the bytes are back.
                 waitForEncoding(PendingStateRequest(envelope: envelope, id: id, answer: .whole, atLeast: version))
-            } else if let state = encodedState() {
+            } else if let state = encodedState()?.bytes {
                 replyState(envelope, id: id, version: version, actionSeq: sequencer.actionSeq, bytes: state)
             }
         case .ping(let id):
@@ -244,7 +244,7 @@ package final class AuthorityEngine<R: Reactor> {
                 waitForEncoding(PendingStateRequest(envelope: envelope, id: id, answer: .chunk(offset: offset, maxBytes: maxBytes), atLeast: heldVersion))
                 return
             } else {
-                guard let state = encodedState() else { return }
+                guard let state = encodedState()?.bytes else { return }
                 transfers.hold(state, version: heldVersion, actionSeq: sequencer.actionSeq, now: now)
                 held = SnapshotTransfers.Held(actionSeq: sequencer.actionSeq, bytes: state, lastUsed: now)
             }
@@ -1010,10 +1010,8 @@ package final class AuthorityEngine<R: Reactor> {
             startEncoding(with: startStateEncode, forFeed: true)
             return .encoding(.offLoop(version: version))
         }
-        let start = MonotonicClock.nanoseconds()
-        let cached = encodedStateCache?.version == version
-        guard let bytes = encodedState() else { return nil }
-        return .encoded(bytes, nanoseconds: cached ? nil : MonotonicClock.nanoseconds() - start)
+        guard let state = encodedState() else { return nil }
+        return .encoded(state.bytes, nanoseconds: state.nanoseconds)
     }
 
     /// The state encoded as for the feed, here and now: what a snapshot replica hands the loop.
@@ -1096,22 +1094,24 @@ package final class AuthorityEngine<R: Reactor> {
         }
     }
 
-    /// The current state encoded for the wire, reused while the version stays the same.
-    private func encodedState() -> EncodedBytes? {
+    /// The current state encoded for the wire, reused while the version stays the same, with
+    /// how long encoding it took now (`nil`: encoded before, for a request or the feed).
+    private func encodedState() -> (bytes: EncodedBytes, nanoseconds: UInt64?)? {
         let version = inSequencer { $0.version }
-        if let cached = encodedStateCache, cached.version == version { return cached.bytes }
+        if let cached = encodedStateCache, cached.version == version { return (cached.bytes, nil) }
         let bytes: EncodedBytes
         let start = MonotonicClock.nanoseconds()
         do {
             bytes = try stateEncoder.encodeShared(sequencer.state)
-            metrics.stateEncodeDuration.observe(Double(MonotonicClock.nanoseconds() - start) / 1e9)
         } catch {
             logger.error("cannot encode \(R.State.self): \(error)")
             return nil
         }
+        let nanoseconds = MonotonicClock.nanoseconds() - start
+        metrics.stateEncodeDuration.observe(Double(nanoseconds) / 1e9)
         encodedStateCache = (version, bytes)
         lastStateBytes = bytes.count
-        return bytes
+        return (bytes, nanoseconds)
     }
 
     func send(_ assignment: Dispatcher.Assignment) {

@@ -419,8 +419,7 @@ final class AuthorityLoop<R: Reactor>: NodeLoop {
     private func publishWaitingSnapshot(durableThrough durable: UInt64, now: UInt64) throws {
         guard let waiting = feedSnapshotWaiting, waiting.lsn <= durable else { return }
         feedSnapshotWaiting = nil
-        // Fencing, as for the turns' messages.
-        if let leadership = configuration.leadership, !leadership.mayAct { throw LeadershipLost(term: leadership.term) }
+        try fence()
         try publishSnapshot(waiting.snapshot.bytes, version: waiting.snapshot.version, actionSeq: waiting.snapshot.actionSeq, now: now)
     }
 
@@ -428,8 +427,7 @@ final class AuthorityLoop<R: Reactor>: NodeLoop {
     /// turn's outbox was taken without its snapshot, which is encoded once the acks and jobs
     /// have left (the engine's state is still the turn's).
     private func carryOut(_ turn: HeldTurn, publishingState: Bool, now: UInt64, encodingStateFor stateDemand: AuthorityEngine<R>.Outbox.Demand? = nil) throws {
-        // Fencing: an elected authority sends nothing once it cannot be sure it is the primary.
-        if let leadership = configuration.leadership, !leadership.mayAct { throw LeadershipLost(term: leadership.term) }
+        try fence()
         try sendReplies(turn.outbox, now: now)
         if turn.outbox.acks > 0 {
             report.acks += UInt64(turn.outbox.acks)
@@ -510,6 +508,11 @@ final class AuthorityLoop<R: Reactor>: NodeLoop {
                 if try actions.trySend(refusal) { report.actionsBytesSent += Self.bytes(of: refusal) }
             }
         }
+    }
+
+    /// Fencing: an elected authority sends nothing once it cannot be sure it is the primary.
+    private func fence() throws(LeadershipLost) {
+        if let leadership = configuration.leadership, !leadership.mayAct { throw LeadershipLost(term: leadership.term) }
     }
 
     /// Sends a reply whose last frame is lent to libzmq (a whole state), charged to its client's

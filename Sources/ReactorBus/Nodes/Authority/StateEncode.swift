@@ -3,14 +3,15 @@ import MessagePack
 import SystemCalls
 import ZeroMQ
 
-/// A state being encoded off the authority's loop, for `snapshot_chunk` fetches or for the feed's
-/// next snapshot, and what came of it.
+/// A state being encoded off the authority's loop, for `snapshot_chunk` fetches, whole `snapshot`
+/// replies or the feed's next snapshot, and what came of it.
 ///
 /// Encoding a large state takes its time (about 0.4 s for a 64 MiB `catalog` state), and on the
 /// loop that time is a pause for every client and worker. The engine copies the state (Swift's
 /// copy on write makes that a reference), hands the copy here with the version and action
-/// sequence it is at, and uses the bytes once they are back: the fetches that waited are
-/// answered at that version (the requester follows the feed from there as after any fetch), and
+/// sequence it is at, and uses the bytes once they are back: the requests that waited are
+/// answered at that version when they arrived at it or before (the others wait for the next
+/// encoding; the requester follows the feed from there as after any fetch), and
 /// the feed publishes them as its snapshot of that version, after mutations of later versions
 /// perhaps (a snapshot's version says which state it is; observers skip one not above what they
 /// hold).
