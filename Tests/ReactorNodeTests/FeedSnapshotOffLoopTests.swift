@@ -13,7 +13,8 @@ import ZeroMQ
 
 /// The feed's snapshots of a large state are encoded off the authority's loop: a snapshot goes
 /// out once its bytes are back, after mutations of later versions, and each one is exactly the
-/// state at the version it names, never ahead of that version's own mutation; with a journal too.
+/// state at the version it names, never ahead of that version's own mutation; with a journal too,
+/// and with a snapshot replica, which then encodes them (and fetches).
 @Suite(.spawnsProcesses) struct FeedSnapshotOffLoopTests {
     /// 40,000 entries of 100 bytes: about 4.4 MiB of MessagePack, over the 1 MiB above which
     /// feed snapshots are encoded off the loop.
@@ -67,6 +68,9 @@ import ZeroMQ
             failed.load(ordering: .relaxed) || messages.contains { if case .mutation(let version, _, _, _) = $0 { version == last } else { false } }
         }
         let sent = await sender.result
+        // Fetched after the last ack (from the replica where one encodes the state): the state
+        // after every action, never an older one.
+        let fetched = try await client.snapshot()
         client.close()
         await cluster.stop()
         if case .failure(let error) = sent { Issue.record("sending failed: \(error)\(cluster.authority.diagnostics)") }
@@ -93,7 +97,7 @@ import ZeroMQ
         }
         #expect(!overtaken.isEmpty, "every snapshot left right after its own version's mutations: \(checked.map(\.version))")
         let log = (try? String(contentsOfFile: cluster.authority.logPath, encoding: .utf8)) ?? ""
-        #expect(log.contains("are encoded by the snapshot replica") == (keeping == .replica), "\(cluster.authority.diagnostics)")
+        #expect(log.contains("is encoded by the snapshot replica") == (keeping == .replica), "\(cluster.authority.diagnostics)")
         // And never before the mutation of its own version (with a journal, both wait for it).
         for snapshot in checked {
             let own = tap.messages.firstIndex { if case .mutation(let version, _, _, _) = $0 { version == snapshot.version } else { false } }
@@ -113,5 +117,7 @@ import ZeroMQ
             #expect(snapshot.actionSeq == snapshot.version)
             #expect(try decoder.decode(Catalog.State.self, from: snapshot.bytes) == state, "the snapshot at version \(snapshot.version)")
         }
+        for mutation in following { reactor.reduce(state: &state, mutation: try decoder.decode(Catalog.Mutation.self, from: mutation.payload)) }
+        #expect(fetched.version == last && fetched.state == state, "fetched version \(fetched.version) after the ack of \(last)")
     }
 }

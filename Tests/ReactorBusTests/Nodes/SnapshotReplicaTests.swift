@@ -74,9 +74,9 @@ extension AuthorityDurabilityTests {
         try turn(durability, engine, count: 7, from: 101)
         let delivered = Mutex<[StateEncode.Done]>([])
         let deliver: @Sendable (StateEncode.Done) -> Void = { done in delivered.withLock { $0.append(done) } }
-        #expect(durability.encodeStateForFeed(lsn: 107, version: 107, actionSeq: 107, deliver: deliver))
+        #expect(durability.encodeState(lsn: 107, version: 107, actionSeq: 107, deliver: deliver))
         // A mark past what was journaled: the replica never reaches it there.
-        #expect(durability.encodeStateForFeed(lsn: 107, version: 108, actionSeq: 108, deliver: deliver))
+        #expect(durability.encodeState(lsn: 107, version: 108, actionSeq: 108, deliver: deliver))
         let both = await eventually { delivered.withLock { $0.count == 2 ? $0 : nil } }
         let (first, second) = (try #require(both?.first), try #require(both?.last))
         #expect((first.version, first.actionSeq) == (107, 107))
@@ -106,7 +106,7 @@ extension AuthorityDurabilityTests {
         // The loop's close stops its replica: the durability then has none to ask.
         close(durability, engine)
         #expect(!durability.replicaRuns)
-        #expect(!durability.encodeStateForFeed(lsn: 107, version: 107, actionSeq: 107, deliver: deliver))
+        #expect(!durability.encodeState(lsn: 107, version: 107, actionSeq: 107, deliver: deliver))
     }
 
     @Test func belowTheThresholdTheLoopKeepsTakingCheckpoints() throws {

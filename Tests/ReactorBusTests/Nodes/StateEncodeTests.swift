@@ -231,7 +231,7 @@ import Foundation
         let started = Started()
         let engine = makeEngine(started)
         engine.noteStateBytes(1 << 20)
-        engine.feedEncodesElsewhere = true
+        engine.encodesElsewhere = true
         try countUp(engine, seq: 1)
         #expect(engine.takeOutbox(.init(snapshot: true)).stateEncoding == .elsewhere(version: 1))
         fetch(engine, id: 7)
@@ -256,7 +256,7 @@ import Foundation
         let engine = makeEngine(started)
         engine.noteStateBytes(1 << 20)
         engine.encodesOffLoopAbove = 1
-        engine.feedEncodesElsewhere = true
+        engine.encodesElsewhere = true
         try countUp(engine, seq: 1)
         let first = engine.takeOutbox(.init(snapshot: true))
         #expect(first.state == nil && first.stateEncoding == .elsewhere(version: 1))
@@ -277,6 +277,74 @@ import Foundation
         let third = engine.takeOutbox(.init(snapshot: true, publishedVersion: 2))
         #expect(third.stateEncoding == .elsewhere(version: 3))
         #expect(started.requests.isEmpty)
+    }
+
+    /// Where a snapshot replica encodes the state, a fetch and a whole `snapshot` request are
+    /// answered from its bytes too: the engine copies nothing (no encoding of its own started),
+    /// and the version asked for is the one the turn leaves, never older than the requests.
+    /// A request that arrives while the replica encodes an older version waits for the next.
+    @Test func whereAReplicaEncodesTheStateRequestsWaitForItsBytesNeverOlderThanThey() throws {
+        let started = Started()
+        let engine = try makeLargeEngine(started)
+        engine.encodesElsewhere = true
+        fetch(engine, id: 7)
+        wholeSnapshot(engine, id: 8)
+        try countUp(engine, seq: 2)
+        let first = engine.takeOutbox()
+        #expect(first.encodeElsewhere == 2 && first.stateEncoding == nil && first.state == nil)
+        #expect(first.replies.count == 1 && started.requests.isEmpty)
+
+        // Arrives at version 3, while version 2 is encoded: joins no encoding of an older state.
+        try countUp(engine, seq: 3)
+        wholeSnapshot(engine, id: 9)
+        let second = engine.takeOutbox()
+        #expect(second.encodeElsewhere == nil && second.replies.count == 1)
+
+        let two = try MessagePackEncoder().encode(Counter.State(count: 2))
+        #expect(engine.finishStateEncode(StateEncode.Done(version: 2, actionSeq: 2, result: .success(EncodedBytes(two))), now: 0) == nil)
+        let third = engine.takeOutbox()
+        #expect(try third.replies.map { try $0.reply() } == [
+            .snapshotChunk(requestID: 7, version: 2, actionSeq: 2, app: "counter", totalBytes: UInt64(two.count), offset: 0, payload: two),
+            .snapshot(requestID: 8, version: 2, actionSeq: 2, app: "counter", payload: two),
+        ])
+        #expect(third.encodeElsewhere == 3)
+
+        let three = try MessagePackEncoder().encode(Counter.State(count: 3))
+        #expect(engine.finishStateEncode(StateEncode.Done(version: 3, actionSeq: 3, result: .success(EncodedBytes(three))), now: 0) == nil)
+        #expect(try replies(engine) == [.snapshot(requestID: 9, version: 3, actionSeq: 3, app: "counter", payload: three)])
+        #expect(started.requests.isEmpty)
+    }
+
+    /// A request's encoding by the replica serves the feed's snapshot due in the same turn: the
+    /// loop is asked for one encoding, and its bytes answer both.
+    @Test func theFeedTakesTheReplicasEncodingForARequest() throws {
+        let started = Started()
+        let engine = try makeLargeEngine(started)
+        engine.encodesElsewhere = true
+        wholeSnapshot(engine, id: 8)
+        let outbox = engine.takeOutbox(.init(snapshot: true, publishedVersion: 0))
+        #expect(outbox.encodeElsewhere == 1 && outbox.stateEncoding == .elsewhere(version: 1))
+        let bytes = try MessagePackEncoder().encode(Counter.State(count: 1))
+        let snapshot = try #require(engine.finishStateEncode(StateEncode.Done(version: 1, actionSeq: 1, result: .success(EncodedBytes(bytes))), now: 0))
+        #expect(snapshot.version == 1 && Array(snapshot.bytes) == bytes)
+        #expect(try replies(engine) == [.snapshot(requestID: 8, version: 1, actionSeq: 1, app: "counter", payload: bytes)])
+        #expect(started.requests.isEmpty)
+    }
+
+    /// An encoding the replica could not make (it stopped, or disagreed with the loop) leaves
+    /// no requester to its timeout: the engine encodes the state itself.
+    @Test func requestsWhoseReplicaEncodingFailedGetOneOfTheEnginesOwn() throws {
+        let started = Started()
+        let engine = try makeLargeEngine(started)
+        engine.encodesElsewhere = true
+        fetch(engine, id: 7)
+        #expect(engine.takeOutbox().encodeElsewhere == 1)
+        #expect(engine.finishStateEncode(StateEncode.Done(version: 1, actionSeq: 1, result: .failure(SnapshotReplica<Counter>.Failure.stopped)), now: 0) == nil)
+        #expect(started.requests.map(\.version) == [1])
+        let encoded = done(started.requests[0])
+        let bytes = Array(try encoded.result.get())
+        _ = engine.finishStateEncode(encoded, now: 0)
+        #expect(try replies(engine) == [.snapshotChunk(requestID: 7, version: 1, actionSeq: 1, app: "counter", totalBytes: UInt64(bytes.count), offset: 0, payload: bytes)])
     }
 
     /// A fetch's encoding under way serves the feed too, unless it is of the version published last.

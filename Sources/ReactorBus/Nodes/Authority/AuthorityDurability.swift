@@ -568,13 +568,13 @@ final class AuthorityDurability<R: Reactor> {
         }
     }
 
-    /// Whether a snapshot replica runs: it then encodes the feed's snapshots too.
+    /// Whether a snapshot replica runs: it then encodes the state for the feed and requests too.
     var replicaRuns: Bool { replica != nil }
 
     /// Has the replica encode the state at the journal's record `lsn` (the last appended), where
-    /// the loop's state had `version` and `actionSeq`, for the feed; `deliver` gets the outcome
-    /// on the replica's thread. `false`: no replica runs (nothing will be delivered).
-    func encodeStateForFeed(lsn: UInt64, version: UInt64, actionSeq: UInt64, deliver: @escaping @Sendable (StateEncode.Done) -> Void) -> Bool {
+    /// the loop's state had `version` and `actionSeq`, for the feed or requests; `deliver` gets
+    /// the outcome on the replica's thread. `false`: no replica runs (nothing will be delivered).
+    func encodeState(lsn: UInt64, version: UInt64, actionSeq: UInt64, deliver: @escaping @Sendable (StateEncode.Done) -> Void) -> Bool {
         guard let replica else { return false }
         replica.encodeState(at: .init(lsn: lsn, version: version, actionSeq: actionSeq), deliver: deliver)
         return true

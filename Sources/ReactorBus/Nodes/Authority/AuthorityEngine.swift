@@ -112,11 +112,10 @@ package final class AuthorityEngine<R: Reactor> {
     /// Starts encoding a state off the loop (``StateEncode``), for a fetch or the feed; set by
     /// the loop. `nil` (the engine alone, in tests and fuzzing): states are encoded here.
     var startStateEncode: ((StateEncode) -> Void)?
-    /// The encoding under way off the loop: the version copied, the requests that wait for it,
-    /// and whether the feed publishes it. One at a time: a request (or the feed) that asks
+    /// The encoding under way off the loop. One at a time: a request (or the feed) that asks
     /// meanwhile waits for it; a request that arrived at a later version than it has is then
     /// answered from the next encoding, never with a state older than the one it asked at.
-    private var stateEncoding: (version: UInt64, waiting: [PendingStateRequest], forFeed: Bool)?
+    private var stateEncoding: StateEncodingUnderWay?
     /// The size of the state's last encoding (or of the snapshot recovered from); `nil` before one.
     private var lastStateBytes: Int? {
         didSet { metrics.stateBytes = UInt64(lastStateBytes ?? 0) }
@@ -125,13 +124,29 @@ package final class AuthorityEngine<R: Reactor> {
     /// this many bytes is encoded off the loop (``StateEncode``), when the loop can; a smaller
     /// one on the loop, where it costs less than starting a thread. 1 MiB: encoded in about 5 ms.
     package var encodesOffLoopAbove = 1 << 20
-    /// Set by a loop that has its snapshot replica encode the feed's snapshots: a large state's
-    /// snapshot is then neither encoded nor copied here (``FeedSnapshot/Encoding/elsewhere(version:)``).
-    package var feedEncodesElsewhere = false
+    /// Set by a loop that has its snapshot replica encode the state: the feed's snapshots of a
+    /// large state, fetches and whole `snapshot` replies are then neither encoded nor copied
+    /// here (``Outbox/encodeElsewhere``, ``FeedSnapshot/Encoding/elsewhere(version:)``).
+    package var encodesElsewhere = false
 
     /// The client id of the last action read: a client's next action in a burst carries the
     /// same bytes, and then reuses this `String` instead of making and checking a new one.
     private var lastClientID: String?
+
+    /// An encoding of the state under way off the loop.
+    private struct StateEncodingUnderWay {
+        /// The version encoded. One to be made elsewhere takes the state's version when the loop
+        /// is asked for it, at the end of the turn (its records journaled through there).
+        var version: UInt64
+        /// The requests that wait for it.
+        var waiting: [PendingStateRequest] = []
+        /// The feed publishes it.
+        var forFeed: Bool
+        /// Made by the loop's snapshot replica (``encodesElsewhere``) rather than from a copy of
+        /// the engine's state; `arranged` once the outbox asked the loop for it.
+        var elsewhere = false
+        var arranged = false
+    }
 
     /// A request for the current state that waits for an encoding off the loop.
     private struct PendingStateRequest {
@@ -252,9 +267,16 @@ package final class AuthorityEngine<R: Reactor> {
         replyChunk(envelope, id: id, held: held, version: heldVersion, offset: offset, maxBytes: maxBytes)
     }
 
-    /// Queues `request` behind the encoding under way, or starts one for it.
+    /// Queues `request` behind the encoding under way, or starts one for it: of the engine's
+    /// own, or one the loop is to have its snapshot replica make (``encodesElsewhere``).
     private func waitForEncoding(_ request: PendingStateRequest) {
-        if stateEncoding == nil, let startStateEncode { startEncoding(with: startStateEncode, forFeed: false) }
+        if stateEncoding == nil {
+            if encodesElsewhere {
+                stateEncoding = StateEncodingUnderWay(version: request.atLeast, forFeed: false, elsewhere: true)
+            } else if let startStateEncode {
+                startEncoding(with: startStateEncode, forFeed: false)
+            }
+        }
         stateEncoding?.waiting.append(request)
     }
 
@@ -262,14 +284,20 @@ package final class AuthorityEngine<R: Reactor> {
     private func startEncoding(with start: (StateEncode) -> Void, forFeed: Bool) {
         let (state, encoder) = (sequencer.state, stateEncoder)
         let (version, actionSeq) = inSequencer { ($0.version, $0.actionSeq) }
-        stateEncoding = (version, [], forFeed)
+        stateEncoding = StateEncodingUnderWay(version: version, forFeed: forFeed)
         start(StateEncode(version: version, actionSeq: actionSeq) { try encoder.encodeShared(state) })
     }
 
     /// Starts an encoding of the current state for requests that an encoding of an older
-    /// version (or none, when it could not be arranged) left unanswered.
-    private func encodeAgain(for requests: [PendingStateRequest]) {
-        guard !requests.isEmpty, let startStateEncode else { return }
+    /// version left unanswered: elsewhere where the replica encodes, else (or `here`, when the
+    /// replica's could not be made) of the engine's own.
+    private func encodeAgain(for requests: [PendingStateRequest], here: Bool = false) {
+        guard !requests.isEmpty else { return }
+        if encodesElsewhere, !here {
+            stateEncoding = StateEncodingUnderWay(version: inSequencer { $0.version }, waiting: requests, forFeed: false, elsewhere: true)
+            return
+        }
+        guard let startStateEncode else { return }
         startEncoding(with: startStateEncode, forFeed: false)
         stateEncoding?.waiting = requests
     }
@@ -310,6 +338,12 @@ package final class AuthorityEngine<R: Reactor> {
             }
             encodeAgain(for: later)
             return encoding.forFeed ? FeedSnapshot(version: done.version, actionSeq: done.actionSeq, bytes: bytes, encodeNanoseconds: done.nanoseconds) : nil
+        case .failure(let error) where encoding.elsewhere:
+            // The replica stopped or disagreed (and is retired): its requesters are not left
+            // to their timeout.
+            logger.warning("the snapshot replica did not encode version \(done.version) of the state (\(error)); encoding it here")
+            encodeAgain(for: encoding.waiting, here: true)
+            return nil
         case .failure(let error):
             logger.error("cannot encode \(R.State.self): \(error)")
             return nil
@@ -956,6 +990,10 @@ package final class AuthorityEngine<R: Reactor> {
                 outbox.appliedPayloads[index] = encode(outbox.appliedMutations[index].mutation)
             }
         }
+        if let encoding = stateEncoding, encoding.elsewhere, !encoding.arranged {
+            // Asked for by a request this turn: of the state the turn's records leave.
+            stateEncoding?.version = version
+        }
         switch feedState(demand) {
         case .encoded(let bytes, let nanoseconds):
             outbox.state = bytes
@@ -964,6 +1002,10 @@ package final class AuthorityEngine<R: Reactor> {
             outbox.stateEncoding = encoding
         case nil:
             break
+        }
+        if let encoding = stateEncoding, encoding.elsewhere, !encoding.arranged {
+            outbox.encodeElsewhere = encoding.version
+            stateEncoding?.arranged = true
         }
         if !demand.projections.isEmpty || projectionFeed.remembersAny {
             outbox.projections = projectionFeed.changes(of: sequencer.state, version: version, wanted: demand.projections) { encode($0) }
@@ -983,7 +1025,7 @@ package final class AuthorityEngine<R: Reactor> {
     /// published last: the state encoded now, with how long that took (`nil` when it was
     /// encoded before, for a request); or, for a large state (``encodesOffLoopAbove``) where
     /// the loop can encode off it, the version whose encoding started or was under way already,
-    /// or (``feedEncodesElsewhere``) the version the loop is to have its snapshot replica encode;
+    /// or (``encodesElsewhere``) the version the loop is to have its snapshot replica encode;
     /// ``finishStateEncode(_:now:)`` takes the bytes back either way. `nil` while another
     /// encoding for the feed is under way.
     ///
@@ -1000,11 +1042,12 @@ package final class AuthorityEngine<R: Reactor> {
             // or it is of the version published last.
             guard !encoding.forFeed, encoding.version != demand.publishedVersion else { return nil }
             stateEncoding?.forFeed = true
-            return .encoding(.offLoop(version: encoding.version))
+            return .encoding(encoding.elsewhere ? .elsewhere(version: encoding.version) : .offLoop(version: encoding.version))
         }
         if encodedStateCache?.version != version, encodesOffLoop, let startStateEncode {
-            if feedEncodesElsewhere {
-                stateEncoding = (version, [], true)
+            if encodesElsewhere {
+                // ``takeOutbox(_:)`` asks the loop for it.
+                stateEncoding = StateEncodingUnderWay(version: version, forFeed: true, elsewhere: true)
                 return .encoding(.elsewhere(version: version))
             }
             startEncoding(with: startStateEncode, forFeed: true)
@@ -1025,7 +1068,7 @@ package final class AuthorityEngine<R: Reactor> {
     package func abandonStateEncoding(version: UInt64) {
         guard let encoding = stateEncoding, encoding.version == version else { return }
         stateEncoding = nil
-        encodeAgain(for: encoding.waiting)
+        encodeAgain(for: encoding.waiting, here: true)
     }
 
     /// Whether the state is large enough (``encodesOffLoopAbove``) to be encoded off the loop,

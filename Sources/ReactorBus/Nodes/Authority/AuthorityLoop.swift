@@ -54,8 +54,8 @@ final class AuthorityLoop<R: Reactor>: NodeLoop {
     /// The journal's LSN when the feed's snapshot being encoded off the loop was copied: its
     /// bytes are published once the journal (and a `sync` standby) has the records through it.
     private var feedEncodingLSN: UInt64?
-    /// Whether the snapshot replica was asked for a feed snapshot yet (logged once).
-    private var replicaEncodesFeed = false
+    /// Whether the snapshot replica was asked for an encoding of the state yet (logged once).
+    private var replicaEncodesState = false
     /// A feed snapshot encoded off the loop whose records are not durable yet, and their LSN.
     private var feedSnapshotWaiting: (snapshot: FeedSnapshot, lsn: UInt64)?
 
@@ -315,9 +315,9 @@ final class AuthorityLoop<R: Reactor>: NodeLoop {
         demand.projections = feed.wantedProjections
         // Without a journal the turn's snapshot is published right after its acks: encoded then
         // (``carryOut(_:publishingState:now:encodingStateFor:)``), so the acks do not wait for it.
-        // A snapshot replica encodes the feed's snapshots of a large state: the loop neither
-        // encodes nor copies its state for them.
-        engine.feedEncodesElsewhere = durability?.replicaRuns == true
+        // A snapshot replica encodes the state for the feed's snapshots of a large state, for
+        // fetches and for whole replies: the loop neither encodes nor copies its state for them.
+        engine.encodesElsewhere = durability?.replicaRuns == true
         var taken = demand
         if durability == nil {
             taken.snapshot = false
@@ -353,17 +353,15 @@ final class AuthorityLoop<R: Reactor>: NodeLoop {
                     throw error
                 }
             }
-            if let encoding = turn.outbox.stateEncoding {
-                feedEncodingLSN = lsn
-                if case .elsewhere(let version) = encoding {
-                    let mailbox = stateEncodes
-                    let asked = durability.encodeStateForFeed(lsn: lsn, version: version, actionSeq: turn.outbox.actionSeq) { mailbox.post($0) }
-                    if !asked {
-                        engine.abandonStateEncoding(version: version)
-                    } else if !replicaEncodesFeed {
-                        replicaEncodesFeed = true
-                        logger.info("feed snapshots of the state (\(engine.knownStateBytes) bytes) are encoded by the snapshot replica")
-                    }
+            if turn.outbox.stateEncoding != nil { feedEncodingLSN = lsn }
+            if let version = turn.outbox.encodeElsewhere {
+                let mailbox = stateEncodes
+                let asked = durability.encodeState(lsn: lsn, version: version, actionSeq: turn.outbox.actionSeq) { mailbox.post($0) }
+                if !asked {
+                    engine.abandonStateEncoding(version: version)
+                } else if !replicaEncodesState {
+                    replicaEncodesState = true
+                    logger.info("the state (\(engine.knownStateBytes) bytes) is encoded by the snapshot replica for the feed, fetches and whole snapshot replies")
                 }
             }
             durability.snapshot(turn.outbox.checkpoint, coveringThrough: lsn, at: (turn.outbox.version, turn.outbox.actionSeq), now: now)

@@ -106,6 +106,11 @@ extension AuthorityEngine {
         /// replica, which the loop asks), when the ``Demand`` asked for one and the state is
         /// large (``AuthorityEngine/feedState(_:)``).
         package var stateEncoding: FeedSnapshot.Encoding?
+        /// The version of the state the loop is to have its snapshot replica encode, at the
+        /// journal's last record after this turn's (``AuthorityEngine/encodesElsewhere``): for
+        /// the feed, for requests waiting, or both; the bytes go back to
+        /// ``AuthorityEngine/finishStateEncode(_:now:)``.
+        package var encodeElsewhere: UInt64?
         /// The durable snapshot of the engine after the turn (covering exactly its ``records``),
         /// when the ``Demand`` said one is due.
         package var checkpoint: AuthorityCheckpoint<R>?

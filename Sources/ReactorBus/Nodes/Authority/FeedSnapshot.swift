@@ -28,7 +28,7 @@ package struct FeedSnapshot: Equatable, Sendable {
         /// this version.
         case offLoop(version: UInt64)
         /// To be encoded elsewhere at this version, which the loop arranges (a snapshot replica,
-        /// ``AuthorityEngine/feedEncodesElsewhere``) and hands back to
+        /// ``AuthorityEngine/encodesElsewhere``) and hands back to
         /// ``AuthorityEngine/finishStateEncode(_:now:)``.
         case elsewhere(version: UInt64)
 

@@ -28,9 +28,9 @@ import ZeroMQ
 /// with a mark, or that cannot apply a record, stops (``Failure``), and the loop's checkpoints
 /// take over again.
 ///
-/// The loop also asks it for the feed's snapshots of the state (``encodeState(at:deliver:)``): it
-/// encodes its own state at the mark and hands the bytes back, so the loop neither encodes nor
-/// copies its state for them.
+/// The loop also asks it for the state's encodings (``encodeState(at:deliver:)``), for the feed's
+/// snapshots, fetches and whole `snapshot` replies: it encodes its own state at the mark and
+/// hands the bytes back, so the loop neither encodes nor copies its state for them.
 ///
 /// Its cost: every record's CPU a second time, on a thread at nice +10, and the state's memory a
 /// second time. Worth it for large states only (``PersistenceConfiguration/replicaSnapshotsAbove``).
@@ -100,7 +100,7 @@ final class SnapshotReplica<R: Reactor>: Sendable {
         /// Records to apply, with their payloads' bytes (counted once, when handed over).
         case records([JournalRecord], bytes: Int)
         case mark(Mark)
-        /// Encode the state at the mark for the feed, and hand the outcome to `deliver`.
+        /// Encode the state at the mark, and hand the outcome to `deliver`.
         case encode(Mark, deliver: @Sendable (StateEncode.Done) -> Void)
 
         /// Tells an encoding's requester that it will not come: the replica stopped first.
@@ -198,7 +198,7 @@ final class SnapshotReplica<R: Reactor>: Sendable {
     }
 
     /// Asks for the state encoded at `mark` (the LSN just journaled, and the loop's version and
-    /// action sequence there), for the feed; `deliver` gets the outcome on the replica's thread,
+    /// action sequence there), for the feed or requests; `deliver` gets the outcome on the replica's thread,
     /// or a failure if the replica stops first. It does not wait for the journal to be durable:
     /// the loop publishes the bytes once it is.
     func encodeState(at mark: Mark, deliver: @escaping @Sendable (StateEncode.Done) -> Void) {
@@ -341,7 +341,7 @@ extension SnapshotReplica {
             return SnapshotWriter.perform(request, on: &destination, making: makeDestination)
         }
 
-        /// Encodes the state at `mark` for the feed, or fails without bytes.
+        /// Encodes the state at `mark`, or fails without bytes.
         func encodeState(at mark: Mark) -> StateEncode.Done {
             let start = MonotonicClock.nanoseconds()
             let result: Result<EncodedBytes, any Error> = if let failure = failure(at: mark) { .failure(failure) } else { Result { try engine.encodeState() } }
