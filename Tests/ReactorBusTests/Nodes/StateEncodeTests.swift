@@ -347,6 +347,24 @@ import Foundation
         #expect(try replies(engine) == [.snapshotChunk(requestID: 7, version: 1, actionSeq: 1, app: "counter", totalBytes: UInt64(bytes.count), offset: 0, payload: bytes)])
     }
 
+    /// A fetch's chunks leave as ranges of the one encoding the engine holds for it, lent to
+    /// libzmq, not copied per chunk.
+    @Test func aFetchsChunksAreRangesOfTheHeldEncoding() throws {
+        let started = Started()
+        let engine = try makeLargeEngine(started)
+        engine.handleClient([client] + ClientMessage.snapshotChunk(requestID: 7, version: nil, offset: 0, maxBytes: 4).frames(writer), now: 0)
+        let encoded = done(started.requests[0])
+        let bytes = try encoded.result.get()
+        #expect(bytes.count > 4)
+        _ = engine.finishStateEncode(encoded, now: 0)
+        engine.handleClient([client] + ClientMessage.snapshotChunk(requestID: 8, version: 1, offset: 4, maxBytes: 1 << 20).frames(writer), now: 0)
+        let lent = engine.takeOutbox().replies.compactMap { reply -> (EncodedBytes, Range<Int>)? in
+            if case .lending(_, let last, let range) = reply { (last, range) } else { nil }
+        }
+        #expect(lent.map(\.1) == [0 ..< 4, 4 ..< bytes.count])
+        #expect(lent.allSatisfy { $0.0 === bytes })
+    }
+
     /// A fetch's encoding under way serves the feed too, unless it is of the version published last.
     @Test func theFeedTakesAFetchsEncodingUnderWay() throws {
         let started = Started()

@@ -360,8 +360,11 @@ package final class AuthorityEngine<R: Reactor> {
         }
         let end = offset + min(total - offset, maxBytes, SnapshotTransfers.maxChunkBytes)
         metrics[.snapshotChunks] += 1
-        let chunk = held.bytes.copy(Int(offset) ..< Int(end))
-        reply(envelope, .snapshotChunk(requestID: id, version: heldVersion, actionSeq: held.actionSeq, app: configuration.appName, totalBytes: total, offset: offset, payload: chunk), request: id)
+        // Lent from the encoding the fetch holds, not copied.
+        let header = AuthorityReply.snapshotChunk(requestID: id, version: heldVersion, actionSeq: held.actionSeq, app: configuration.appName,
+                                                  totalBytes: total, offset: offset, payload: [])
+        queue(.lending(head: Array(envelope) + [[UInt8](header.packedHeader(writer))], last: held.bytes, range: Int(offset) ..< Int(end)),
+              to: envelope, request: id)
     }
 
     /// Why a message (the frames after the routing envelope) is refused for its size, or `nil`:
@@ -1199,7 +1202,7 @@ package final class AuthorityEngine<R: Reactor> {
     /// Queues a whole `snapshot` reply: the state's encoding leaves as it is, lent, not copied.
     private func replyState(_ envelope: Envelope, id: UInt64, version: UInt64, actionSeq: UInt64, bytes: EncodedBytes) {
         let header = AuthorityReply.snapshot(requestID: id, version: version, actionSeq: actionSeq, app: configuration.appName, payload: [])
-        queue(.lending(head: Array(envelope) + [[UInt8](header.packedHeader(writer))], last: bytes), to: envelope, request: id)
+        queue(.lending(head: Array(envelope) + [[UInt8](header.packedHeader(writer))], last: bytes, range: 0 ..< bytes.count), to: envelope, request: id)
     }
 
     private func queue(_ queued: QueuedReply, to envelope: Envelope, request: UInt64?) {

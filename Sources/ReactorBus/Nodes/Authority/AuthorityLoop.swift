@@ -490,8 +490,8 @@ final class AuthorityLoop<R: Reactor>: NodeLoop {
                 report.ackBatches += 1
             case .frames(let queued):
                 frames = queued
-            case .lending(let head, let last):
-                try sendLending(head, last: last, answering: outbox.requestReplies[index], now: now)
+            case .lending(let head, let last, let range):
+                try sendLending(head, last: last, range: range, answering: outbox.requestReplies[index], now: now)
                 continue
             }
             guard let request = outbox.requestReplies[index], let client = frames.first else {
@@ -513,10 +513,13 @@ final class AuthorityLoop<R: Reactor>: NodeLoop {
         if let leadership = configuration.leadership, !leadership.mayAct { throw LeadershipLost(term: leadership.term) }
     }
 
-    /// Sends a reply whose last frame is lent to libzmq (a whole state), charged to its client's
-    /// ``ReplyBudget`` as any reply to a request until libzmq lets go of it.
-    private func sendLending(_ head: [[UInt8]], last: EncodedBytes, answering request: AuthorityEngine<R>.Outbox.RequestReply?, now: UInt64) throws(ZMQError) {
-        let cost = ReplyBudget.cost(of: head) + last.count
+    /// Sends a reply whose last frame, `range` of `last`, is lent to libzmq (a whole state, a
+    /// chunk of one), charged to its client's ``ReplyBudget`` as any reply to a request until
+    /// libzmq lets go of it.
+    private func sendLending(_ head: [[UInt8]], last: EncodedBytes, range: Range<Int>, answering request: AuthorityEngine<R>.Outbox.RequestReply?,
+                             now: UInt64) throws(ZMQError) {
+        let lent = range.clamped(to: 0 ..< last.count)
+        let cost = ReplyBudget.cost(of: head) + lent.count
         let account = head.first.flatMap { replyBudget.charge(client: $0, bytes: cost) }
         if let request, account == nil {
             let refusal = refusal(of: request, frames: head, cost: cost, now: now)
@@ -524,9 +527,9 @@ final class AuthorityLoop<R: Reactor>: NodeLoop {
             return
         }
         let sent = try last.withUnsafeBytes { (bytes) throws(ZMQError) in
-            try actions.trySend(head, lending: bytes, keptAliveBy: last) { account?.release(cost) }
+            try actions.trySend(head, lending: UnsafeRawBufferPointer(rebasing: bytes[lent]), keptAliveBy: last) { account?.release(cost) }
         }
-        if sent { report.actionsBytesSent += Self.bytes(of: head) + UInt64(last.count) }
+        if sent { report.actionsBytesSent += Self.bytes(of: head) + UInt64(lent.count) }
     }
 
     /// The `busy` error that replaces a reply over its client's budget; counts and warns (at most

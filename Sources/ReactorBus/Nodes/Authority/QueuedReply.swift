@@ -18,15 +18,16 @@ package enum QueuedReply: Equatable, Sendable {
     case acks(routingID: [UInt8], [AckBatch.Entry])
     /// Any other reply, envelope first.
     case frames([[UInt8]])
-    /// A reply whose last frame is a large encoding (a whole state), lent to libzmq as it is:
-    /// `head` is the envelope and the reply's header.
-    case lending(head: [[UInt8]], last: EncodedBytes)
+    /// A reply whose last frame is part of a large encoding (a whole state, or a chunk of one
+    /// being fetched), lent to libzmq as it is: `head` is the envelope and the reply's header,
+    /// `range` the bytes of `last` that leave.
+    case lending(head: [[UInt8]], last: EncodedBytes, range: Range<Int>)
 
     /// The client's routing id.
     package var routingID: [UInt8]? {
         switch self {
         case .ack(let routingID, _, _, _), .acks(let routingID, _): routingID
-        case .frames(let frames), .lending(let frames, _): frames.first
+        case .frames(let frames), .lending(let frames, _, _): frames.first
         }
     }
 
@@ -34,7 +35,7 @@ package enum QueuedReply: Equatable, Sendable {
     package var envelope: ArraySlice<[UInt8]> {
         switch self {
         case .ack(let routingID, _, _, _), .acks(let routingID, _): [routingID]
-        case .frames(let frames), .lending(let frames, _): frames.prefix(frames.count > 1 && frames[1].isEmpty ? 2 : 1)
+        case .frames(let frames), .lending(let frames, _, _): frames.prefix(frames.count > 1 && frames[1].isEmpty ? 2 : 1)
         }
     }
 
@@ -48,8 +49,8 @@ package enum QueuedReply: Equatable, Sendable {
             AuthorityReply.acks(entries).frames(writer, after: [routingID])
         case .frames(let frames):
             frames
-        case .lending(let head, let last):
-            head + [Array(last)]
+        case .lending(let head, let last, let range):
+            head + [last.copy(range)]
         }
     }
 
@@ -78,8 +79,8 @@ package enum QueuedReply: Equatable, Sendable {
             return .acks(entries)
         case .frames(let frames):
             return try AuthorityReply(frames: Array(frames.dropFirst(envelope.count)))
-        case .lending(let head, let last):
-            return try AuthorityReply(frames: Array(head.dropFirst(envelope.count)) + [Array(last)])
+        case .lending(let head, let last, let range):
+            return try AuthorityReply(frames: Array(head.dropFirst(envelope.count)) + [last.copy(range)])
         }
     }
 }
