@@ -41,7 +41,7 @@ enum BenchCommand {
         pipeline (the same pipelines on libzmq and msgpack-c calls alone, no reactor), sync, async
         (2 workers), effects (10 ms effects through 1, 2 and 4 workers), clients (1 to 1,000 at
         once), latency, snapshot (a 10,000-item state), state (1 KiB, 1 MiB, 64 MiB catalog
-        states, a late joiner, restarts with disk and feed snapshots; --quick: 16 MiB), memory,
+        states, a late joiner, restarts with disk and feed snapshots and fetches; --quick: 16 MiB), memory,
         durability (--fsync always|batch|none), pause (ping round trips under load, without and
         with snapshots), failover (elected authorities on etcd, if /usr/bin/etcd is there), python
         (examples/python/baseline_authority.py, if python3 has zmq and msgpack).

@@ -155,13 +155,17 @@ struct BenchResults: Sendable {
     }
 
     /// One run of the state phase's pauses: the ping probe while snapshots of the largest state
-    /// are written, from the loop's checkpoints or from a snapshot replica.
+    /// are written, from the loop's checkpoints or from a snapshot replica, or while it is
+    /// published on the feed or fetched.
     struct StatePause: Sendable {
         var replica: Bool
         /// Feed snapshots instead of disk snapshots: a subscriber made the authority publish them.
         var feed = false
         /// The feed snapshots the subscriber received.
         var feedSnapshots = 0
+        /// Fetches instead of disk snapshots: how many a client made during the load, and the
+        /// longest one's milliseconds (`nil`: no fetcher ran).
+        var fetches: (count: Int, longestMilliseconds: Double)?
         var run: Pause
     }
 

@@ -17,12 +17,14 @@ import ZeroMQ
 /// | `client` | pipelines actions to an authority (``BenchClientPeer``) |
 /// | `observe` | follows the feed until a version (``BenchObserverPeer``) |
 /// | `ping` | times `ping` round trips to an authority under load (``BenchPingPeer``) |
+/// | `snapshot-sub` | subscribes to the feed's snapshots (``BenchSnapshotSubscriber``) |
+/// | `fetcher` | fetches the whole state again and again (``BenchFetcherPeer``) |
 /// | `pipeline-authority` | the counter's authority on libzmq and msgpack-c calls alone (``PipelineBaselineAuthority``) |
 /// | `pipeline-worker` | its worker for `countUpAsync`, on the same calls alone (``PipelineBaselineWorker``) |
 /// | `clients` | many clients at once, a connection each (``BenchClientsPeer``) |
 enum PeerCommand {
     static let roles = ["guard", "raw-pub", "raw-sub", "raw-echo", "raw-client", "raw-chunk-server", "raw-chunk-client", "state-decode", "client", "observe", "ping", "snapshot-sub",
-                        "pipeline-authority", "pipeline-worker", "clients"]
+                        "fetcher", "pipeline-authority", "pipeline-worker", "clients"]
 
     static let spec = Command(
         name: "peer",
@@ -36,7 +38,7 @@ enum PeerCommand {
             .value("capacity", "N", help: "pipeline-worker: jobs it announces it takes at once", default: "256"),
             .value("connections", "N", help: "clients: how many clients, a connection each", default: "1"),
             .value("app", "NAME", help: "observe: the app", default: "counter"),
-            .value("count", "N", help: "messages or actions; snapshot-sub: versions to follow past the first seen", default: "1000"),
+            .value("count", "N", help: "messages or actions; snapshot-sub and fetcher: versions to follow past the first seen", default: "1000"),
             .value("window", "N", help: "in flight at once", default: "1000"),
             .value("mode", "MODE", help: "raw-client: rtt or pipeline; state-decode: floor or codable", default: "rtt"),
             .value("frames", "B1,B2", help: "raw roles: frame sizes in bytes", default: "52,10"),
@@ -55,12 +57,12 @@ enum PeerCommand {
             .value("echo", "EP", help: "client: a raw-echo to time round trips against between rounds of actions"),
             .value("round", "N", help: "client with --echo: actions and round trips per round", default: "500"),
             .value("clients", "N", help: "client: spread the actions over N client identities", default: "1"),
-            .value("interval-ms", "MS", help: "ping: a ping this often (one in flight)", default: "5"),
+            .value("interval-ms", "MS", help: "ping: a ping this often (one in flight); fetcher: the pause between two fetches", default: "5"),
             .value("until-accepted", "N", help: "ping: stop once the authority accepted N actions", default: "1"),
             .value("until-snapshots", "N", help: "ping: ... and wrote N snapshots", default: "0"),
             .value("field", "FIELD", help: "observe: the state field to report", default: "count"),
             .value("until-version", "V", help: "observe: stop once this version is seen", default: "1"),
-            .value("timeout", "SECONDS", help: "observe and snapshot-sub: give up after this long", default: "60"),
+            .value("timeout", "SECONDS", help: "observe, snapshot-sub and fetcher: give up after this long", default: "60"),
         ] as [Option]).map { $0.hidden() },
         positionalName: "ROLE",
         discussion: "Internal: started by 'reactor-bench'. Roles: \(roles.joined(separator: ", ")).",
@@ -140,6 +142,10 @@ enum PeerCommand {
         case "snapshot-sub":
             return BenchSnapshotSubscriber.run(feed: try endpoint("feed"), versions: UInt64(try int("count", 1...Int.max)),
                                                timeoutSeconds: Double(try arguments.seconds("timeout")?.wholeMilliseconds ?? 60_000) / 1_000)
+        case "fetcher":
+            return try await BenchFetcherPeer(endpoint: try endpoint(), versions: UInt64(try int("count", 1...Int.max)),
+                                              intervalMilliseconds: UInt64(try int("interval-ms", 1...60_000)),
+                                              timeoutSeconds: Double(try arguments.seconds("timeout")?.wholeMilliseconds ?? 60_000) / 1_000).run()
         case "observe":
             let options = BenchObserverPeer.Options(
                 app: arguments.string("app") ?? "counter", feed: try endpoint("feed"), actions: try endpoint(),

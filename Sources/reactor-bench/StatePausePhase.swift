@@ -14,18 +14,24 @@ import TestSupport
 /// Then twice more with three times the puts, no disk snapshot during the load, and a
 /// subscriber to the feed's snapshots (one due every eighth of the puts, skipped while the one
 /// before is still being encoded): each copied and encoded off the loop, then encoded by a
+/// snapshot replica. Then twice more the same with a client fetching the whole state again and
+/// again instead (``BenchFetcherPeer``, 200 ms between two fetches), as late joiners and
+/// reconnecting observers do: each fetch copied and encoded off the loop, then encoded by a
 /// snapshot replica.
 ///
 /// Figures: for each, ping p50/p99/max (max = the loop's longest pause), pings over 50 ms,
-/// snapshots written (or feed snapshots received during the load) and actions/s; the ratio of the longest
-/// pauses, replica / checkpoints (target <= 0.5x). Check: every action acked, and at least two
-/// snapshots written (or feed snapshots received) in each run.
+/// snapshots written (or feed snapshots received, or fetches made, during the load) and
+/// actions/s; the ratios of the longest pauses, replica / the loop's own (target <= 0.5x each).
+/// Check: every action acked, and at least two snapshots written (or feed snapshots received,
+/// or fetches made during the load) in each run.
 enum StatePausePhase {
     /// One restart of the largest state: what writes its disk snapshots, and whether a feed
     /// subscriber makes it publish feed snapshots instead.
     struct Variant {
         var replica: Bool
         var feed: Bool
+        /// A client fetches the state again and again (instead of a feed subscriber).
+        var fetch = false
         /// Names the run's data copy, authority and check.
         var label: String
         /// What the run does (`EVERY`: the records between two disk snapshots).
@@ -39,6 +45,10 @@ enum StatePausePhase {
                 description: "a feed subscriber to snapshots (one due every eighth of the puts), each copied and encoded off the loop"),
         Variant(replica: true, feed: true, label: "feed-replica",
                 description: "a feed subscriber to snapshots (one due every eighth of the puts), each encoded by a snapshot replica"),
+        Variant(replica: false, feed: false, fetch: true, label: "fetch-copy",
+                description: "a client fetching the whole state again and again, each fetch copied and encoded off the loop"),
+        Variant(replica: true, feed: false, fetch: true, label: "fetch-replica",
+                description: "a client fetching the whole state again and again, each fetch encoded by a snapshot replica"),
     ]
 
     static func run(directory: String, stateBytes: Int, plan: BenchPlan, results: inout BenchResults) async throws {
@@ -46,18 +56,19 @@ enum StatePausePhase {
         // 20,000 for the full run's 200,000 puts: about ten snapshots due during the load.
         let every = max(count / 10, 100)
         for variant in variants {
-            // Feed runs take three times the puts: a snapshot of the largest state takes about
-            // 0.4 s to encode, and the disk runs' load is over in about a second.
-            let count = variant.feed ? count * 3 : count
+            // Feed and fetch runs take three times the puts: a snapshot of the largest state
+            // takes about 0.4 s to encode, and the disk runs' load is over in about a second.
+            let count = variant.feed || variant.fetch ? count * 3 : count
             let label = variant.label
             Output.error("bench: state — restarted on the \(stateBytes.grouped)-byte state, \(count.grouped) puts, \(variant.description.replacingOccurrences(of: "EVERY", with: every.grouped)), ping every 2 ms")
             let copy = directory + "-" + label
             try? FileManager.default.removeItem(atPath: copy)
             try FileManager.default.copyItem(atPath: directory, toPath: copy)
             defer { try? FileManager.default.removeItem(atPath: copy) }
-            // Feed runs: no disk snapshot during the load (the replica starts from the one recovered).
-            let disk = variant.feed ? ["--snapshot-every", "1000000000", "--snapshot-interval", "86400", "--feed-snapshot-every", String(max(count / 8, 1)), "--feed-snapshot-interval", "off"]
-                : ["--snapshot-every", String(every), "--snapshot-interval", "1"]
+            // Feed and fetch runs: no disk snapshot during the load (the replica starts from the one recovered).
+            let noDisk = ["--snapshot-every", "1000000000", "--snapshot-interval", "86400"]
+            let disk = variant.feed ? noDisk + ["--feed-snapshot-every", String(max(count / 8, 1)), "--feed-snapshot-interval", "off"]
+                : variant.fetch ? noDisk : ["--snapshot-every", String(every), "--snapshot-interval", "1"]
             let cluster = try await BenchCluster.authority(
                 app: "catalog",
                 extra: ["--data", copy, "--snapshot-replica-above", variant.replica ? "0" : "off"] + disk,
@@ -65,16 +76,19 @@ enum StatePausePhase {
             let limit = BenchPlan.limit(count, minimumRate: 1_000, base: 60)
             let (sent, probed, subscribed) = try await cluster.run { cluster in
                 var subscriber: ChildProcess?
-                if variant.feed {
-                    let peer = try cluster.peer(["snapshot-sub", "--feed", cluster.endpoints.feed, "--count", String(count),
-                                                 "--timeout", String(limit.wholeMilliseconds / 1_000)], name: "snapshot-sub")
-                    guard await peer.waitForEvent("ready", timeout: .seconds(20)) != nil else {
-                        throw BenchError.phase("the feed subscriber never heard the authority\n\(peer.logTail())\n\(cluster.authority.logTail())")
+                if variant.feed || variant.fetch {
+                    let timeout = ["--timeout", String(limit.wholeMilliseconds / 1_000)]
+                    let peer = variant.feed
+                        ? try cluster.peer(["snapshot-sub", "--feed", cluster.endpoints.feed, "--count", String(count)] + timeout, name: "snapshot-sub")
+                        : try cluster.peer(["fetcher", "--endpoint", cluster.endpoints.actions, "--count", String(count), "--interval-ms", "200"] + timeout,
+                                           name: "fetcher")
+                    guard await peer.waitForEvent("ready", timeout: .seconds(30)) != nil else {
+                        throw BenchError.phase("the \(peer.name) never heard the authority\n\(peer.logTail())\n\(cluster.authority.logTail())")
                     }
                     subscriber = peer
                 }
                 let probe = try cluster.peer(["ping", "--endpoint", cluster.endpoints.actions, "--interval-ms", "2", "--until-accepted", String(count),
-                                              "--until-snapshots", variant.feed ? "0" : "2", "--timeout", String(limit.wholeMilliseconds / 1_000)], name: "ping")
+                                              "--until-snapshots", variant.feed || variant.fetch ? "0" : "2", "--timeout", String(limit.wholeMilliseconds / 1_000)], name: "ping")
                 let client = try cluster.client(workload: "catalog", count: count, window: plan.window, extra: ["--stats"])
                 let sent = try await cluster.result(of: client, timeout: limit)
                 let probed = try await cluster.result(of: probe, timeout: limit)
@@ -82,18 +96,23 @@ enum StatePausePhase {
                 if let subscriber { subscribed = try await cluster.result(of: subscriber, timeout: limit) }
                 return (sent, probed, subscribed)
             }
-            let run = BenchResults.Pause(probed: probed, sent: sent, actions: count, snapshotEvery: variant.feed ? nil : every)
-            // Those published while the puts ran (not the one at the start, nor the final one).
-            let feedSnapshots = Int(subscribed?["during_load"]?.intValue ?? 0)
-            results.statePauses.append(.init(replica: variant.replica, feed: variant.feed, feedSnapshots: feedSnapshots, run: run))
-            if variant.feed {
+            let run = BenchResults.Pause(probed: probed, sent: sent, actions: count, snapshotEvery: variant.feed || variant.fetch ? nil : every)
+            // Those published (or fetched) while the puts ran (not the one at the start, nor the final one).
+            let during = Int(subscribed?["during_load"]?.intValue ?? 0)
+            let fetches = variant.fetch ? (during, subscribed?["longest_ms"]?.doubleValue ?? 0) : nil
+            results.statePauses.append(.init(replica: variant.replica, feed: variant.feed, feedSnapshots: variant.feed ? during : 0, fetches: fetches, run: run))
+            if variant.fetch {
+                results.check("state_pauses_\(label)", "state pauses, fetches \(variant.replica ? "from a replica" : "copied"): every action acked, at least 2 fetches during the load",
+                              run.acked == count && sent["errors"]?.intValue == 0 && during >= 2)
+            } else if variant.feed {
                 results.check("state_pauses_\(label)", "state pauses, feed snapshots \(variant.replica ? "from a replica" : "copied"): every action acked, at least 2 feed snapshots received during the load",
-                              run.acked == count && sent["errors"]?.intValue == 0 && feedSnapshots >= 2)
+                              run.acked == count && sent["errors"]?.intValue == 0 && during >= 2)
             } else {
                 results.check("state_pauses_\(label)", "state pauses, snapshots from \(label): every action acked, at least 2 snapshots written",
                               run.acked == count && sent["errors"]?.intValue == 0 && run.snapshotsWritten >= 2)
             }
-            Output.error("bench:   ping p50 \(run.rtt.p50) µs p99 \(run.rtt.p99) µs max \(run.rtt.max) µs (\(run.over50ms) over 50 ms), \(variant.feed ? "\(feedSnapshots) feed snapshots" : "\(run.snapshotsWritten) snapshots"), \(Int(run.ackedPerSecond).grouped) acked/s")
+            let made = variant.fetch ? "\(during) fetches during the load" : variant.feed ? "\(during) feed snapshots" : "\(run.snapshotsWritten) snapshots"
+            Output.error("bench:   ping p50 \(run.rtt.p50) µs p99 \(run.rtt.p99) µs max \(run.rtt.max) µs (\(run.over50ms) over 50 ms), \(made), \(Int(run.ackedPerSecond).grouped) acked/s")
         }
     }
 }

@@ -16,7 +16,7 @@ import TestSupport
 /// 1 MiB chunks with 4 outstanding (``RawChunkBaseline``), in the same run (target <= 2x), and
 /// against the floor: that copy plus building the same state from the same bytes with msgpack-c
 /// and no `Codable` (``StateFloor``, target <= 2x).
-/// Then the loop's pauses while the largest state is snapshotted (``StatePausePhase``).
+/// Then the loop's pauses while the largest state is snapshotted, published or fetched (``StatePausePhase``).
 /// Check: at every size the observer's final version, entry count and digest equal what reducing
 /// the same actions here gives, with every action acked.
 enum StatePhase {
