@@ -15,7 +15,7 @@ import TestSupport
 /// subscriber to the feed's snapshots (one due every eighth of the puts, skipped while the one
 /// before is still being encoded): each copied and encoded off the loop, then encoded by a
 /// snapshot replica. Then twice more the same with a client fetching the whole state again and
-/// again instead (``BenchFetcherPeer``, 200 ms between two fetches), as late joiners and
+/// again instead (``BenchFetcherPeer``, ``fetchPauseMilliseconds(stateBytes:)`` between two), as late joiners and
 /// reconnecting observers do: each fetch copied and encoded off the loop, then encoded by a
 /// snapshot replica.
 ///
@@ -51,6 +51,12 @@ enum StatePausePhase {
                 description: "a client fetching the whole state again and again, each fetch encoded by a snapshot replica"),
     ]
 
+    /// The fetcher's pause between two fetches: 1 ms per 512 KiB of state (128 ms for 64 MiB,
+    /// about a third of a fetch), so that a small state's short load sees fetches too.
+    static func fetchPauseMilliseconds(stateBytes: Int) -> Int {
+        min(200, max(1, stateBytes >> 19))
+    }
+
     static func run(directory: String, stateBytes: Int, plan: BenchPlan, results: inout BenchResults) async throws {
         let count = plan.stateActions
         // 20,000 for the full run's 200,000 puts: about ten snapshots due during the load.
@@ -80,8 +86,8 @@ enum StatePausePhase {
                     let timeout = ["--timeout", String(limit.wholeMilliseconds / 1_000)]
                     let peer = variant.feed
                         ? try cluster.peer(["snapshot-sub", "--feed", cluster.endpoints.feed, "--count", String(count)] + timeout, name: "snapshot-sub")
-                        : try cluster.peer(["fetcher", "--endpoint", cluster.endpoints.actions, "--count", String(count), "--interval-ms", "200"] + timeout,
-                                           name: "fetcher")
+                        : try cluster.peer(["fetcher", "--endpoint", cluster.endpoints.actions, "--count", String(count),
+                                            "--interval-ms", String(fetchPauseMilliseconds(stateBytes: stateBytes))] + timeout, name: "fetcher")
                     guard await peer.waitForEvent("ready", timeout: .seconds(30)) != nil else {
                         throw BenchError.phase("the \(peer.name) never heard the authority\n\(peer.logTail())\n\(cluster.authority.logTail())")
                     }

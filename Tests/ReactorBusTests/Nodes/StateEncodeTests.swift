@@ -29,10 +29,12 @@ import Foundation
         return engine
     }
 
-    /// An engine that knows its state as large (1 MiB last encoded), at version 1, its ack taken.
-    func makeLargeEngine(_ started: Started) throws -> AuthorityEngine<Counter> {
+    /// An engine that knows its state as large (1 MiB last encoded), at version 1, its ack taken;
+    /// `elsewhere`: its loop has a snapshot replica encode the state.
+    func makeLargeEngine(_ started: Started, elsewhere: Bool = false) throws -> AuthorityEngine<Counter> {
         let engine = makeEngine(started)
         engine.noteStateBytes(1 << 20)
+        engine.encodesElsewhere = elsewhere
         try countUp(engine, seq: 1)
         _ = try replies(engine)
         return engine
@@ -52,6 +54,13 @@ import Foundation
 
     func replies(_ engine: AuthorityEngine<Counter>) throws -> [AuthorityReply] {
         try engine.takeOutbox().replies.map { try $0.reply() }
+    }
+
+    /// What a snapshot replica hands back for the counter at `count` (its version and action
+    /// sequence), and the bytes.
+    func replicaEncoding(count: Int) throws -> (done: StateEncode.Done, bytes: [UInt8]) {
+        let bytes = try MessagePackEncoder().encode(Counter.State(count: count))
+        return (StateEncode.Done(version: UInt64(count), actionSeq: UInt64(count), result: .success(EncodedBytes(bytes))), bytes)
     }
 
     func done(_ request: StateEncode) -> StateEncode.Done {
@@ -265,8 +274,8 @@ import Foundation
         fetch(engine, id: 7)
         #expect(try replies(engine) == [])
 
-        let bytes = try MessagePackEncoder().encode(Counter.State(count: 1))
-        let snapshot = try #require(engine.finishStateEncode(StateEncode.Done(version: 1, actionSeq: 1, result: .success(EncodedBytes(bytes))), now: 0))
+        let (done, bytes) = try replicaEncoding(count: 1)
+        let snapshot = try #require(engine.finishStateEncode(done, now: 0))
         #expect((snapshot.version, Array(snapshot.bytes)) == (1, bytes))
         #expect(try replies(engine) == [.snapshotChunk(requestID: 7, version: 1, actionSeq: 1, app: "counter", totalBytes: UInt64(bytes.count), offset: 0, payload: bytes)])
 
@@ -285,8 +294,7 @@ import Foundation
     /// A request that arrives while the replica encodes an older version waits for the next.
     @Test func whereAReplicaEncodesTheStateRequestsWaitForItsBytesNeverOlderThanThey() throws {
         let started = Started()
-        let engine = try makeLargeEngine(started)
-        engine.encodesElsewhere = true
+        let engine = try makeLargeEngine(started, elsewhere: true)
         fetch(engine, id: 7)
         wholeSnapshot(engine, id: 8)
         try countUp(engine, seq: 2)
@@ -300,8 +308,8 @@ import Foundation
         let second = engine.takeOutbox()
         #expect(second.encodeElsewhere == nil && second.replies.count == 1)
 
-        let two = try MessagePackEncoder().encode(Counter.State(count: 2))
-        #expect(engine.finishStateEncode(StateEncode.Done(version: 2, actionSeq: 2, result: .success(EncodedBytes(two))), now: 0) == nil)
+        let (doneTwo, two) = try replicaEncoding(count: 2)
+        #expect(engine.finishStateEncode(doneTwo, now: 0) == nil)
         let third = engine.takeOutbox()
         #expect(try third.replies.map { try $0.reply() } == [
             .snapshotChunk(requestID: 7, version: 2, actionSeq: 2, app: "counter", totalBytes: UInt64(two.count), offset: 0, payload: two),
@@ -309,8 +317,8 @@ import Foundation
         ])
         #expect(third.encodeElsewhere == 3)
 
-        let three = try MessagePackEncoder().encode(Counter.State(count: 3))
-        #expect(engine.finishStateEncode(StateEncode.Done(version: 3, actionSeq: 3, result: .success(EncodedBytes(three))), now: 0) == nil)
+        let (doneThree, three) = try replicaEncoding(count: 3)
+        #expect(engine.finishStateEncode(doneThree, now: 0) == nil)
         #expect(try replies(engine) == [.snapshot(requestID: 9, version: 3, actionSeq: 3, app: "counter", payload: three)])
         #expect(started.requests.isEmpty)
     }
@@ -319,13 +327,12 @@ import Foundation
     /// loop is asked for one encoding, and its bytes answer both.
     @Test func theFeedTakesTheReplicasEncodingForARequest() throws {
         let started = Started()
-        let engine = try makeLargeEngine(started)
-        engine.encodesElsewhere = true
+        let engine = try makeLargeEngine(started, elsewhere: true)
         wholeSnapshot(engine, id: 8)
         let outbox = engine.takeOutbox(.init(snapshot: true, publishedVersion: 0))
         #expect(outbox.encodeElsewhere == 1 && outbox.stateEncoding == .elsewhere(version: 1))
-        let bytes = try MessagePackEncoder().encode(Counter.State(count: 1))
-        let snapshot = try #require(engine.finishStateEncode(StateEncode.Done(version: 1, actionSeq: 1, result: .success(EncodedBytes(bytes))), now: 0))
+        let (done, bytes) = try replicaEncoding(count: 1)
+        let snapshot = try #require(engine.finishStateEncode(done, now: 0))
         #expect(snapshot.version == 1 && Array(snapshot.bytes) == bytes)
         #expect(try replies(engine) == [.snapshot(requestID: 8, version: 1, actionSeq: 1, app: "counter", payload: bytes)])
         #expect(started.requests.isEmpty)
@@ -335,8 +342,7 @@ import Foundation
     /// no requester to its timeout: the engine encodes the state itself.
     @Test func requestsWhoseReplicaEncodingFailedGetOneOfTheEnginesOwn() throws {
         let started = Started()
-        let engine = try makeLargeEngine(started)
-        engine.encodesElsewhere = true
+        let engine = try makeLargeEngine(started, elsewhere: true)
         fetch(engine, id: 7)
         #expect(engine.takeOutbox().encodeElsewhere == 1)
         #expect(engine.finishStateEncode(StateEncode.Done(version: 1, actionSeq: 1, result: .failure(SnapshotReplica<Counter>.Failure.stopped)), now: 0) == nil)

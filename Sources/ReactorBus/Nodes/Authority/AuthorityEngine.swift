@@ -132,36 +132,6 @@ package final class AuthorityEngine<R: Reactor> {
     /// The client id of the last action read: a client's next action in a burst carries the
     /// same bytes, and then reuses this `String` instead of making and checking a new one.
     private var lastClientID: String?
-
-    /// An encoding of the state under way off the loop.
-    private struct StateEncodingUnderWay {
-        /// The version encoded. One to be made elsewhere takes the state's version when the loop
-        /// is asked for it, at the end of the turn (its records journaled through there).
-        var version: UInt64
-        /// The requests that wait for it.
-        var waiting: [PendingStateRequest] = []
-        /// The feed publishes it.
-        var forFeed: Bool
-        /// Made by the loop's snapshot replica (``encodesElsewhere``) rather than from a copy of
-        /// the engine's state; `arranged` once the outbox asked the loop for it.
-        var elsewhere = false
-        var arranged = false
-    }
-
-    /// A request for the current state that waits for an encoding off the loop.
-    private struct PendingStateRequest {
-        /// What the requester is sent: the first chunk of a fetch, or the whole state.
-        enum Answer {
-            case chunk(offset: UInt64, maxBytes: UInt64)
-            case whole
-        }
-        var envelope: Envelope
-        var id: UInt64
-        var answer: Answer
-        /// The state's version when the request arrived: its answer is of this version or a
-        /// later one, so a client that was acknowledged an action sees its effect.
-        var atLeast: UInt64
-    }
     /// Messages refused as over `--max-message-bytes` since the last warning, and when that was.
     private var tooLargeSinceWarning = 0
     private var lastTooLargeWarning: UInt64?
