@@ -97,27 +97,27 @@ package final class AuthorityEngine<R: Reactor> {
     /// ever decoded, never compared, so dictionaries go out in their own order: sorting the keys
     /// of a state with a million entries was a quarter of its encoding. (Projections and every
     /// other value keep `encoder`'s sorted keys: the projection feed compares their bytes.)
-    private let stateEncoder = MessagePackEncoder(sortKeys: false)
+    let stateEncoder = MessagePackEncoder(sortKeys: false)
     let decoder = MessagePackDecoder()
-    private let writer = HeaderWriter()
+    let writer = HeaderWriter()
     private let heartbeatMilliseconds: UInt64
     /// Drawn once per process start and sent in every `pong`, so clients notice a restart.
     package let startID = UInt64.random(in: 1 ... .max)
     /// The state as last encoded for a `snapshot` reply, and its version: the state only changes
     /// with the version, so every request until the next mutation shares these bytes (a batch of
     /// requests holds one copy of the state, not one per request).
-    private var encodedStateCache: (version: UInt64, bytes: EncodedBytes)?
+    var encodedStateCache: (version: UInt64, bytes: EncodedBytes)?
     /// Encoded states that `snapshot_chunk` requesters are fetching, by version.
-    private var transfers = SnapshotTransfers()
+    var transfers = SnapshotTransfers()
     /// Starts encoding a state off the loop (``StateEncode``), for a fetch or the feed; set by
     /// the loop. `nil` (the engine alone, in tests and fuzzing): states are encoded here.
     var startStateEncode: ((StateEncode) -> Void)?
     /// The encoding under way off the loop. One at a time: a request (or the feed) that asks
     /// meanwhile waits for it; a request that arrived at a later version than it has is then
     /// answered from the next encoding, never with a state older than the one it asked at.
-    private var stateEncoding: StateEncodingUnderWay?
+    var stateEncoding: StateEncodingUnderWay?
     /// The size of the state's last encoding (or of the snapshot recovered from); `nil` before one.
-    private var lastStateBytes: Int? {
+    var lastStateBytes: Int? {
         didSet { metrics.stateBytes = UInt64(lastStateBytes ?? 0) }
     }
     /// A feed snapshot or whole `snapshot` reply of a state whose last encoding had at least
@@ -180,14 +180,7 @@ package final class AuthorityEngine<R: Reactor> {
             lastClientID = client
             handleAction(envelope, client: client, seq: seq, payload: payload, now: now)
         case .snapshot(let id):
-            metrics[.snapshotRequests] += 1
-            let version = inSequencer { $0.version }
-            if encodedStateCache?.version != version, encodesOffLoop {
-                // A large state is encoded off the loop: the reply goes out once the bytes are back.
-                waitForEncoding(PendingStateRequest(envelope: envelope, id: id, answer: .whole, atLeast: version))
-            } else if let state = encodedState()?.bytes {
-                replyState(envelope, id: id, version: version, actionSeq: sequencer.actionSeq, bytes: state)
-            }
+            handleWholeSnapshot(envelope, id: id)
         case .ping(let id):
             let pong = AuthorityReply.pong(requestID: id, version: sequencer.version, startID: startID, app: configuration.appName,
                                            schema: configuration.schema.version, compatible: configuration.schema.compatibleVersions.sorted(), term: term)
@@ -205,136 +198,6 @@ package final class AuthorityEngine<R: Reactor> {
             if features.contains(ClientFeature.acks) { ackBatchReaders.insert(routingID) } else { ackBatchReaders.remove(routingID) }
             reply(envelope, .features(requestID: id, features: AuthorityFeature.forClients))
         }
-    }
-
-    /// Answers one `snapshot_chunk` request: the current state's first chunk (`version` nil),
-    /// or the next one of a version being fetched; `expired` when that version is gone.
-    private func handleSnapshotChunk(_ envelope: Envelope, id: UInt64, version: UInt64?, offset: UInt64, maxBytes: UInt64, now: UInt64) {
-        let held: SnapshotTransfers.Held
-        let heldVersion: UInt64
-        if let version {
-            guard let found = transfers.bytes(of: version, now: now) else {
-                reply(envelope, .error(ref: id, code: .expired, message: "the authority no longer holds version \(version) of the state (a fetch idle for \(SnapshotTransfers.idleMilliseconds / 1_000) s, or more than \(SnapshotTransfers.maxVersions) versions fetched at once): ask again without a version"))
-                return
-            }
-            held = found
-            heldVersion = version
-        } else {
-            metrics[.snapshotRequests] += 1
-            heldVersion = sequencer.version
-            if let found = transfers.bytes(of: heldVersion, now: now) {
-                held = found
-            } else if startStateEncode != nil, encodedStateCache?.version != heldVersion {
-                // Encoded off the loop: the reply goes out once the bytes are back.
-                waitForEncoding(PendingStateRequest(envelope: envelope, id: id, answer: .chunk(offset: offset, maxBytes: maxBytes), atLeast: heldVersion))
-                return
-            } else {
-                guard let state = encodedState()?.bytes else { return }
-                transfers.hold(state, version: heldVersion, actionSeq: sequencer.actionSeq, now: now)
-                held = SnapshotTransfers.Held(actionSeq: sequencer.actionSeq, bytes: state, lastUsed: now)
-            }
-        }
-        replyChunk(envelope, id: id, held: held, version: heldVersion, offset: offset, maxBytes: maxBytes)
-    }
-
-    /// Queues `request` behind the encoding under way, or starts one for it: of the engine's
-    /// own, or one the loop is to have its snapshot replica make (``encodesElsewhere``).
-    private func waitForEncoding(_ request: PendingStateRequest) {
-        if stateEncoding == nil {
-            if encodesElsewhere {
-                stateEncoding = StateEncodingUnderWay(version: request.atLeast, forFeed: false, elsewhere: true)
-            } else if let startStateEncode {
-                startEncoding(with: startStateEncode, forFeed: false)
-            }
-        }
-        stateEncoding?.waiting.append(request)
-    }
-
-    /// Copies the state (a reference, until the loop's next change) and starts encoding the copy.
-    private func startEncoding(with start: (StateEncode) -> Void, forFeed: Bool) {
-        let (state, encoder) = (sequencer.state, stateEncoder)
-        let (version, actionSeq) = inSequencer { ($0.version, $0.actionSeq) }
-        stateEncoding = StateEncodingUnderWay(version: version, forFeed: forFeed)
-        start(StateEncode(version: version, actionSeq: actionSeq) { try encoder.encodeShared(state) })
-    }
-
-    /// Starts an encoding of the current state for requests that an encoding of an older
-    /// version left unanswered: elsewhere where the replica encodes, else (or `here`, when the
-    /// replica's could not be made) of the engine's own.
-    private func encodeAgain(for requests: [PendingStateRequest], here: Bool = false) {
-        guard !requests.isEmpty else { return }
-        if encodesElsewhere, !here {
-            stateEncoding = StateEncodingUnderWay(version: inSequencer { $0.version }, waiting: requests, forFeed: false, elsewhere: true)
-            return
-        }
-        guard let startStateEncode else { return }
-        startEncoding(with: startStateEncode, forFeed: false)
-        stateEncoding?.waiting = requests
-    }
-
-    /// Takes the bytes a ``StateEncode`` brought back: answers the requests that waited for them
-    /// and arrived at their version or before (a fetch's later chunks are of that version; a
-    /// request that arrived later waits for an encoding of the current state, started now), and
-    /// returns them for the feed to publish when it asked for them. A failed encoding is logged,
-    /// and its requesters ask again after their timeout, as when an encoding on the loop fails;
-    /// the feed tries again when its schedule next allows.
-    func finishStateEncode(_ done: StateEncode.Done, now: UInt64) -> FeedSnapshot? {
-        guard let encoding = stateEncoding, encoding.version == done.version else { return nil }
-        stateEncoding = nil
-        switch done.result {
-        case .success(let bytes):
-            lastStateBytes = bytes.count
-            metrics.stateEncodeDuration.observe(Double(done.nanoseconds) / 1e9)
-            if sequencer.version == done.version { encodedStateCache = (done.version, bytes) }
-            var later: [PendingStateRequest] = []
-            let held = SnapshotTransfers.Held(actionSeq: done.actionSeq, bytes: bytes, lastUsed: now)
-            var holding = false
-            for request in encoding.waiting {
-                guard request.atLeast <= done.version else {
-                    later.append(request)
-                    continue
-                }
-                switch request.answer {
-                case .chunk(let offset, let maxBytes):
-                    if !holding {
-                        // Kept for the fetch's next chunks.
-                        transfers.hold(bytes, version: done.version, actionSeq: done.actionSeq, now: now)
-                        holding = true
-                    }
-                    replyChunk(request.envelope, id: request.id, held: held, version: done.version, offset: offset, maxBytes: maxBytes)
-                case .whole:
-                    replyState(request.envelope, id: request.id, version: done.version, actionSeq: done.actionSeq, bytes: bytes)
-                }
-            }
-            encodeAgain(for: later)
-            return encoding.forFeed ? FeedSnapshot(version: done.version, actionSeq: done.actionSeq, bytes: bytes, encodeNanoseconds: done.nanoseconds) : nil
-        case .failure(let error) where encoding.elsewhere:
-            // The replica stopped or disagreed (and is retired): its requesters are not left
-            // to their timeout.
-            logger.warning("the snapshot replica did not encode version \(done.version) of the state (\(error)); encoding it here")
-            encodeAgain(for: encoding.waiting, here: true)
-            return nil
-        case .failure(let error):
-            logger.error("cannot encode \(R.State.self): \(error)")
-            return nil
-        }
-    }
-
-    /// The chunk of `held` (the bytes of `heldVersion`) that a request asked for.
-    private func replyChunk(_ envelope: Envelope, id: UInt64, held: SnapshotTransfers.Held, version heldVersion: UInt64, offset: UInt64, maxBytes: UInt64) {
-        let total = UInt64(held.bytes.count)
-        guard offset <= total else {
-            metrics[.malformed] += 1
-            reply(envelope, .error(ref: id, code: .malformed, message: "snapshot_chunk.offset \(offset) is past the end of version \(heldVersion), which is \(total) bytes"))
-            return
-        }
-        let end = offset + min(total - offset, maxBytes, SnapshotTransfers.maxChunkBytes)
-        metrics[.snapshotChunks] += 1
-        // Lent from the encoding the fetch holds, not copied.
-        let header = AuthorityReply.snapshotChunk(requestID: id, version: heldVersion, actionSeq: held.actionSeq, app: configuration.appName,
-                                                  totalBytes: total, offset: offset, payload: [])
-        queue(.lending(head: Array(envelope) + [[UInt8](header.packedHeader(writer))], last: held.bytes, range: Int(offset) ..< Int(end)),
-              to: envelope, request: id)
     }
 
     /// Why a message (the frames after the routing envelope) is refused for its size, or `nil`:
@@ -963,10 +826,7 @@ package final class AuthorityEngine<R: Reactor> {
                 outbox.appliedPayloads[index] = encode(outbox.appliedMutations[index].mutation)
             }
         }
-        if let encoding = stateEncoding, encoding.elsewhere, !encoding.arranged {
-            // Asked for by a request this turn: of the state the turn's records leave.
-            stateEncoding?.version = version
-        }
+        settleElsewhereEncoding(at: version)
         switch feedState(demand) {
         case .encoded(let bytes, let nanoseconds):
             outbox.state = bytes
@@ -976,10 +836,7 @@ package final class AuthorityEngine<R: Reactor> {
         case nil:
             break
         }
-        if let encoding = stateEncoding, encoding.elsewhere, !encoding.arranged {
-            outbox.encodeElsewhere = encoding.version
-            stateEncoding?.arranged = true
-        }
+        outbox.encodeElsewhere = elsewhereEncodingToArrange()
         if !demand.projections.isEmpty || projectionFeed.remembersAny {
             outbox.projections = projectionFeed.changes(of: sequencer.state, version: version, wanted: demand.projections) { encode($0) }
         }
@@ -992,71 +849,6 @@ package final class AuthorityEngine<R: Reactor> {
         var taken = Outbox()
         swap(&taken, &outbox)
         return taken
-    }
-
-    /// The feed's snapshot, when `demand` asks for one and the version moved since the one
-    /// published last: the state encoded now, with how long that took (`nil` when it was
-    /// encoded before, for a request); or, for a large state (``encodesOffLoopAbove``) where
-    /// the loop can encode off it, the version whose encoding started or was under way already,
-    /// or (``encodesElsewhere``) the version the loop is to have its snapshot replica encode;
-    /// ``finishStateEncode(_:now:)`` takes the bytes back either way. `nil` while another
-    /// encoding for the feed is under way.
-    ///
-    /// ``takeOutbox(_:)`` puts it in the outbox. A loop that publishes the turn's snapshot right
-    /// after its acks may instead take the outbox with a demand for no snapshot and ask here once
-    /// the acks have left, before anything else changes the state: the acks do not wait for
-    /// the encoding.
-    package func feedState(_ demand: Outbox.Demand) -> FeedSnapshot.Due? {
-        let version = inSequencer { $0.version }
-        let dueByCount = demand.snapshotAtVersion.map { version >= $0 } ?? false
-        guard demand.publishedVersion != version, demand.snapshot || dueByCount else { return nil }
-        if let encoding = stateEncoding {
-            // One encoding at a time: the feed takes the one under way, unless it has it already
-            // or it is of the version published last.
-            guard !encoding.forFeed, encoding.version != demand.publishedVersion else { return nil }
-            stateEncoding?.forFeed = true
-            return .encoding(encoding.elsewhere ? .elsewhere(version: encoding.version) : .offLoop(version: encoding.version))
-        }
-        if encodedStateCache?.version != version, encodesOffLoop, let startStateEncode {
-            if encodesElsewhere {
-                // ``takeOutbox(_:)`` asks the loop for it.
-                stateEncoding = StateEncodingUnderWay(version: version, forFeed: true, elsewhere: true)
-                return .encoding(.elsewhere(version: version))
-            }
-            startEncoding(with: startStateEncode, forFeed: true)
-            return .encoding(.offLoop(version: version))
-        }
-        guard let state = encodedState() else { return nil }
-        return .encoded(state.bytes, nanoseconds: state.nanoseconds)
-    }
-
-    /// The state encoded as for the feed, here and now: what a snapshot replica hands the loop.
-    package func encodeState() throws -> EncodedBytes {
-        try stateEncoder.encodeShared(sequencer.state)
-    }
-
-    /// Forgets the encoding under way at `version` that the loop could not arrange after all
-    /// (its replica had stopped): the feed asks again when its schedule next allows; requests
-    /// that waited for it get an encoding of the current state, started here.
-    package func abandonStateEncoding(version: UInt64) {
-        guard let encoding = stateEncoding, encoding.version == version else { return }
-        stateEncoding = nil
-        encodeAgain(for: encoding.waiting, here: true)
-    }
-
-    /// Whether the state is large enough (``encodesOffLoopAbove``) to be encoded off the loop,
-    /// and a loop is there to do it.
-    private var encodesOffLoop: Bool {
-        startStateEncode != nil && lastStateBytes.map { $0 >= encodesOffLoopAbove } == true
-    }
-
-    /// The size of the state's last encoding, 0 before one: what the feed expects its snapshots to weigh.
-    var knownStateBytes: Int { lastStateBytes ?? 0 }
-
-    /// Notes the size of the state's encoding from elsewhere (the snapshot recovered from), so
-    /// that the first feed snapshot of a large state is encoded off the loop too.
-    package func noteStateBytes(_ bytes: Int) {
-        lastStateBytes = bytes
     }
 
     /// Counts what the loop saw while carrying out outboxes.
@@ -1110,26 +902,6 @@ package final class AuthorityEngine<R: Reactor> {
         }
     }
 
-    /// The current state encoded for the wire, reused while the version stays the same, with
-    /// how long encoding it took now (`nil`: encoded before, for a request or the feed).
-    private func encodedState() -> (bytes: EncodedBytes, nanoseconds: UInt64?)? {
-        let version = inSequencer { $0.version }
-        if let cached = encodedStateCache, cached.version == version { return (cached.bytes, nil) }
-        let bytes: EncodedBytes
-        let start = MonotonicClock.nanoseconds()
-        do {
-            bytes = try stateEncoder.encodeShared(sequencer.state)
-        } catch {
-            logger.error("cannot encode \(R.State.self): \(error)")
-            return nil
-        }
-        let nanoseconds = MonotonicClock.nanoseconds() - start
-        metrics.stateEncodeDuration.observe(Double(nanoseconds) / 1e9)
-        encodedStateCache = (version, bytes)
-        lastStateBytes = bytes.count
-        return (bytes, nanoseconds)
-    }
-
     func send(_ assignment: Dispatcher.Assignment) {
         // The dispatcher keeps the kind of every job it gives out (worked out, by reflection by
         // default, when the job was accepted), and every assignment is of a job it gave out.
@@ -1165,17 +937,11 @@ package final class AuthorityEngine<R: Reactor> {
     }
 
     /// Queues a reply; `request` marks one that answers a request and may be refused for size.
-    private func reply(_ envelope: Envelope, _ message: AuthorityReply, request: UInt64? = nil) {
+    func reply(_ envelope: Envelope, _ message: AuthorityReply, request: UInt64? = nil) {
         queue(.frames(message.frames(writer, after: envelope)), to: envelope, request: request)
     }
 
-    /// Queues a whole `snapshot` reply: the state's encoding leaves as it is, lent, not copied.
-    private func replyState(_ envelope: Envelope, id: UInt64, version: UInt64, actionSeq: UInt64, bytes: EncodedBytes) {
-        let header = AuthorityReply.snapshot(requestID: id, version: version, actionSeq: actionSeq, app: configuration.appName, payload: [])
-        queue(.lending(head: Array(envelope) + [[UInt8](header.packedHeader(writer))], last: bytes, range: 0 ..< bytes.count), to: envelope, request: id)
-    }
-
-    private func queue(_ queued: QueuedReply, to envelope: Envelope, request: UInt64?) {
+    func queue(_ queued: QueuedReply, to envelope: Envelope, request: UInt64?) {
         if !outbox.ackBatches.isEmpty, let routingID = envelope.first { outbox.ackBatches.close(routingID) }
         if let request {
             outbox.requestReplies[outbox.replies.count] = Outbox.RequestReply(requestID: request, envelopeCount: envelope.count)
