@@ -91,8 +91,9 @@ extension AuthorityEngine {
     /// and arrived at their version or before (a fetch's later chunks are of that version; a
     /// request that arrived later waits for an encoding of the current state, started now), and
     /// returns them for the feed to publish when it asked for them. A failed encoding is logged,
-    /// and its requesters ask again after their timeout, as when an encoding on the loop fails;
-    /// the feed tries again when its schedule next allows.
+    /// and its requesters ask again after their timeout, as when an encoding on the loop fails
+    /// (one the replica could not make is made here for them); the feed tries again when its
+    /// schedule next allows.
     func finishStateEncode(_ done: StateEncode.Done, now: UInt64) -> FeedSnapshot? {
         guard let encoding = stateEncoding, encoding.version == done.version else { return nil }
         stateEncoding = nil
@@ -124,8 +125,9 @@ extension AuthorityEngine {
             encodeAgain(for: later)
             return encoding.forFeed ? FeedSnapshot(version: done.version, actionSeq: done.actionSeq, bytes: bytes, encodeNanoseconds: done.nanoseconds) : nil
         case .failure(let error) where encoding.elsewhere:
-            // The replica stopped or disagreed (and is retired): its requesters are not left
-            // to their timeout.
+            // The replica stopped, or could not apply the records or reach the version (its next
+            // disk snapshot fails the same and retires it): the requesters get an encoding of the
+            // engine's own instead of waiting for their timeout.
             logger.warning("the snapshot replica did not encode version \(done.version) of the state (\(error)); encoding it here")
             encodeAgain(for: encoding.waiting, here: true)
             return nil
