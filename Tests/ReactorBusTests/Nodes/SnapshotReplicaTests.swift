@@ -109,6 +109,32 @@ extension AuthorityDurabilityTests {
         #expect(!durability.encodeState(lsn: 107, version: 107, actionSeq: 107, deliver: deliver))
     }
 
+    /// An encoding the replica could not make because it disagrees with the loop retires it at
+    /// once: the next requests are encoded from the loop's state instead of asking it again.
+    /// A failure that is not the replica's, or a replica that had stopped, changes nothing.
+    @Test func aReplicaWhoseEncodingFailedIsRetiredAtOnce() async throws {
+        let (durability, engine) = try makeDurability(every: 100, replicaAbove: 0)
+        try turn(durability, engine, count: 100, from: 1)
+        settle(durability, engine)
+        #expect(durability.replicaRuns)
+        let delivered = Mutex<StateEncode.Done?>(nil)
+        #expect(durability.encodeState(lsn: 100, version: 101, actionSeq: 101) { done in delivered.withLock { $0 = done } })
+        let done = await eventually { delivered.withLock { $0 } }
+        guard case .failure(let error)? = done?.result else {
+            Issue.record("expected the replica to refuse a mark it did not reach, got \(String(describing: done))")
+            close(durability, engine)
+            return
+        }
+        struct NotTheReplicas: Error {}
+        durability.replicaEncodingFailed(NotTheReplicas())
+        durability.replicaEncodingFailed(SnapshotReplica<Counter>.Failure.stopped)
+        #expect(durability.replicaRuns)
+        durability.replicaEncodingFailed(error)
+        #expect(!durability.replicaRuns)
+        #expect(lines(containing: "snapshot replica stopped (the replica reached journal record 100, version 100").count == 1)
+        close(durability, engine)
+    }
+
     @Test func belowTheThresholdTheLoopKeepsTakingCheckpoints() throws {
         let (durability, engine) = try makeDurability(every: 100, replicaAbove: 1 << 20)
         try turn(durability, engine, count: 100, from: 1)

@@ -580,6 +580,17 @@ final class AuthorityDurability<R: Reactor> {
         return true
     }
 
+    /// An encoding the replica was asked for came back failed: a replica that could not apply a
+    /// record, or reached another version than the loop's at the mark, is retired at once, as a
+    /// snapshot of it that failed so would retire it (the loop's checkpoints and its own
+    /// encodings take over). One that stopped first is gone already; another error is not the
+    /// replica's.
+    func replicaEncodingFailed(_ error: any Error) {
+        guard replica != nil, let failure = error as? SnapshotReplica<R>.Failure else { return }
+        if case .stopped = failure { return }
+        retireReplica(because: "\(failure)")
+    }
+
     /// Whether a replica (or a checkpoint that may start one) follows every record journaled.
     private var followsRecords: Bool { replica != nil || seed != nil }
 

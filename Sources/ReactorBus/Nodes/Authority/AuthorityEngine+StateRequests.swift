@@ -125,9 +125,9 @@ extension AuthorityEngine {
             encodeAgain(for: later)
             return encoding.forFeed ? FeedSnapshot(version: done.version, actionSeq: done.actionSeq, bytes: bytes, encodeNanoseconds: done.nanoseconds) : nil
         case .failure(let error) where encoding.elsewhere:
-            // The replica stopped, or could not apply the records or reach the version (its next
-            // disk snapshot fails the same and retires it): the requesters get an encoding of the
-            // engine's own instead of waiting for their timeout.
+            // The replica stopped, or could not apply the records or reach the version (the loop
+            // retires it): the requesters get an encoding of the engine's own instead of waiting
+            // for their timeout.
             logger.warning("the snapshot replica did not encode version \(done.version) of the state (\(error)); encoding it here")
             encodeAgain(for: encoding.waiting, here: true)
             return nil

@@ -195,6 +195,7 @@ final class AuthorityLoop<R: Reactor>: NodeLoop {
                     // once its records are durable.
                     let now = MonotonicClock.milliseconds()
                     for done in stateEncodes.drain() {
+                        if case .failure(let error) = done.result { durability?.replicaEncodingFailed(error) }
                         if let snapshot = engine.finishStateEncode(done, now: now) { try encoded(snapshot, now: now) }
                     }
                 }
