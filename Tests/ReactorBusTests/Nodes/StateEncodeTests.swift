@@ -228,10 +228,19 @@ import Foundation
         fetch(engine, id: 3)
         let done = StateEncode.Done(version: 2, actionSeq: 2, result: .success(EncodedBytes([0x81, 0xa5] + Array("count".utf8) + [0x02])), nanoseconds: 7_000_000)
         _ = engine.finishStateEncode(done, now: 0)
-        let metrics = engine.currentMetrics()
+        var metrics = engine.currentMetrics()
         #expect(metrics.stateEncodeDuration.count == 2)
         #expect(abs(metrics.stateEncodeDuration.sum - 0.007) < 0.001)
         #expect(metrics.dictionary["state_bytes"] == 8)
+        // By the replica: counted apart, so an operator sees whether the loop copied its state.
+        engine.encodesElsewhere = true
+        try countUp(engine, seq: 3)
+        fetch(engine, id: 4)
+        #expect(engine.takeOutbox().encodeElsewhere == 3)
+        _ = engine.finishStateEncode(try replicaEncoding(count: 3).done, now: 0)
+        metrics = engine.currentMetrics()
+        #expect(metrics.stateEncodeDuration.count == 3)
+        #expect([metrics[.stateEncodesOnLoop], metrics[.stateEncodesOffLoop], metrics[.stateEncodesByReplica]] == [1, 1, 1])
     }
 
     /// Requests that waited for a replica's encoding that could not be arranged get an encoding

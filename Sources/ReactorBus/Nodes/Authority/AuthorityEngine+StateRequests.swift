@@ -101,6 +101,7 @@ extension AuthorityEngine {
         case .success(let bytes):
             lastStateBytes = bytes.count
             metrics.stateEncodeDuration.observe(Double(done.nanoseconds) / 1e9)
+            metrics[encoding.elsewhere ? .stateEncodesByReplica : .stateEncodesOffLoop] += 1
             if sequencer.version == done.version { encodedStateCache = (done.version, bytes) }
             var later: [PendingStateRequest] = []
             let held = SnapshotTransfers.Held(actionSeq: done.actionSeq, bytes: bytes, lastUsed: now)
@@ -240,6 +241,7 @@ extension AuthorityEngine {
         }
         let nanoseconds = MonotonicClock.nanoseconds() - start
         metrics.stateEncodeDuration.observe(Double(nanoseconds) / 1e9)
+        metrics[.stateEncodesOnLoop] += 1
         encodedStateCache = (version, bytes)
         lastStateBytes = bytes.count
         return (bytes, nanoseconds)

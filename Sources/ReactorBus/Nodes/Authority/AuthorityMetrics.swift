@@ -99,6 +99,13 @@ public enum AuthorityCounter: String, CaseIterable, Sendable {
     /// `acks` messages sent: several acks for one client in one message (each ack in it is
     /// also counted in ``acks``).
     case ackBatches = "ack_batches"
+    /// Whole encodings of the state (for a fetch, a `snapshot` reply or the feed's snapshot), by
+    /// where they were made: on the loop (a small state), off it from a copy of the loop's state
+    /// (whose next change copies what it shares with the encoding: a pause for a large state),
+    /// or by the snapshot replica (no copy at all).
+    case stateEncodesOnLoop = "state_encodes_on_loop"
+    case stateEncodesOffLoop = "state_encodes_off_loop"
+    case stateEncodesByReplica = "state_encodes_by_replica"
 
     /// The counter's position in ``allCases`` (and in the metrics' storage), without hashing
     /// its name: the authority bumps counters for every message.
@@ -167,6 +174,9 @@ public enum AuthorityCounter: String, CaseIterable, Sendable {
         case .replicationRecordsSent: 60
         case .replicationBytesSent: 61
         case .ackBatches: 62
+        case .stateEncodesOnLoop: 63
+        case .stateEncodesOffLoop: 64
+        case .stateEncodesByReplica: 65
         }
     }
 }
