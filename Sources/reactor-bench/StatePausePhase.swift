@@ -25,13 +25,23 @@ import TestSupport
 /// Check: every action acked, and at least two snapshots written (or feed snapshots received,
 /// or fetches made during the load) in each run.
 enum StatePausePhase {
-    /// One restart of the largest state: what writes its disk snapshots, and whether a feed
-    /// subscriber makes it publish feed snapshots instead.
+    /// What makes the authority encode its state during a restart's load.
+    enum Load {
+        /// Disk snapshots, every `EVERY` records.
+        case disk
+        /// A subscriber to the feed's snapshots (no disk snapshot during the load).
+        case feed
+        /// A client fetching the whole state again and again (no disk snapshot during the load).
+        case fetch
+    }
+
+    /// One restart of the largest state: what makes it encode its state, and whether a snapshot
+    /// replica does it rather than the loop's own state.
     struct Variant {
         var replica: Bool
-        var feed: Bool
-        /// A client fetches the state again and again (instead of a feed subscriber).
-        var fetch = false
+        var load: Load
+        var feed: Bool { load == .feed }
+        var fetch: Bool { load == .fetch }
         /// Names the run's data copy, authority and check.
         var label: String
         /// What the run does (`EVERY`: the records between two disk snapshots).
@@ -39,20 +49,20 @@ enum StatePausePhase {
     }
 
     static let variants = [
-        Variant(replica: false, feed: false, label: "checkpoints", description: "a snapshot every EVERY records from the loop's checkpoints"),
-        Variant(replica: true, feed: false, label: "replica", description: "a snapshot every EVERY records from a snapshot replica"),
-        Variant(replica: false, feed: true, label: "feed-copy",
+        Variant(replica: false, load: .disk, label: "checkpoints", description: "a snapshot every EVERY records from the loop's checkpoints"),
+        Variant(replica: true, load: .disk, label: "replica", description: "a snapshot every EVERY records from a snapshot replica"),
+        Variant(replica: false, load: .feed, label: "feed-copy",
                 description: "a feed subscriber to snapshots (one due every eighth of the puts), each copied and encoded off the loop"),
-        Variant(replica: true, feed: true, label: "feed-replica",
+        Variant(replica: true, load: .feed, label: "feed-replica",
                 description: "a feed subscriber to snapshots (one due every eighth of the puts), each encoded by a snapshot replica"),
-        Variant(replica: false, feed: false, fetch: true, label: "fetch-copy",
+        Variant(replica: false, load: .fetch, label: "fetch-copy",
                 description: "a client fetching the whole state again and again, each fetch copied and encoded off the loop"),
-        Variant(replica: true, feed: false, fetch: true, label: "fetch-replica",
+        Variant(replica: true, load: .fetch, label: "fetch-replica",
                 description: "a client fetching the whole state again and again, each fetch encoded by a snapshot replica"),
     ]
 
     /// The fetcher's pause between two fetches: 1 ms per 512 KiB of state (128 ms for 64 MiB,
-    /// about a third of a fetch), so that a small state's short load sees fetches too.
+    /// where a fetch takes 0.5-0.9 s), so that a small state's short load sees fetches too.
     static func fetchPauseMilliseconds(stateBytes: Int) -> Int {
         min(200, max(1, stateBytes >> 19))
     }
@@ -64,7 +74,7 @@ enum StatePausePhase {
         for variant in variants {
             // Feed and fetch runs take three times the puts: a snapshot of the largest state
             // takes about 0.4 s to encode, and the disk runs' load is over in about a second.
-            let count = variant.feed || variant.fetch ? count * 3 : count
+            let count = variant.load == .disk ? count : count * 3
             let label = variant.label
             Output.error("bench: state — restarted on the \(stateBytes.grouped)-byte state, \(count.grouped) puts, \(variant.description.replacingOccurrences(of: "EVERY", with: every.grouped)), ping every 2 ms")
             let copy = directory + "-" + label
@@ -73,8 +83,11 @@ enum StatePausePhase {
             defer { try? FileManager.default.removeItem(atPath: copy) }
             // Feed and fetch runs: no disk snapshot during the load (the replica starts from the one recovered).
             let noDisk = ["--snapshot-every", "1000000000", "--snapshot-interval", "86400"]
-            let disk = variant.feed ? noDisk + ["--feed-snapshot-every", String(max(count / 8, 1)), "--feed-snapshot-interval", "off"]
-                : variant.fetch ? noDisk : ["--snapshot-every", String(every), "--snapshot-interval", "1"]
+            let disk = switch variant.load {
+            case .disk: ["--snapshot-every", String(every), "--snapshot-interval", "1"]
+            case .feed: noDisk + ["--feed-snapshot-every", String(max(count / 8, 1)), "--feed-snapshot-interval", "off"]
+            case .fetch: noDisk
+            }
             let cluster = try await BenchCluster.authority(
                 app: "catalog",
                 extra: ["--data", copy, "--snapshot-replica-above", variant.replica ? "0" : "off"] + disk,
@@ -82,7 +95,7 @@ enum StatePausePhase {
             let limit = BenchPlan.limit(count, minimumRate: 1_000, base: 60)
             let (sent, probed, subscribed) = try await cluster.run { cluster in
                 var subscriber: ChildProcess?
-                if variant.feed || variant.fetch {
+                if variant.load != .disk {
                     let timeout = ["--timeout", String(limit.wholeMilliseconds / 1_000)]
                     let peer = variant.feed
                         ? try cluster.peer(["snapshot-sub", "--feed", cluster.endpoints.feed, "--count", String(count)] + timeout, name: "snapshot-sub")
@@ -94,7 +107,7 @@ enum StatePausePhase {
                     subscriber = peer
                 }
                 let probe = try cluster.peer(["ping", "--endpoint", cluster.endpoints.actions, "--interval-ms", "2", "--until-accepted", String(count),
-                                              "--until-snapshots", variant.feed || variant.fetch ? "0" : "2", "--timeout", String(limit.wholeMilliseconds / 1_000)], name: "ping")
+                                              "--until-snapshots", variant.load == .disk ? "2" : "0", "--timeout", String(limit.wholeMilliseconds / 1_000)], name: "ping")
                 let client = try cluster.client(workload: "catalog", count: count, window: plan.window, extra: ["--stats"])
                 let sent = try await cluster.result(of: client, timeout: limit)
                 let probed = try await cluster.result(of: probe, timeout: limit)
@@ -102,7 +115,7 @@ enum StatePausePhase {
                 if let subscriber { subscribed = try await cluster.result(of: subscriber, timeout: limit) }
                 return (sent, probed, subscribed)
             }
-            let run = BenchResults.Pause(probed: probed, sent: sent, actions: count, snapshotEvery: variant.feed || variant.fetch ? nil : every)
+            let run = BenchResults.Pause(probed: probed, sent: sent, actions: count, snapshotEvery: variant.load == .disk ? every : nil)
             // Those published (or fetched) while the puts ran (not the one at the start, nor the final one).
             let during = Int(subscribed?["during_load"]?.intValue ?? 0)
             let fetches = variant.fetch ? (during, subscribed?["longest_ms"]?.doubleValue ?? 0) : nil
