@@ -121,8 +121,15 @@ enum StatePausePhase {
             let fetches = variant.fetch ? (during, subscribed?["longest_ms"]?.doubleValue ?? 0) : nil
             results.statePauses.append(.init(replica: variant.replica, feed: variant.feed, feedSnapshots: variant.feed ? during : 0, fetches: fetches, run: run))
             if variant.fetch {
-                results.check("state_pauses_\(label)", "state pauses, fetches \(variant.replica ? "from a replica" : "copied"): every action acked, at least 2 fetches during the load",
-                              run.acked == count && sent["errors"]?.intValue == 0 && during >= 2)
+                // Where the fetches' encodings were made, from the authority's counters at the end
+                // of the load: all by the replica, or all from a copy of the loop's state.
+                let (byReplica, offLoop) = (Int(probed["stats"]?["state_encodes_by_replica"]?.intValue ?? 0),
+                                            Int(probed["stats"]?["state_encodes_off_loop"]?.intValue ?? 0))
+                let encodedWhereSaid = variant.replica ? byReplica >= during && offLoop == 0 : offLoop >= during && byReplica == 0
+                results.check("state_pauses_\(label)",
+                              "state pauses, fetches \(variant.replica ? "from a replica" : "copied"): every action acked, at least 2 fetches during the load, "
+                                + (variant.replica ? "every one encoded by the replica" : "every one encoded from a copy of the loop's state"),
+                              run.acked == count && sent["errors"]?.intValue == 0 && during >= 2 && encodedWhereSaid)
             } else if variant.feed {
                 results.check("state_pauses_\(label)", "state pauses, feed snapshots \(variant.replica ? "from a replica" : "copied"): every action acked, at least 2 feed snapshots received during the load",
                               run.acked == count && sent["errors"]?.intValue == 0 && during >= 2)
