@@ -57,7 +57,7 @@ extension AuthorityEngine {
     private func waitForEncoding(_ request: PendingStateRequest) {
         if stateEncoding == nil {
             if encodesElsewhere {
-                stateEncoding = StateEncodingUnderWay(version: request.atLeast, forFeed: false, elsewhere: true)
+                encodeElsewhere(forFeed: false)
             } else if let startStateEncode {
                 startEncoding(with: startStateEncode, forFeed: false)
             }
@@ -73,17 +73,22 @@ extension AuthorityEngine {
         start(StateEncode(version: version, actionSeq: actionSeq) { try encoder.encodeShared(state) })
     }
 
+    /// Notes an encoding of the current state for the loop's snapshot replica to make:
+    /// ``takeOutbox(_:)`` settles its version at the turn's end and asks the loop for it.
+    private func encodeElsewhere(forFeed: Bool) {
+        stateEncoding = StateEncodingUnderWay(version: inSequencer { $0.version }, forFeed: forFeed, elsewhere: true)
+    }
+
     /// Starts an encoding of the current state for requests that an encoding of an older
     /// version left unanswered: elsewhere where the replica encodes, else (or `here`, when the
     /// replica's could not be made) of the engine's own.
     private func encodeAgain(for requests: [PendingStateRequest], here: Bool = false) {
         guard !requests.isEmpty else { return }
         if encodesElsewhere, !here {
-            stateEncoding = StateEncodingUnderWay(version: inSequencer { $0.version }, waiting: requests, forFeed: false, elsewhere: true)
-            return
+            encodeElsewhere(forFeed: false)
+        } else if let startStateEncode {
+            startEncoding(with: startStateEncode, forFeed: false)
         }
-        guard let startStateEncode else { return }
-        startEncoding(with: startStateEncode, forFeed: false)
         stateEncoding?.waiting = requests
     }
 
@@ -148,17 +153,21 @@ extension AuthorityEngine {
         }
         let end = offset + min(total - offset, maxBytes, SnapshotTransfers.maxChunkBytes)
         metrics[.snapshotChunks] += 1
-        // Lent from the encoding the fetch holds, not copied.
         let header = AuthorityReply.snapshotChunk(requestID: id, version: heldVersion, actionSeq: held.actionSeq, app: configuration.appName,
                                                   totalBytes: total, offset: offset, payload: [])
-        queue(.lending(head: Array(envelope) + [[UInt8](header.packedHeader(writer))], last: held.bytes, range: Int(offset) ..< Int(end)),
-              to: envelope, request: id)
+        replyLending(envelope, id: id, header: header, bytes: held.bytes, range: Int(offset) ..< Int(end))
     }
 
-    /// Queues a whole `snapshot` reply: the state's encoding leaves as it is, lent, not copied.
+    /// Queues a whole `snapshot` reply.
     private func replyState(_ envelope: Envelope, id: UInt64, version: UInt64, actionSeq: UInt64, bytes: EncodedBytes) {
         let header = AuthorityReply.snapshot(requestID: id, version: version, actionSeq: actionSeq, app: configuration.appName, payload: [])
-        queue(.lending(head: Array(envelope) + [[UInt8](header.packedHeader(writer))], last: bytes, range: 0 ..< bytes.count), to: envelope, request: id)
+        replyLending(envelope, id: id, header: header, bytes: bytes, range: 0 ..< bytes.count)
+    }
+
+    /// Queues a reply whose payload is `range` of an encoding of the state: lent to libzmq as
+    /// it is, not copied. `header` is the reply without its payload.
+    private func replyLending(_ envelope: Envelope, id: UInt64, header: AuthorityReply, bytes: EncodedBytes, range: Range<Int>) {
+        queue(.lending(head: Array(envelope) + [[UInt8](header.packedHeader(writer))], last: bytes, range: range), to: envelope, request: id)
     }
 
     /// The feed's snapshot, when `demand` asks for one and the version moved since the one
@@ -186,8 +195,7 @@ extension AuthorityEngine {
         }
         if encodedStateCache?.version != version, encodesOffLoop, let startStateEncode {
             if encodesElsewhere {
-                // ``takeOutbox(_:)`` asks the loop for it.
-                stateEncoding = StateEncodingUnderWay(version: version, forFeed: true, elsewhere: true)
+                encodeElsewhere(forFeed: true)
                 return .encoding(.elsewhere(version: version))
             }
             startEncoding(with: startStateEncode, forFeed: true)
@@ -234,7 +242,7 @@ extension AuthorityEngine {
         let bytes: EncodedBytes
         let start = MonotonicClock.nanoseconds()
         do {
-            bytes = try stateEncoder.encodeShared(sequencer.state)
+            bytes = try encodeState()
         } catch {
             logger.error("cannot encode \(R.State.self): \(error)")
             return nil
