@@ -179,7 +179,7 @@ struct BenchReport {
                 ("pauses", .array(results.statePauses.map { pause in
                     let run = pause.run
                     return .object([
-                        ("snapshots_from", .string(pause.replica ? "replica" : "checkpoints")), ("feed", .bool(pause.feed)),
+                        ("load", .string(pause.load.rawValue)), ("encoded_from", .string(pause.encodedFrom)), ("feed", .bool(pause.feed)),
                         ("feed_snapshots", .whole(pause.feedSnapshots)), ("fetches", pause.fetches.map { .whole($0.count) } ?? .nil),
                         ("longest_fetch_ms", pause.fetches.map { .number($0.longestMilliseconds, places: 1) } ?? .nil),
                         ("actions", .whole(run.actions)), ("acked", .whole(run.acked)),

@@ -159,14 +159,24 @@ struct BenchResults: Sendable {
     /// published on the feed or fetched.
     struct StatePause: Sendable {
         var replica: Bool
+        /// What made the authority encode its state during the load.
+        var load: StatePausePhase.Load
         /// Feed snapshots instead of disk snapshots: a subscriber made the authority publish them.
-        var feed = false
+        var feed: Bool { load == .feed }
         /// The feed snapshots the subscriber received.
         var feedSnapshots = 0
         /// Fetches instead of disk snapshots: how many a client made during the load, and the
         /// longest one's milliseconds (`nil`: no fetcher ran).
         var fetches: (count: Int, longestMilliseconds: Double)?
         var run: Pause
+
+        /// Where the encodings came from: `replica` (a snapshot replica's state), `checkpoints`
+        /// (the loop's checkpoints, for disk snapshots) or `loop_copies` (a copy of the loop's
+        /// state for each feed snapshot or fetch, encoded off the loop).
+        var encodedFrom: String {
+            if replica { return "replica" }
+            return load == .disk ? "checkpoints" : "loop_copies"
+        }
     }
 
     /// Failovers of elected authorities, and acked/s with and without replication.

@@ -26,7 +26,7 @@ import TestSupport
 /// or fetches made during the load) in each run.
 enum StatePausePhase {
     /// What makes the authority encode its state during a restart's load.
-    enum Load {
+    enum Load: String, Sendable {
         /// Disk snapshots, every `EVERY` records.
         case disk
         /// A subscriber to the feed's snapshots (no disk snapshot during the load).
@@ -119,7 +119,7 @@ enum StatePausePhase {
             // Those published (or fetched) while the puts ran (not the one at the start, nor the final one).
             let during = Int(subscribed?["during_load"]?.intValue ?? 0)
             let fetches = variant.fetch ? (during, subscribed?["longest_ms"]?.doubleValue ?? 0) : nil
-            results.statePauses.append(.init(replica: variant.replica, feed: variant.feed, feedSnapshots: variant.feed ? during : 0, fetches: fetches, run: run))
+            results.statePauses.append(.init(replica: variant.replica, load: variant.load, feedSnapshots: variant.feed ? during : 0, fetches: fetches, run: run))
             if variant.fetch {
                 // Where the fetches' encodings were made, from the authority's counters at the end
                 // of the load: all by the replica, or all from a copy of the loop's state.

@@ -102,6 +102,10 @@ import TestTraits
         #expect(number(report, "state", "codable_encode_seconds") ?? 0 > 0)
         #expect(number(report, "state", "codable_decode_seconds") ?? 0 > 0)
         #expect(number(report, "state", "floor_seconds") ?? 0 > number(report, "state", "floor_build_seconds") ?? 0)
+        // Each restart says what loaded it and where its encodings came from.
+        let pauses = try #require((report["state"] as? [String: Any])?["pauses"] as? [[String: Any]])
+        #expect(pauses.map { "\($0["load"] as? String ?? "-")/\($0["encoded_from"] as? String ?? "-")" }
+                == ["disk/checkpoints", "disk/replica", "feed/loop_copies", "feed/replica", "fetch/loop_copies", "fetch/replica"])
 
         let failover = try #require(report["failover"] as? [String: Any])
         #expect(failover["skipped"] as? Bool == false, "etcd-server is installed by the deps step: \(failover)")
