@@ -135,6 +135,43 @@ extension AuthorityDurabilityTests {
         close(durability, engine)
     }
 
+    /// A replica whose encoding fails while it writes a snapshot is asked for no more encodings
+    /// at once, and retired once that snapshot is collected: retired before, the snapshot in
+    /// progress was never collected, and no snapshot was ever taken again.
+    @Test func aReplicaThatFailsWhileWritingASnapshotIsRetiredOnceItIsCollected() async throws {
+        let (durability, engine) = try makeDurability(every: 100, replicaAbove: 0)
+        try turn(durability, engine, count: 100, from: 1)
+        settle(durability, engine)
+        #expect(durability.replicaRuns)
+        // The snapshot at 200 is asked of the replica, and starts once 200 is durable.
+        try turn(durability, engine, count: 100, from: 101)
+        durability.collectSnapshot(now: MonotonicClock.milliseconds())
+        let delivered = Mutex<StateEncode.Done?>(nil)
+        #expect(durability.encodeState(lsn: 200, version: 201, actionSeq: 201) { done in delivered.withLock { $0 = done } })
+        let done = await eventually { delivered.withLock { $0 } }
+        guard case .failure(let error)? = done?.result else {
+            Issue.record("expected the replica to refuse a mark it did not reach, got \(String(describing: done))")
+            close(durability, engine)
+            return
+        }
+        durability.replicaEncodingFailed(error)
+        #expect(!durability.replicaRuns, "no more encodings go to it")
+        let collected = await eventually {
+            durability.collectSnapshot(now: MonotonicClock.milliseconds())
+            engine.absorb(durability.takeReport())
+            return engine.metrics[.snapshotsWritten] == 2
+        }
+        #expect(collected, "the snapshot the replica was writing is collected")
+        #expect(lines(containing: "snapshot replica stopped (the replica reached journal record 200, version 200").count == 1)
+        // The loop's checkpoints take over.
+        try turn(durability, engine, count: 100, from: 201)
+        let at300 = try checkpointBytes(engine)
+        settle(durability, engine)
+        #expect(engine.metrics[.snapshotsWritten] == 3)
+        #expect(try snapshotPayload(at: 300) == at300)
+        close(durability, engine)
+    }
+
     @Test func belowTheThresholdTheLoopKeepsTakingCheckpoints() throws {
         let (durability, engine) = try makeDurability(every: 100, replicaAbove: 1 << 20)
         try turn(durability, engine, count: 100, from: 1)

@@ -67,6 +67,9 @@ final class AuthorityDurability<R: Reactor> {
     private var lastSnapshotBytes = 0
     /// A replica failed in this process: checkpoints from then on.
     private var replicaRetired = false
+    /// Why the replica, which failed while writing a snapshot, is retired once that snapshot is
+    /// collected (its outcome comes from the replica alone); meanwhile it is asked for nothing.
+    private var replicaFailing: String?
     /// The LSN of the snapshot being written from a checkpoint, the schema version of the records
     /// journaled after it (and those records), and where the writer leaves the checkpoint should
     /// its snapshot be large: a replica's start.
@@ -443,6 +446,7 @@ final class AuthorityDurability<R: Reactor> {
             if started.byReplica {
                 inProgress = nil
                 coveredLSN = writtenLSN
+                if let reason = replicaFailing { retireReplica(because: reason) }
             }
             return
         }
@@ -569,13 +573,13 @@ final class AuthorityDurability<R: Reactor> {
     }
 
     /// Whether a snapshot replica runs: it then encodes the state for the feed and requests too.
-    var replicaRuns: Bool { replica != nil }
+    var replicaRuns: Bool { replica != nil && replicaFailing == nil }
 
     /// Has the replica encode the state at the journal's record `lsn` (the last appended), where
     /// the loop's state had `version` and `actionSeq`, for the feed or requests; `deliver` gets
     /// the outcome on the replica's thread. `false`: no replica runs (nothing will be delivered).
     func encodeState(lsn: UInt64, version: UInt64, actionSeq: UInt64, deliver: @escaping @Sendable (StateEncode.Done) -> Void) -> Bool {
-        guard let replica else { return false }
+        guard let replica, replicaFailing == nil else { return false }
         replica.encodeState(at: .init(lsn: lsn, version: version, actionSeq: actionSeq), deliver: deliver)
         return true
     }
@@ -583,12 +587,18 @@ final class AuthorityDurability<R: Reactor> {
     /// An encoding the replica was asked for came back failed: a replica that could not apply a
     /// record, or reached another version than the loop's at the mark, is retired at once, as a
     /// snapshot of it that failed so would retire it (the loop's checkpoints and its own
-    /// encodings take over). One that stopped first is gone already; another error is not the
-    /// replica's.
+    /// encodings take over). One that is writing a snapshot is asked for nothing more and
+    /// retired once that snapshot is collected: only it can say how the snapshot ended, and
+    /// until then no other can start. One that stopped first is gone already; another error is
+    /// not the replica's.
     func replicaEncodingFailed(_ error: any Error) {
-        guard replica != nil, let failure = error as? SnapshotReplica<R>.Failure else { return }
+        guard replica != nil, replicaFailing == nil, let failure = error as? SnapshotReplica<R>.Failure else { return }
         if case .stopped = failure { return }
-        retireReplica(because: "\(failure)")
+        if inProgress?.byReplica == true {
+            replicaFailing = "\(failure)"
+        } else {
+            retireReplica(because: "\(failure)")
+        }
     }
 
     /// Whether a replica (or a checkpoint that may start one) follows every record journaled.
@@ -621,6 +631,7 @@ final class AuthorityDurability<R: Reactor> {
         replica?.stop(waiting: false)
         replica = nil
         replicaRetired = true
+        replicaFailing = nil
         logger.error("snapshot replica stopped (\(reason)); snapshots are taken from the loop's state again, and nothing is lost: the journal has every record")
     }
 
@@ -662,6 +673,7 @@ final class AuthorityDurability<R: Reactor> {
             if let error = error as? SnapshotReplica<R>.Failure { retireReplica(because: "\(error)") }
             failed(error, lsn: outcome.lsn, startedAt: started.startedAt)
         }
+        if let reason = replicaFailing { retireReplica(because: reason) }
     }
 
     private func failed(_ error: any Error, lsn: UInt64, startedAt: UInt64) {
