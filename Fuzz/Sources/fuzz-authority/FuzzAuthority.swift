@@ -130,6 +130,8 @@ struct Model {
     var actionSeq: UInt64 = 0
     /// The first ack of every (client_id, client_seq).
     var acks: [String: [UInt64: (actionSeq: UInt64, version: UInt64, payload: [UInt8])]] = [:]
+    /// Each client's accepted `client_seq`s, in the order they were accepted.
+    var accepted: [String: [UInt64]] = [:]
     var actionsAccepted = 0
     /// Mutations applied, by origin.
     var syncApplied: UInt64 = 0
@@ -142,6 +144,12 @@ struct Model {
     /// Jobs the engine assigned, newest last, and to whom.
     var jobs: [(job: JobID, worker: [UInt8])] = []
     var records: [AuthorityRecord] = []
+
+    /// Whether the ack (and payload fingerprint) of `seq` is among the last ones the authority
+    /// remembers for `client` (`--remembered-acks`, 8 by default).
+    func isRemembered(_ seq: UInt64, of client: String) -> Bool {
+        accepted[client, default: []].suffix(ClientLedgerLimits().rememberedAcks).contains(seq)
+    }
 }
 
 let refusalCounters: [AuthorityCounter] = [.malformed, .unsupportedVersion, .unknownKind, .badActions, .actionsBusy, .actionsStale, .actionsConflict, .actionsUnknownClient]
@@ -373,6 +381,7 @@ final class Harness<R: FuzzApp> {
                 if code == .conflict {
                     let first = model.acks[clientID]?[seq]
                     fuzzCheck(first != nil && first?.payload != payload, "action \(clientID)/\(seq) refused as a conflict, but it was \(first == nil ? "never accepted" : "accepted with the same payload")")
+                    fuzzCheck(model.isRemembered(seq, of: clientID), "action \(clientID)/\(seq) refused as a conflict, but its payload is no longer remembered")
                 } else {
                     fuzzCheck(code == .stale || model.acks[clientID]?[seq] == nil, "a resend of accepted action \(clientID)/\(seq) was refused as \(code)")
                 }
@@ -386,10 +395,17 @@ final class Harness<R: FuzzApp> {
             }
             if let first = model.acks[clientID]?[seq] {
                 fuzzCheck(after == before, "a resent action \(clientID)/\(seq) changed the state")
-                fuzzCheck(payload == first.payload, "a resend of \(clientID)/\(seq) with another payload was acked, not refused as a conflict")
-                // action_seq 0: applied earlier, ack no longer kept; acked with the current version.
-                fuzzCheck((actionSeq == first.actionSeq && version == first.version) || (actionSeq == 0 && version == after.version),
-                          "resent action \(clientID)/\(seq) acked as \(actionSeq)/\(version), first as \(first.actionSeq)/\(first.version)")
+                // One of the client's last remembered acks is answered with it, and only with the
+                // same payload; an older one with action_seq 0 and the current version, its
+                // payload not compared (its fingerprint is gone: docs/PROTOCOL.md).
+                if model.isRemembered(seq, of: clientID) {
+                    fuzzCheck(payload == first.payload, "a resend of \(clientID)/\(seq) with another payload was acked, not refused as a conflict")
+                    fuzzCheck(actionSeq == first.actionSeq && version == first.version,
+                              "resent action \(clientID)/\(seq) acked as \(actionSeq)/\(version), first as \(first.actionSeq)/\(first.version)")
+                } else {
+                    fuzzCheck(actionSeq == 0 && version == after.version,
+                              "resent action \(clientID)/\(seq), no longer remembered, acked as \(actionSeq)/\(version), first as \(first.actionSeq)/\(first.version)")
+                }
                 fuzzCheck(engine.metrics[.actionsDuplicate] == metricsBefore[.actionsDuplicate] + 1, "a duplicate action was not counted")
             } else {
                 fuzzCheck(after.actionSeq == before.actionSeq + 1 && actionSeq == after.actionSeq, "a new action was not given the next action_seq")
@@ -400,6 +416,7 @@ final class Harness<R: FuzzApp> {
                     fuzzCheck(outbox.applied.count == sync, "accepting \(action) applied \(outbox.applied.count) mutations, expected \(sync)")
                 }
                 model.acks[clientID, default: [:]][seq] = (actionSeq, version, payload)
+                model.accepted[clientID, default: []].append(seq)
                 model.actionsAccepted += 1
             }
         case .snapshot(_, let version, let actionSeq, let app, let payload):
