@@ -448,6 +448,29 @@ import TestSupport
         }
     }
 
+    /// A job given again while the worker drains was written off by the authority, which may
+    /// have dropped its old run's emits: the old run is cancelled and reports nothing, as outside
+    /// a drain (where the job restarts); `bye` hands the job back.
+    @Test func aJobGivenAgainDuringAGracefulStopIsNotReportedByItsOldRun() async throws {
+        let gate = Gate()
+        try await withWorker(reactor: Counter(), effects: GatedEffects(gate: gate)) { authority, worker in
+            let peer = try await authority.register()
+            let job = JobID(actionSeq: 1, effectIndex: 0)
+            authority.send(.job(job, kind: "slowIncrease", payload: try encode(Counter.Effect.slowIncrease)), to: peer)
+            #expect(await eventually { gate.started == 1 })
+
+            worker.stop()
+            authority.send(.job(job, kind: "slowIncrease", payload: try encode(Counter.Effect.slowIncrease)), to: peer)
+            #expect(await eventually { worker.metrics.jobsReceived == 2 })
+            gate.open()
+
+            #expect(await authority.next()?.message == .bye, "no report of the old run")
+            #expect(await finishes(worker))
+            #expect(worker.metrics.jobsDeclined == 1 && gate.started == 1)
+            #expect(authority.unread.isEmpty)
+        }
+    }
+
     @Test func aSecondStopCancelsRunningJobsAtOnce() async throws {
         let gate = Gate()
         try await withWorker(reactor: Counter(), effects: GatedEffects(gate: gate), configure: {

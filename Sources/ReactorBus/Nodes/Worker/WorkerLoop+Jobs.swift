@@ -13,20 +13,21 @@ extension WorkerLoop {
     /// A job arrived from the authority.
     func accept(_ job: JobID, kind: String, payload: [UInt8]) throws(ZMQError) {
         tally.jobsReceived += 1
+        // The authority gave us the same job again (it had written us off): its emits from the
+        // old run may have been dropped, so only a run from the start is complete, and the old
+        // run reports nothing (while stopping too: `bye` then hands the job back).
+        let previous = running.removeValue(forKey: job)
+        previous?.effect.cancel()
+        queued.remove(job)
         // `stop()` may have come in the same turn as this job, before the drain began.
         if drainDeadline != nil || runtime.isStopping {
             // Not started and never reported: `bye` hands it straight back to the authority.
             metrics.update { $0.jobsDeclined += 1 }
-            logger.debug("job \(job): declined, the worker is stopping")
+            logger.debug("job \(job): declined, the worker is stopping\(previous == nil ? "" : " (its earlier run cancelled)")")
+            if previous != nil { tally.countsChanged = true }
             return
         }
-        if let previous = running.removeValue(forKey: job) {
-            // The authority gave us the same job again (it had written us off): its emits from
-            // the old run may have been dropped, so only a run from the start is complete.
-            previous.effect.cancel()
-            logger.debug("job \(job): sent again; restarting it")
-        }
-        queued.remove(job)
+        if previous != nil { logger.debug("job \(job): sent again; restarting it") }
         let prefetch = configuration.prefetchedJobs
         if running.count < configuration.concurrency {
             start(WorkerQueuedJob(job: job, kind: kind, payload: payload))
