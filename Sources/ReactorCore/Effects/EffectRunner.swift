@@ -227,7 +227,9 @@ public struct EffectRunner<Handler: EffectHandler>: Sendable {
                 return .ended(.done(emitCount: emitter.count))
             } catch {
                 lastError = String(describing: error)
-                if Task.isCancelled {
+                // The run's own flag too: `EffectRun.cancel()` sets it before it cancels the
+                // task, and an attempt that ended in between must not be followed by another.
+                if Task.isCancelled || task?.run.isCancelled == true {
                     return .ended(Self.cancelled(after: attempt))
                 }
             }
