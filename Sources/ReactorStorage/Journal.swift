@@ -23,7 +23,8 @@ import Glibc
 /// Errors: every throwing method throws ``PersistenceError``. After a failed write or sync the
 /// journal refuses further work (``PersistenceError/journalFailed(directory:cause:)``), because
 /// after a failed `fsync` Linux may have dropped the dirty pages: reopen it to find out what is
-/// really on disk.
+/// really on disk. A sync that failed on a ``JournalSyncer`` fails the journal at once, before
+/// its outcome reaches ``confirm(_:)``: see ``JournalSyncGate``.
 package final class Journal {
     /// The data directory given at open.
     package let directory: String
@@ -63,6 +64,9 @@ package final class Journal {
     @exclusivity(unchecked) private var failure: PersistenceError?
     /// The LSN the newest ``SyncRequest`` covers.
     private var requestedLSN: UInt64 = 0
+    /// Every segment sync, this thread's and the syncer's, runs through it; a failed one fails
+    /// the journal, wherever it ran.
+    private let syncs = JournalSyncGate()
 
     /// An `fdatasync` for a ``JournalSyncer`` to run: a descriptor of its own for the segment
     /// being written (the syncer closes it), and the LSN that is durable once it returns.
@@ -70,6 +74,8 @@ package final class Journal {
         package let fd: Int32
         package let path: String
         package let lsn: UInt64
+        /// The journal's syncs: the syncer runs this one through it (``JournalSyncGate/run(path:_:)``).
+        package let gate: JournalSyncGate
     }
 
     /// 64 MiB.
@@ -219,7 +225,7 @@ package final class Journal {
         let path = segments[segments.count - 1].path
         let fd = try failing { try PosixFile.duplicate(activeFD, path: path) }
         requestedLSN = lastLSN
-        return SyncRequest(fd: fd, path: path, lsn: lastLSN)
+        return SyncRequest(fd: fd, path: path, lsn: lastLSN, gate: syncs)
     }
 
     /// The second half of a group commit: a ``JournalSyncer`` outcome. On success every record
@@ -244,7 +250,8 @@ package final class Journal {
 
     /// Commits buffered records, then releases the segment and the directory lock. Later calls
     /// throw ``PersistenceError/closed(directory:)``; closing twice is harmless. A journal dropped
-    /// without `close()` releases its lock but does not commit.
+    /// without `close()` releases its lock but does not commit. A failed journal (here or on a
+    /// ``JournalSyncer``) closes without committing.
     package func close() throws {
         guard let lock else { return }
         defer {
@@ -253,6 +260,7 @@ package final class Journal {
             lock.release()
             self.lock = nil
         }
+        takeSyncFailure()
         if failure == nil { try commit() }
     }
 
@@ -353,8 +361,15 @@ package final class Journal {
     // MARK: Internals
 
     private func checkUsable() throws {
+        takeSyncFailure()
         if let failure { throw PersistenceError.journalFailed(directory: directory, cause: failure) }
         if lock == nil { throw PersistenceError.closed(directory: directory) }
+    }
+
+    /// A sync that failed on the syncer fails the journal now, not once its outcome is confirmed:
+    /// meanwhile no commit or rotation may call anything written before it durable.
+    private func takeSyncFailure() {
+        if failure == nil, syncs.hasFailed { failure = syncs.failure }
     }
 
     /// Runs `body`; a failure marks the journal failed.
@@ -384,7 +399,7 @@ package final class Journal {
 
     private func sync(_ fd: Int32, path: String) throws {
         let start = ContinuousClock.now
-        try failing { try PosixFile.sync(fd, path: path) }
+        try failing { try syncs.run(path: path) { try PosixFile.sync(fd, path: path) } }
         metrics.fsyncs += 1
         metrics.fsyncTime += ContinuousClock.now - start
     }

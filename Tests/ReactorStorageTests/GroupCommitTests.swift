@@ -137,6 +137,34 @@ extension PersistenceTests {
             }
         }
 
+        /// The syncer's `fdatasync` failed and the journal has not confirmed the outcome yet: a
+        /// rotation's own sync of the same file would succeed (Linux reports the error once per
+        /// open file, and the syncer's descriptor shares the journal's), so the journal must be
+        /// failed already and commit nothing.
+        @Test func aSyncThatFailedOnTheSyncerFailsTheJournalBeforeAnyRotationOrCommit() throws {
+            let dir = try TemporaryDirectory()
+            let journal = try Journal(directory: dir.path, app: Disk.app, segmentBytes: 256)
+            let outcomes = Outcomes()
+            let syncer = JournalSyncer(name: "test-sync", sync: GatedDisk(failing: true).sync, deliver: outcomes.deliver)
+            defer { syncer.stop() }
+            for n in 1...4 { try journal.append(Disk.payload(n, length: 40)) }
+            let request = try #require(try journal.write())
+            syncer.submit(request)
+            let cause = PersistenceError.io(operation: "fdatasync", path: dir.segment(1), errno: EIO)
+            #expect(outcomes.wait(for: 1) == [.syncFailed(lsn: 4, cause)])
+            // The next record does not fit: appending it would rotate, syncing segment 1 again.
+            let failed = PersistenceError.journalFailed(directory: journal.directory, cause: cause)
+            #expect(throws: failed) { try journal.append(Disk.payload(5, length: 40)) }
+            #expect(throws: failed) { try journal.commit() }
+            #expect(journal.committedLSN == 0)
+            #expect(journal.lastLSN == 4)
+            #expect(try Disk.list(dir.journal) == [JournalSegment.fileName(firstLSN: 1)])
+            // Closing commits nothing either; the outcome, confirmed late, fails it the same way.
+            #expect(throws: failed) { try journal.confirm(.syncFailed(lsn: 4, cause)) }
+            try journal.close()
+            #expect(journal.committedLSN == 0)
+        }
+
         @Test func requestsThatArriveDuringASyncAreCoalescedIntoOne() throws {
             let dir = try TemporaryDirectory()
             let journal = try Journal(directory: dir.path, app: Disk.app)
@@ -175,8 +203,13 @@ extension PersistenceTests {
             #expect(disk.started.wait(timeout: .now() + 10) == .success)
             disk.release.signal()
             #expect(outcomes.wait(for: 1).map(\.lsn) == [1])
-            try journal.append(Disk.payload(2, length: 10))
-            let second = try #require(try journal.write())
+            // The failed journal takes nothing more (see JournalSyncGate); a request of another
+            // journal stands for one that came before the failure was known.
+            #expect(throws: PersistenceError.self) { try journal.append(Disk.payload(2, length: 10)) }
+            let otherDir = try TemporaryDirectory()
+            let other = try Journal(directory: otherDir.path, app: Disk.app)
+            try other.append(Disk.payload(2, length: 10))
+            let second = try #require(try other.write())
             syncer.submit(second)
             #expect(!Self.isOpen(second.fd, on: second.path))
             syncer.stop()
@@ -204,6 +237,84 @@ extension PersistenceTests {
             #expect(try journal.records(after: 8).map(\.lsn) == [9, 10, 11, 12])
             try journal.confirm(.removed(detached, nil))
             #expect(journal.committedLSN == 12)
+        }
+
+        /// `count` segments of 4 records each (40-byte payloads, 256-byte segments), committed.
+        static func segmentedJournal(in dir: TemporaryDirectory, policy: FsyncPolicy, segments count: Int) throws -> Journal {
+            let journal = try Journal(directory: dir.path, app: Disk.app, policy: policy, segmentBytes: 256)
+            for n in 1...(count * 4) { try journal.append(Disk.payload(n, length: 40)) }
+            try journal.commit()
+            #expect(try Disk.list(dir.journal) == (0..<count).map { JournalSegment.fileName(firstLSN: UInt64($0 * 4 + 1)) })
+            return journal
+        }
+
+        /// Puts a directory where the segment file `path` was, so that unlinking it fails
+        /// (`EISDIR`); the returned closure puts the file back.
+        static func blockRemoval(of path: String) -> () -> Void {
+            let aside = path + ".aside"
+            #expect(rename(path, aside) == 0)
+            #expect(mkdir(path, 0o700) == 0)
+            return {
+                #expect(rmdir(path) == 0)
+                #expect(rename(aside, path) == 0)
+            }
+        }
+
+        /// A compacted segment's deletion fails: it and every later one stay (oldest first),
+        /// and the next removal request deletes them, in order, before its own. The files left
+        /// meanwhile are always the oldest segments, never a gap a reopened journal would refuse.
+        @Test func aFailedDeletionHoldsBackEveryLaterOneUntilTheNextRemovalRequest() throws {
+            let dir = try TemporaryDirectory()
+            var journal: Journal? = try Self.segmentedJournal(in: dir, policy: .none, segments: 10)
+            let names = (0..<10).map { JournalSegment.fileName(firstLSN: UInt64($0 * 4 + 1)) }
+            let segments = names.map { dir.journal + "/" + $0 }
+            let outcomes = Outcomes()
+            let syncer = JournalSyncer(name: "test-sync", deliver: outcomes.deliver)
+            defer { syncer.stop() }
+            let first = try #require(journal).detachSegments(through: 12)
+            #expect(first == Array(segments[0..<3]))
+            let restore = Self.blockRemoval(of: segments[1])
+            syncer.remove(first, in: dir.journal)
+            #expect(outcomes.wait(for: 1) == [.removed([segments[0]], .io(operation: "unlink", path: segments[1], errno: EISDIR))])
+            restore()
+            #expect(try Disk.list(dir.journal) == Array(names[1...]))
+
+            let second = try #require(journal).detachSegments(through: 30)
+            #expect(second == Array(segments[3..<7]))
+            syncer.remove(second, in: dir.journal)
+            #expect(outcomes.wait(for: 2).last == .removed(Array(segments[1..<7]), nil))
+            #expect(try Disk.list(dir.journal) == Array(names[7...]))
+
+            try journal?.close()
+            journal = nil
+            let reopened = try Journal(directory: dir.path, app: Disk.app, policy: .none, segmentBytes: 256)
+            #expect(reopened.firstLSN == 29)
+            #expect(try reopened.records(after: 28).map(\.lsn) == Array(29...40))
+        }
+
+        /// Deletions held back by a failed one are also tried again after the next sync, even
+        /// with no further compaction.
+        @Test func deletionsHeldBackByAFailedOneAreRetriedAfterTheNextSync() throws {
+            let dir = try TemporaryDirectory()
+            let journal = try Self.segmentedJournal(in: dir, policy: .batch, segments: 3)
+            let outcomes = Outcomes()
+            let syncer = JournalSyncer(name: "test-sync", deliver: outcomes.deliver)
+            defer { syncer.stop() }
+            let detached = try journal.detachSegments(through: 8)
+            #expect(detached == [dir.segment(1), dir.segment(5)])
+            let restore = Self.blockRemoval(of: dir.segment(1))
+            syncer.remove(detached, in: dir.journal)
+            #expect(outcomes.wait(for: 1) == [.removed([], .io(operation: "unlink", path: dir.segment(1), errno: EISDIR))])
+            restore()
+            #expect(try Disk.list(dir.journal).count == 3)
+
+            try journal.append(Disk.payload(13, length: 40))
+            syncer.submit(try #require(try journal.write()))
+            let delivered = outcomes.wait(for: 3)
+            #expect(delivered.count == 3)
+            #expect(delivered.dropFirst().first?.lsn == 13)
+            #expect(delivered.last == .removed(detached, nil))
+            #expect(try Disk.list(dir.journal) == [JournalSegment.fileName(firstLSN: 9), JournalSegment.fileName(firstLSN: 13)])
         }
     }
 }

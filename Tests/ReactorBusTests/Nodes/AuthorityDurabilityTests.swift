@@ -120,10 +120,21 @@ import ZeroMQ
     }
 
     /// Closes as the loop does when it stops: the final snapshot from the engine's last outbox.
-    func close(_ durability: AuthorityDurability<Counter>, _ engine: AuthorityEngine<Counter>) {
+    /// `unappended`: records of an outbox taken earlier that never reached the journal.
+    func close(_ durability: AuthorityDurability<Counter>, _ engine: AuthorityEngine<Counter>, unappended: Int = 0) {
         durability.finishSnapshotInProgress()
-        durability.close(final: durability.wantsFinalSnapshot ? engine.takeOutbox(.init(checkpointAtRecords: 0)).checkpoint : nil)
+        let final = durability.wantsFinalSnapshot
+            ? durability.finalCheckpoint(from: engine.takeOutbox(.init(checkpointAtRecords: 0)), unappended: unappended) : nil
+        durability.close(final: final)
         engine.absorb(durability.takeReport())
+    }
+
+    /// `count` countUp actions handled by the engine, their records left in its outbox.
+    func handle(_ engine: AuthorityEngine<Counter>, count: Int, from first: UInt64) throws {
+        let payload = try MessagePackEncoder().encode(Counter.Action.countUp)
+        for seq in first..<(first + UInt64(count)) {
+            engine.handleClient([[1]] + ClientMessage.action(clientID: "c1", clientSeq: seq, payload: payload).frames(writer), now: 0)
+        }
     }
 
     func checkpointBytes(_ engine: AuthorityEngine<Counter>) throws -> [UInt8] {
@@ -404,6 +415,79 @@ import ZeroMQ
         #expect(throws: PersistenceError.self) { _ = try unsyncedTurn(durability, engine, count: 1, from: 11) }
         close(durability, engine)
         #expect(try TemporaryDirectory.list(directory.snapshots) == [])
+    }
+
+    /// A group commit's `fdatasync` failed and the loop stops before it collected the outcome:
+    /// the stop's own commit would succeed (Linux reports the error once per open file, and the
+    /// syncer's descriptor shares the journal's), so it must fail instead, and nothing the failed
+    /// sync covered is acknowledged or snapshotted.
+    @Test func aGroupCommitFailureNotYetCollectedFailsTheCommitAtTheStop() throws {
+        let disk = GatedSync(failing: true)
+        let (durability, engine) = try makeDurability(every: 5)
+        durability.syncCall = disk.sync
+        #expect(try unsyncedTurn(durability, engine, count: 10, from: 1) == 10)
+        disk.release.signal()
+        // Posted to the loop's mailbox, not collected.
+        var item = pollfd(fd: durability.syncOutcomes.fileDescriptor, events: Int16(POLLIN), revents: 0)
+        #expect(poll(&item, 1, 10_000) == 1)
+        let cause = PersistenceError.io(operation: "fdatasync", path: directory.path + "/journal/segment-00000000000000000001.log", errno: EIO)
+        let failed = PersistenceError.journalFailed(directory: directory.path, cause: cause)
+        #expect(throws: failed) { try durability.commitNow() }
+        #expect(durability.durableLSN == 0)
+        #expect(durability.failure as? PersistenceError == failed)
+        #expect(!durability.wantsFinalSnapshot)
+        close(durability, engine)
+        #expect(try TemporaryDirectory.list(directory.snapshots) == [], "neither the snapshot due at LSN 10 nor a final one")
+    }
+
+    /// The loop stops with actions the engine handled but never took from it (the turn threw
+    /// mid-batch): a final snapshot would claim the journal's last LSN while holding them. None
+    /// is written, and the next start has exactly what was journaled.
+    @Test func noFinalSnapshotOfAStateWithActionsTheJournalDoesNotHave() throws {
+        let (durability, engine) = try makeDurability(every: 1_000)
+        try turn(durability, engine, count: 10, from: 1)
+        let journaled = try checkpointBytes(engine)
+        try handle(engine, count: 5, from: 11)
+        close(durability, engine)
+        #expect(try TemporaryDirectory.list(directory.snapshots) == [])
+        let warnings = lines(containing: "no final snapshot: the state holds 5 record(s) the journal does not have")
+        #expect(warnings.count == 1)
+        #expect(warnings.first?.contains(" WARN ") == true)
+
+        let (reopened, recovered) = try makeDurability(every: 1_000)
+        #expect(reopened.lastLSN == 10)
+        #expect(recovered.currentMetrics().version == 10)
+        #expect(try checkpointBytes(recovered) == journaled)
+        close(reopened, recovered)
+    }
+
+    /// The same when the turn threw after taking its outbox and before appending its records
+    /// (a prompt reply's send failed): the outbox the final snapshot is taken from is empty, but
+    /// the state is ahead of the journal all the same.
+    @Test func noFinalSnapshotAfterAnOutboxWhoseRecordsWereNeverAppended() throws {
+        let (durability, engine) = try makeDurability(every: 1_000)
+        try turn(durability, engine, count: 10, from: 1)
+        try handle(engine, count: 3, from: 11)
+        let lost = engine.takeOutbox(.init(checkpointAtRecords: durability.checkpointDemand(now: MonotonicClock.milliseconds())))
+        #expect(lost.records.count == 3)
+        close(durability, engine, unappended: lost.records.count)
+        #expect(try TemporaryDirectory.list(directory.snapshots) == [])
+        #expect(lines(containing: "no final snapshot: the state holds 3 record(s) the journal does not have").count == 1)
+        let (reopened, recovered) = try makeDurability(every: 1_000)
+        #expect(recovered.currentMetrics().version == 10)
+        close(reopened, recovered)
+    }
+
+    /// Once the journal has everything, the final snapshot is written at its last LSN.
+    @Test func theFinalSnapshotCoversExactlyTheJournal() throws {
+        let (durability, engine) = try makeDurability(every: 1_000)
+        try turn(durability, engine, count: 10, from: 1)
+        close(durability, engine)
+        let store = try SnapshotStore(directory: directory.path, app: "counter")
+        let newest = try #require(try store.loadNewest())
+        #expect(newest.lsn == 10)
+        #expect(try MessagePackDecoder().decode(AuthorityCheckpoint<Counter>.self, from: newest.payload).sequencer.version == 10)
+        #expect(lines(containing: "no final snapshot").isEmpty)
     }
 
     @Test func retryDelaysDoubleFromOneSecondUpToAMinute() {

@@ -335,7 +335,7 @@ final class AuthorityDurability<R: Reactor> {
         for outcome in syncOutcomes.drain() {
             if case .removed(let paths, let error) = outcome {
                 if let error {
-                    logger.error("deleting compacted journal segments failed (nothing lost; they hold only records a snapshot covers): \(error)")
+                    logger.error("deleting compacted journal segments stopped after \(paths.count) of them (nothing lost: the one that failed and every later one stay, hold only records a snapshot covers, and are deleted, oldest first, at the next compaction or sync): \(error)")
                 } else {
                     logger.debug("deleted \(paths.count) compacted journal segment(s)")
                 }
@@ -456,6 +456,23 @@ final class AuthorityDurability<R: Reactor> {
     /// Whether, with no snapshot being written, the journal holds records no snapshot covers
     /// (and can still be trusted): then ``close(final:)`` wants the engine's last checkpoint.
     var wantsFinalSnapshot: Bool { failure == nil && recordsSinceSnapshot > 0 }
+
+    /// The checkpoint for ``close(final:)``: `outbox`'s, taken from the engine after the loop's
+    /// last turn with a checkpoint demanded at 0 records, or `nil` (and a warning) when the
+    /// engine's state holds records the journal does not have: the outbox's own (the turn threw
+    /// after the engine handled messages and before it took them), or `unappended` records of an
+    /// outbox taken earlier and never appended (the turn threw in between). The final snapshot
+    /// covers the journal's last LSN: one with those records would hold changes no journal has,
+    /// never acknowledged, which a restart would keep and a standby never sees. Without it the
+    /// journal still has everything acknowledged, and the next start replays it.
+    func finalCheckpoint(from outbox: AuthorityEngine<R>.Outbox, unappended: Int = 0) -> AuthorityCheckpoint<R>? {
+        let missing = outbox.records.count + unappended
+        guard missing == 0 else {
+            logger.warning("no final snapshot: the state holds \(missing) record(s) the journal does not have (the last turn stopped before appending them); the journal has everything acknowledged, and the next start replays it")
+            return nil
+        }
+        return outbox.checkpoint
+    }
 
     /// Waits for the snapshots being written or waiting, writes `final` (the checkpoint after the
     /// last turn, when ``wantsFinalSnapshot``), commits what is left and releases the data directory.

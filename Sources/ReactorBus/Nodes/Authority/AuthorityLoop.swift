@@ -58,6 +58,10 @@ final class AuthorityLoop<R: Reactor>: NodeLoop {
     private var replicaEncodesState = false
     /// A feed snapshot encoded off the loop whose records are not durable yet, and their LSN.
     private var feedSnapshotWaiting: (snapshot: FeedSnapshot, lsn: UInt64)?
+    /// Records of the outbox taken last that are not yet appended to the journal: nonzero only
+    /// while a turn carries them there, or after it threw before they arrived (then the engine's
+    /// state is ahead of the journal, and no final snapshot may be taken of it).
+    private var unappendedRecords = 0
 
     /// An outbox waiting in ``held``, and whether the feed wanted its mutations when it was taken.
     private struct HeldTurn {
@@ -223,7 +227,10 @@ final class AuthorityLoop<R: Reactor>: NodeLoop {
         }
         if let durability {
             durability.finishSnapshotInProgress()
-            let final = durability.wantsFinalSnapshot ? engine.takeOutbox(.init(checkpointAtRecords: 0)).checkpoint : nil
+            // Whether the last turn ended normally or threw midway, the final snapshot holds
+            // nothing the journal lacks.
+            let final = durability.wantsFinalSnapshot
+                ? durability.finalCheckpoint(from: engine.takeOutbox(.init(checkpointAtRecords: 0)), unappended: unappendedRecords) : nil
             durability.close(final: final)
             report.merge(durability.takeReport())
         }
@@ -325,6 +332,7 @@ final class AuthorityLoop<R: Reactor>: NodeLoop {
             taken.snapshotAtVersion = nil
         }
         let outbox = engine.takeOutbox(taken)
+        unappendedRecords = outbox.records.count
         // Job events from the next turn on, while anyone follows them (an inspector).
         engine.followsJobs = feed.wantsJobs
         if outbox.state != nil {
@@ -349,6 +357,7 @@ final class AuthorityLoop<R: Reactor>: NodeLoop {
                 // leaves; the batch's clients are told why instead of waiting for a timeout.
                 do {
                     lsn = try durability.append(turn.outbox.records)
+                    unappendedRecords = 0
                 } catch {
                     refuseHeld(and: turn.outbox, because: error)
                     throw error
