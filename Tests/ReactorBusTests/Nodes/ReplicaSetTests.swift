@@ -31,7 +31,24 @@ struct ReplicaSetTests {
         #expect(set.count == 0)
         #expect(set.hello(peer, hello(after: 10), app: "counter", schema: 1, lastLSN: 10, now: 0) == nil)
         #expect(set.count == 1)
-        #expect(set.replicas[peer]?.sent == 10 && set.replicas[peer]?.durable == 10)
+        #expect(set.replicas[peer]?.sent == 10)
+    }
+
+    /// A `hello`'s `after` may name records the standby appended and has not committed: it is
+    /// where streaming resumes, and what sync mode may ack through moves only with `durable`
+    /// reports (a re-hello keeps what was reported, up to its `after`).
+    @Test func aHellosLSNIsWhereStreamingResumesNotWhatTheStandbyHasDurable() {
+        var set = ReplicaSet(window: 100, timeoutMilliseconds: 1_000)
+        #expect(set.hello(peer, hello(after: 2_003), app: "counter", schema: 1, lastLSN: 5_000, now: 0) == nil)
+        #expect(set.bestDurable == 0)
+        #expect(set.replicas[peer]?.sent == 2_003)
+        #expect(set.credit(peer) == 100, "the records through `after` are the standby's already, not in flight")
+        set.durable(peer, lsn: 2_003, now: 1)
+        #expect(set.bestDurable == 2_003)
+        #expect(set.hello(peer, hello(after: 2_010), app: "counter", schema: 1, lastLSN: 5_000, now: 2) == nil)
+        #expect(set.bestDurable == 2_003, "a re-hello keeps what was reported")
+        #expect(set.hello(peer, hello(after: 1_000), app: "counter", schema: 1, lastLSN: 5_000, now: 3) == nil)
+        #expect(set.bestDurable == 1_000, "but no more than the journal it says it has")
     }
 
     @Test func creditIsTheWindowLessTheRecordsNotYetReportedDurable() {

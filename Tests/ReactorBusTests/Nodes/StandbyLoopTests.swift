@@ -194,4 +194,43 @@ import ZeroMQ
         scripted.router.close()
         #expect(scripted.context.terminate(timeout: promptly))
     }
+
+    /// A standby answers a gap with a `hello` from inside its turn, after appending records it
+    /// has not committed yet: the `hello` names them (its journal's end), and a primary that
+    /// reads the standby's messages in order counts as durable only what its `durable` reports
+    /// said, so no `sync` ack leaves on the strength of the `hello`.
+    @Test func aHelloSentBeforeTheTurnsCommitCountsNothingDurableAtThePrimary() async throws {
+        let scripted = try await welcomedStandby()
+        let countUp = try MessagePackEncoder().encode(Counter.Action.countUp)
+        let records = (1 ... 2_003).map { record(.accepted(client: "c", clientSeq: UInt64($0), action: countUp)) }
+        #expect(await eventually { !scripted.log.containing("following the primary").isEmpty })
+        // Records 1...2000 keep the standby busy while 2001...2003 and then a gap (records from
+        // LSN 5000) arrive: it reads those in one turn and says hello before the turn's commit.
+        try scripted.router.send([scripted.peer, ReplicationMessage(.records, first: 1).encoded(), body(Array(records[0 ..< 2_000]))])
+        try scripted.router.send([scripted.peer, ReplicationMessage(.records, first: 2_001).encoded(), body(Array(records[2_000...]))])
+        try scripted.router.send([scripted.peer, ReplicationMessage(.records, first: 5_000).encoded(), body([records[0]])])
+        var set = ReplicaSet(window: 100, timeoutMilliseconds: 60_000)
+        _ = set.hello(scripted.peer, ReplicationMessage(.hello, term: 0, app: "counter", schema: 1, after: 0), app: "counter", schema: 1, lastLSN: 5_000, now: 0)
+        var reported: UInt64 = 0
+        var helloAfter: UInt64?
+        while helloAfter == nil, let next = try await nextMessage(scripted.router) {
+            switch next.message.type {
+            case .durable:
+                reported = max(reported, next.message.lsn ?? 0)
+                set.durable(scripted.peer, lsn: next.message.lsn ?? 0, now: 0)
+            case .hello:
+                helloAfter = next.message.after
+                _ = set.hello(scripted.peer, next.message, app: "counter", schema: 1, lastLSN: 5_000, now: 0)
+            default:
+                break
+            }
+        }
+        #expect(helloAfter == 2_003, "the hello names the journal's end")
+        #expect(set.bestDurable == reported, "durable only through the standby's last `durable`, not the hello's \(helloAfter ?? 0)")
+        #expect(set.replicas[scripted.peer]?.sent == 2_003, "streaming resumes after the hello's LSN")
+        #expect(set.credit(scripted.peer) == 100, "the records it has are not in flight")
+        // The turn's commit then reports them.
+        #expect(try await durable(2_003, from: scripted.router) == 2_003)
+        await stopCleanly(scripted)
+    }
 }

@@ -35,10 +35,15 @@ struct ReplicaSet {
     }
 
     struct Replica {
-        /// The standby's journal is committed through this LSN (its last `durable`).
+        /// The standby's journal is committed through this LSN (its last `durable`): what sync
+        /// mode may ack through. Never a `hello`'s `after`, which may name records not yet on
+        /// the standby's disk.
         var durable: UInt64
         /// Records through this LSN were sent.
         var sent: UInt64
+        /// The `hello`'s `after`: the standby has the records through it (committed or not), so
+        /// they are not in flight for the window.
+        var resumed: UInt64
         /// When it was last heard from (monotonic milliseconds).
         var lastHeard: UInt64
         /// While it fetches a snapshot: the snapshot's LSN and bytes.
@@ -48,9 +53,10 @@ struct ReplicaSet {
         /// It said `packed` in its `hello`: its `records` carry their payloads in one frame.
         var packed = false
 
-        init(durable: UInt64, sent: UInt64, lastHeard: UInt64, packed: Bool = false) {
+        init(durable: UInt64, sent: UInt64, resumed: UInt64 = 0, lastHeard: UInt64, packed: Bool = false) {
             self.durable = durable
             self.sent = sent
+            self.resumed = resumed
             self.lastHeard = lastHeard
             self.packed = packed
         }
@@ -84,7 +90,9 @@ struct ReplicaSet {
     }
 
     /// Checks a `hello` against this primary; on success the standby is (re)admitted, streaming
-    /// from after `after`.
+    /// from after `after`. `after` is only where streaming resumes: the standby's journal may end
+    /// there with records not yet committed, so it counts as durable no further than its
+    /// `durable` reports said (kept across a re-hello of the same standby, up to `after`).
     mutating func hello(_ peer: [UInt8], _ message: ReplicationMessage, app: String, schema: UInt32, lastLSN: UInt64, now: UInt64) -> Refusal? {
         guard message.v == ReplicationMessage.protocolVersion else { return .version(message.v) }
         guard message.app == app else { return .app(message.app ?? "") }
@@ -94,7 +102,8 @@ struct ReplicaSet {
             replicas[peer] = nil
             return .diverged(standby: after, primary: lastLSN)
         }
-        replicas[peer] = Replica(durable: after, sent: after, lastHeard: now, packed: message.packed == true)
+        let reported = min(replicas[peer]?.durable ?? 0, after)
+        replicas[peer] = Replica(durable: reported, sent: after, resumed: after, lastHeard: now, packed: message.packed == true)
         return nil
     }
 
@@ -111,7 +120,8 @@ struct ReplicaSet {
     /// How many records may be sent to `peer` now (its window minus those in flight).
     func credit(_ peer: [UInt8]) -> Int {
         guard let replica = replicas[peer], replica.snapshot == nil else { return 0 }
-        let inFlight = replica.sent > replica.durable ? replica.sent - replica.durable : 0
+        let received = max(replica.durable, replica.resumed)
+        let inFlight = replica.sent > received ? replica.sent - received : 0
         return inFlight >= window ? 0 : Int(window - inFlight)
     }
 

@@ -14,7 +14,7 @@ struct ReplicationMessage: Codable, Equatable, Sendable {
     static let chunkBytes = 1 << 20
 
     enum Kind: String, Codable, Sendable {
-        /// Standby → primary: who it is and after which LSN its journal ends.
+        /// Standby → primary: who it is and after which LSN its journal ends (not: is committed).
         case hello
         /// Primary → standby: the hello was accepted; records (or a snapshot offer) follow.
         case welcome
@@ -42,7 +42,8 @@ struct ReplicationMessage: Codable, Equatable, Sendable {
     var term: UInt64?
     var app: String?
     var schema: UInt32?
-    /// `hello`: the standby's journal ends here (0: empty).
+    /// `hello`: the standby's journal ends here (0: empty), records not yet committed included:
+    /// where the primary resumes streaming, never what it counts as durable.
     var after: UInt64?
     /// `records`: the first record's LSN.
     var first: UInt64?

@@ -181,6 +181,9 @@ final class StandbyLoop<R: Reactor>: NodeLoop {
             following = true
             // A primary of an older release ignores `packed` and sends a frame per record.
             primaryPacks = message.packed == true
+            // The hello's `after` counts for nothing in sync mode (it may name records not yet
+            // committed): say what is committed now, rather than at the next heartbeat.
+            try send(ReplicationMessage(.durable, lsn: durability.durableLSN))
         case .refused:
             fatal = ReplicationError.refused(code: message.code ?? "?", message: message.message ?? "")
         case .heartbeat:
