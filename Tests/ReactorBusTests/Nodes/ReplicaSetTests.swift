@@ -34,6 +34,25 @@ struct ReplicaSetTests {
         #expect(set.replicas[peer]?.sent == 10)
     }
 
+    /// A journal no longer than the primary's whose record at `after` is not the primary's (an
+    /// old primary's tail that was never replicated) is refused; the same record, or nothing to
+    /// compare (the primary no longer has it, or a standby of an earlier release sends no `crc`),
+    /// is admitted.
+    @Test func aHelloWhoseRecordAtItsEndIsNotThePrimarysIsRefused() {
+        var set = ReplicaSet(timeoutMilliseconds: 1_000)
+        var differing = hello(after: 13)
+        differing.crc = 0xDEAD_BEEF
+        #expect(set.hello(peer, differing, app: "counter", schema: 1, lastLSN: 15, ownCRC: 0x1234_5678, now: 0) == .differs(at: 13))
+        #expect(set.count == 0)
+        #expect(ReplicaSet.Refusal.differs(at: 13).code == "diverged")
+        var same = hello(after: 13)
+        same.crc = 0x1234_5678
+        #expect(set.hello(peer, same, app: "counter", schema: 1, lastLSN: 15, ownCRC: 0x1234_5678, now: 0) == nil)
+        #expect(set.hello(other, differing, app: "counter", schema: 1, lastLSN: 15, ownCRC: nil, now: 0) == nil)
+        #expect(set.hello(other, hello(after: 13), app: "counter", schema: 1, lastLSN: 15, ownCRC: 0x1234_5678, now: 0) == nil)
+        #expect(set.count == 2)
+    }
+
     /// A `hello`'s `after` may name records the standby appended and has not committed: it is
     /// where streaming resumes, and what sync mode may ack through moves only with `durable`
     /// reports (a re-hello keeps what was reported, up to its `after`).

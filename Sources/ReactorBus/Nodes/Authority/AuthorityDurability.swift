@@ -65,6 +65,9 @@ final class AuthorityDurability<R: Reactor> {
     private var replica: SnapshotReplica<R>?
     /// The size of the newest snapshot written or recovered from.
     private var lastSnapshotBytes = 0
+    /// The LSN and payload CRC-32C of the last record a standby appended: its `hello` names them
+    /// before they may have reached `write(2)`, where ``recordCRC(at:)`` could read them.
+    private var lastReplicated: (lsn: UInt64, crc: UInt32)?
     /// A replica failed in this process: checkpoints from then on.
     private var replicaRetired = false
     /// Why the replica, which failed while writing a snapshot, is retired once that snapshot is
@@ -258,6 +261,16 @@ final class AuthorityDurability<R: Reactor> {
     /// The journal's records after `lsn` that reached `write(2)` (for a standby that is behind).
     func reader(after lsn: UInt64) throws -> JournalReader { try journal.reader(after: lsn) }
 
+    /// The CRC-32C of the payload of the journal's record at `lsn`, `nil` when the journal does
+    /// not have it (compacted, not yet written, or beyond its end): for a primary that checks a
+    /// standby's journal against its own, and a standby that says where its journal ends.
+    func recordCRC(at lsn: UInt64) -> UInt32? {
+        guard lsn > 0, lsn >= journal.firstLSN, lsn <= journal.lastLSN else { return nil }
+        if let last = lastReplicated, last.lsn == lsn { return last.crc }
+        guard var reader = try? journal.reader(after: lsn - 1), let record = try? reader.next(), record.lsn == lsn else { return nil }
+        return CRC32C.checksum(record.payload)
+    }
+
     /// The newest valid snapshot's LSN and payload, `nil` without one (for a standby whose
     /// records were compacted away).
     func newestSnapshot() throws -> (lsn: UInt64, bytes: [UInt8])? {
@@ -284,6 +297,7 @@ final class AuthorityDurability<R: Reactor> {
             throw error
         }
         if followsRecords { follow(journaled) }
+        if let last = journaled.last { lastReplicated = (last.lsn, CRC32C.checksum(last.payload)) }
         report.journalRecords += UInt64(payloads.count)
         return journaled
     }

@@ -23,13 +23,15 @@ struct ReplicaSet {
         case app(String)
         case schema(UInt32)
         case diverged(standby: UInt64, primary: UInt64)
+        /// The standby's record at `lsn`, where its journal ends, is not this primary's.
+        case differs(at: UInt64)
 
         var code: String {
             switch self {
             case .version: "unsupported_version"
             case .app: "wrong_app"
             case .schema: "schema_mismatch"
-            case .diverged: "diverged"
+            case .diverged, .differs: "diverged"
             }
         }
     }
@@ -93,7 +95,15 @@ struct ReplicaSet {
     /// from after `after`. `after` is only where streaming resumes: the standby's journal may end
     /// there with records not yet committed, so it counts as durable no further than its
     /// `durable` reports said (kept across a re-hello of the same standby, up to `after`).
-    mutating func hello(_ peer: [UInt8], _ message: ReplicationMessage, app: String, schema: UInt32, lastLSN: UInt64, now: UInt64) -> Refusal? {
+    ///
+    /// A standby's journal that holds other records than this primary's at the same LSNs (an old
+    /// primary's tail that was never replicated, rejoining a primary that has journaled as many
+    /// since) is refused: when it is longer, by its length; else by `ownCRC`, the CRC-32C of this
+    /// primary's record at `after`, against the hello's `crc` of the standby's. Without either
+    /// (the primary no longer has that record, or a standby of an earlier release) it is admitted
+    /// as before.
+    mutating func hello(_ peer: [UInt8], _ message: ReplicationMessage, app: String, schema: UInt32, lastLSN: UInt64,
+                        ownCRC: UInt32? = nil, now: UInt64) -> Refusal? {
         guard message.v == ReplicationMessage.protocolVersion else { return .version(message.v) }
         guard message.app == app else { return .app(message.app ?? "") }
         guard message.schema == schema else { return .schema(message.schema ?? 0) }
@@ -101,6 +111,10 @@ struct ReplicaSet {
         guard after <= lastLSN else {
             replicas[peer] = nil
             return .diverged(standby: after, primary: lastLSN)
+        }
+        if let theirs = message.crc, let ownCRC, theirs != ownCRC {
+            replicas[peer] = nil
+            return .differs(at: after)
         }
         let reported = min(replicas[peer]?.durable ?? 0, after)
         replicas[peer] = Replica(durable: reported, sent: after, resumed: after, lastHeard: now, packed: message.packed == true)

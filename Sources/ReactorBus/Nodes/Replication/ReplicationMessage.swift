@@ -58,9 +58,15 @@ struct ReplicationMessage: Codable, Equatable, Sendable {
     /// which send and read a frame per record: a primary and standbys of either release follow
     /// each other, as a rolling upgrade needs.
     var packed: Bool?
+    /// `hello`: the CRC-32C of the payload of the standby's record at `after`, so that the primary
+    /// can tell a journal that holds other records at the same LSNs (an old primary's tail that was
+    /// never replicated) from its own. Absent when the standby has no such record (an empty
+    /// journal, one that starts after a snapshot) and from releases before it.
+    var crc: UInt32?
 
     init(_ type: Kind, term: UInt64? = nil, app: String? = nil, schema: UInt32? = nil, after: UInt64? = nil, first: UInt64? = nil,
-         lsn: UInt64? = nil, size: UInt64? = nil, offset: UInt64? = nil, code: String? = nil, message: String? = nil, packed: Bool? = nil) {
+         lsn: UInt64? = nil, size: UInt64? = nil, offset: UInt64? = nil, code: String? = nil, message: String? = nil, packed: Bool? = nil,
+         crc: UInt32? = nil) {
         self.type = type
         self.term = term
         self.app = app
@@ -73,6 +79,7 @@ struct ReplicationMessage: Codable, Equatable, Sendable {
         self.code = code
         self.message = message
         self.packed = packed
+        self.crc = crc
     }
 
     /// The header frame.

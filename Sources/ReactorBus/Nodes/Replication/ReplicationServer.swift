@@ -64,7 +64,10 @@ final class ReplicationServer<R: Reactor> {
         let peer = frames[0]
         switch message.type {
         case .hello:
-            if let refusal = standbySet.hello(peer, message, app: app, schema: schema, lastLSN: durability.lastLSN, now: now) {
+            // The primary's own record where the standby's journal ends, to compare (read only
+            // when the standby sent its own: a hello is rare, a read from the journal cheap).
+            let ownCRC = message.crc != nil ? durability.recordCRC(at: message.after ?? 0) : nil
+            if let refusal = standbySet.hello(peer, message, app: app, schema: schema, lastLSN: durability.lastLSN, ownCRC: ownCRC, now: now) {
                 let text = Self.describe(refusal, app: app, schema: schema)
                 logger.warning("replication: refused a standby: \(text)")
                 _ = try socket.trySend([peer, ReplicationMessage(.refused, term: term, code: refusal.code, message: text).encoded()])
@@ -215,6 +218,8 @@ final class ReplicationServer<R: Reactor> {
             "the standby's app schema version is \(other), this primary's is \(schema): run the same build on both"
         case .diverged(let standby, let primary):
             "the standby's journal ends at LSN \(standby), after this primary's (\(primary)): it holds records this primary never had; start it on an empty --data directory"
+        case .differs(let lsn):
+            "the standby's record at LSN \(lsn), where its journal ends, is not this primary's: it holds records this primary never had (an old primary's tail that was never replicated?); start it on an empty --data directory"
         }
     }
 }

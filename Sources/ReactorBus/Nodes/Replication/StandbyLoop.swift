@@ -149,7 +149,8 @@ final class StandbyLoop<R: Reactor>: NodeLoop {
 
     private func sendHello() throws(ZMQError) {
         try send(ReplicationMessage(.hello, term: configuration.replication?.term ?? 0, app: configuration.appName,
-                                    schema: configuration.schema.version, after: durability.lastLSN, packed: true))
+                                    schema: configuration.schema.version, after: durability.lastLSN, packed: true,
+                                    crc: durability.recordCRC(at: durability.lastLSN)))
     }
 
     private func heartbeat(now: UInt64) throws(ZMQError) {
