@@ -23,7 +23,7 @@ import TestSupport
 /// snapshots written (or feed snapshots received, or fetches made, during the load) and
 /// actions/s; the ratios of the longest pauses, replica / the loop's own (target <= 0.5x each).
 /// Check: every action acked, and at least two snapshots written (or feed snapshots received,
-/// or fetches made during the load) in each run.
+/// or fetches made during the load; one with `--quick`, whose load is short) in each run.
 enum StatePausePhase {
     /// What makes the authority encode its state during a restart's load.
     enum Load: String, Sendable {
@@ -119,6 +119,9 @@ enum StatePausePhase {
             // Those published (or fetched) while the puts ran (not the one at the start, nor the final one).
             let during = Int(subscribed?["during_load"]?.intValue ?? 0)
             let fetches = variant.fetch ? (during, subscribed?["longest_ms"]?.doubleValue ?? 0) : nil
+            // The quick run's load lasts a quarter of a second: on a loaded machine (the test
+            // suite's) one fetch of the replica's, at nice +10, can take longer than that.
+            let minimum = plan.quick ? 1 : 2
             results.statePauses.append(.init(replica: variant.replica, load: variant.load, feedSnapshots: variant.feed ? during : 0, fetches: fetches, run: run))
             if variant.fetch {
                 // Where the fetches' encodings were made, from the authority's counters at the end
@@ -127,12 +130,12 @@ enum StatePausePhase {
                                             Int(probed["stats"]?["state_encodes_off_loop"]?.intValue ?? 0))
                 let encodedWhereSaid = variant.replica ? byReplica >= during && offLoop == 0 : offLoop >= during && byReplica == 0
                 results.check("state_pauses_\(label)",
-                              "state pauses, fetches \(variant.replica ? "from a replica" : "copied"): every action acked, at least 2 fetches during the load, "
+                              "state pauses, fetches \(variant.replica ? "from a replica" : "copied"): every action acked, at least \(minimum) fetch\(minimum == 1 ? "" : "es") during the load, "
                                 + (variant.replica ? "every one encoded by the replica" : "every one encoded from a copy of the loop's state"),
-                              run.acked == count && sent["errors"]?.intValue == 0 && during >= 2 && encodedWhereSaid)
+                              run.acked == count && sent["errors"]?.intValue == 0 && during >= minimum && encodedWhereSaid)
             } else if variant.feed {
-                results.check("state_pauses_\(label)", "state pauses, feed snapshots \(variant.replica ? "from a replica" : "copied"): every action acked, at least 2 feed snapshots received during the load",
-                              run.acked == count && sent["errors"]?.intValue == 0 && during >= 2)
+                results.check("state_pauses_\(label)", "state pauses, feed snapshots \(variant.replica ? "from a replica" : "copied"): every action acked, at least \(minimum) feed snapshot\(minimum == 1 ? "" : "s") received during the load",
+                              run.acked == count && sent["errors"]?.intValue == 0 && during >= minimum)
             } else {
                 results.check("state_pauses_\(label)", "state pauses, snapshots from \(label): every action acked, at least 2 snapshots written",
                               run.acked == count && sent["errors"]?.intValue == 0 && run.snapshotsWritten >= 2)
