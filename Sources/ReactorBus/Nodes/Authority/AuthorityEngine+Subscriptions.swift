@@ -58,12 +58,20 @@ extension AuthorityEngine {
         _ = sequencer.takeSubscriptionChanges()
     }
 
-    /// Counts and publishes the actions that subscription events became; dispatches their jobs
-    /// (unless replaying: recovery dispatches every unreported job at the end).
+    /// Counts and publishes the actions that subscription events became; stops the jobs they
+    /// cancelled and ends the actions those jobs were the last of, as for a client's action;
+    /// dispatches their jobs (unless replaying: recovery dispatches every unreported job at the end).
     private func absorb(_ accepted: [Acceptance<R.Mutation, R.Effect>], dispatchAt now: UInt64?) {
         for acceptance in accepted {
             metrics[.subscriptionEventsApplied] += 1
-            countSyncAcceptance(acceptance)
+            if acceptance.cancelled.isEmpty && acceptance.completedActions.isEmpty {
+                countSyncAcceptance(acceptance)
+            } else {
+                countCancellingAcceptance(acceptance)
+                // A replay has no dispatcher work to undo; it ends the actions at time 0, as a
+                // replayed client action does.
+                absorbCancellations(acceptance, now: now ?? 0)
+            }
             if let now { enqueueJobs(of: acceptance, now: now) }
         }
     }

@@ -467,7 +467,7 @@ package final class AuthorityEngine<R: Reactor> {
     /// What an action's cancellations did: counts its mutations by origin, stops each cancelled
     /// job (out of the dispatch queue, or a `cancel` to the workers holding it, whose late
     /// results are then counted and dropped) and ends the actions whose last job ended.
-    private func absorbCancellations(_ acceptance: Acceptance<R.Mutation, R.Effect>, now: UInt64) {
+    func absorbCancellations(_ acceptance: Acceptance<R.Mutation, R.Effect>, now: UInt64) {
         var origins = OriginCounts()
         for applied in acceptance.applied { origins.count(applied.origin) }
         countOrigins(origins)
@@ -766,6 +766,16 @@ package final class AuthorityEngine<R: Reactor> {
 
     /// Counts an acceptance that cancels nothing (the start, a subscription event) as an
     /// accepted action, applied now when it has no jobs, and queues its mutations for the feed.
+    /// Counts an acceptance that cancelled jobs (a subscription event's) as an accepted action,
+    /// applied now when it has no jobs, and queues its mutations for the feed; its mutations are
+    /// counted by origin (its own, and the cancelled jobs' hooks) by ``absorbCancellations(_:now:)``.
+    func countCancellingAcceptance(_ acceptance: Acceptance<R.Mutation, R.Effect>) {
+        metrics[.actionsAccepted] += 1
+        metrics[.mutationsApplied] += UInt64(acceptance.appliedCount)
+        queueForFeed(acceptance.applied)
+        if acceptance.jobCount == 0 { metrics[.actionsApplied] += 1 }
+    }
+
     func countSyncAcceptance(_ acceptance: Acceptance<R.Mutation, R.Effect>) {
         metrics[.actionsAccepted] += 1
         metrics[.mutationsApplied] += UInt64(acceptance.appliedCount)
