@@ -238,6 +238,46 @@ import TestSupport
         }
     }
 
+    /// An authority whose state is older than the one held (it lost the tail of that history,
+    /// as a failover under async replication may): its state is not taken (versions never go
+    /// back), and neither are its mutations on top of the state held, which would make states no
+    /// authority had; once its versions pass the one held, its state is fetched and followed.
+    @Test func aStateOlderThanTheOneHeldStopsFollowingUntilANewerOneIsFetched() async throws {
+        try await FakeClientAuthority.with { context, fake in
+            fake.setSnapshot(version: 5, actionSeq: 5, payload: try state(5))
+            let configuration = ObserverConfiguration(feedEndpoint: fake.feedEndpoint, actionsEndpoint: fake.actionsEndpoint, silenceTimeout: .milliseconds(300))
+            let observer = try Observer<Counter>(reactor: Counter(), configuration: configuration, logger: quietLogger, context: context)
+            let delivered = Box<[Snapshot<Counter.State>]>([])
+            let stream = observer.snapshots()
+            let reader = Task { for await snapshot in stream { delivered.value.append(snapshot) } }
+            try observer.start()
+            #expect(await fake.eventually { Set(["mutation", "heartbeat"]).isSubset(of: Set($0.subscriptions)) })
+            for version: UInt64 in 6...9 { fake.publish(try increase(version)) }
+            #expect(await FakeClientAuthority.eventually { delivered.value.last?.version == 9 })
+
+            // The feed falls silent; the state fetched again is of another history, at 7.
+            fake.setSnapshot(version: 7, actionSeq: 7, payload: try state(100))
+            #expect(await fake.eventually { $0.snapshotRequests >= 2 })
+            #expect(await FakeClientAuthority.eventually { observer.metrics.staleIgnored >= 1 })
+            let requests = fake.recorded.snapshotRequests
+            // Its mutations up to the version held are not the held state's; the next one past it
+            // makes the observer fetch the state again.
+            fake.setSnapshot(version: 10, actionSeq: 10, payload: try state(103))
+            for version: UInt64 in 8...10 { fake.publish(try increase(version)) }
+            #expect(await fake.eventually { $0.snapshotRequests > requests })
+            #expect(await FakeClientAuthority.eventually { delivered.value.last?.version == 10 })
+            fake.publish(try increase(11))
+            #expect(await FakeClientAuthority.eventually { delivered.value.last?.version == 11 })
+            // (Deliveries may be coalesced: 6...9 came at once.)
+            #expect(delivered.value.allSatisfy { $0.version > 9 || $0.state.count == Int($0.version) })
+            #expect(delivered.value.filter { $0.version > 9 }.map { "\($0.version):\($0.state.count)" } == ["10:103", "11:104"],
+                    "no state mixes the two histories")
+            observer.stop()
+            await observer.wait()
+            await reader.value
+        }
+    }
+
     @Test func fetchesALargeStateInChunksWithCredit() async throws {
         try await FakeClientAuthority.with { context, fake in
             // The inventory's 10,000 items (several hundred KiB) in chunks of 4 KiB.

@@ -60,6 +60,11 @@ final class ObserverLoop<State: Sendable>: NodeLoop {
     private var stateActionSeq: UInt64 = 0
     /// With a follower: mutations newer than the state, waiting for a fetch to end.
     private var pending: [(version: UInt64, actionSeq: UInt64, payload: [UInt8])] = []
+    /// Set when a fetched state was older than the one held (an authority that lost the tail of
+    /// the history held, e.g. after a failover under async replication): its mutations are of
+    /// another history, so none is applied on the state held; the first past this version makes
+    /// the observer fetch again, and the state it then gets replaces the one held.
+    private var behindUntil: UInt64?
     /// The newest feed snapshot seen before the first fetch was answered.
     private var early: RawSnapshot?
     /// The fetch in progress.
@@ -404,8 +409,14 @@ final class ObserverLoop<State: Sendable>: NodeLoop {
     private func adopt(_ snapshot: RawSnapshot, _ follower: MutationFollower<State>) {
         if let held, snapshot.version < held, state != nil {
             counters.update { $0.staleIgnored += 1 }
+            // Versions never go back, and the mutations that waited, or come, follow this
+            // authority's history, not the held state's: follow none until a newer state.
+            behindUntil = held
+            pending = []
+            logger.warning("the authority's state (version \(snapshot.version)) is older than the one held (\(held)): it lost what came after; its mutations are followed again from a state of it newer than \(held)")
             return
         }
+        behindUntil = nil
         do {
             state = try decodeState(snapshot.payload)
         } catch {
@@ -502,6 +513,10 @@ final class ObserverLoop<State: Sendable>: NodeLoop {
             return
         }
         guard let version = held, mutation.version > version else { return }
+        if behindUntil != nil {
+            try refetch("the authority's versions pass the \(version) held again")
+            return
+        }
         if !applyMutation(mutation, follower) {
             pending = [mutation]
             state = nil
