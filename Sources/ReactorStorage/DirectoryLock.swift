@@ -20,7 +20,10 @@ package final class DirectoryLock {
         fd = try PosixFile.open(path, flags: O_RDWR | O_CREAT)
         if case .failure(let error) = retryingInterrupts("flock", { flock(fd, LOCK_EX | LOCK_NB) }) {
             let holder = Self.readPID(fd, path: path)
+            // Closed here, and marked so: the deinit, which runs when an initializer throws once
+            // every property is set, would close the number again, maybe another thread's file.
             PosixFile.close(fd)
+            fd = -1
             if error.code == EWOULDBLOCK {
                 throw PersistenceError.locked(directory: directory, pid: holder)
             }
@@ -32,6 +35,7 @@ package final class DirectoryLock {
             try pid.withUnsafeBytes { try PosixFile.write(fd, $0, at: 0, path: path) }
         } catch {
             PosixFile.close(fd)
+            fd = -1
             throw error
         }
     }
