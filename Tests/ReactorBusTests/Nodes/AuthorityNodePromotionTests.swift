@@ -9,11 +9,7 @@ import TestSupport
 /// `AuthorityNode.promote()`, the call a leader election makes: in one process, over ipc.
 @Suite struct AuthorityNodePromotionTests {
     func configuration(_ name: String, data: String, replication: ReplicationConfiguration?) -> AuthorityConfiguration {
-        var configuration = AuthorityConfiguration.onIPC(app: "counter", name: "promote-\(name)")
-        configuration.persistence = PersistenceConfiguration(directory: data)
-        configuration.replication = replication
-        configuration.heartbeatInterval = .milliseconds(200)
-        return configuration
+        .replicatedCounter("promote-\(name)", data: data, replication: replication)
     }
 
     @Test func aStandbyPromotedThroughTheAPIServesTheStateItFollowedAndAPrimaryReturnsItsEndpoints() async throws {

@@ -13,11 +13,7 @@ import ZeroMQ
 /// that held other records, and a failover to it lost them and applied their resends again.
 @Suite struct DivergedRejoinTests {
     func configuration(_ name: String, data: String, replication: ReplicationConfiguration?) -> AuthorityConfiguration {
-        var configuration = AuthorityConfiguration.onIPC(app: "counter", name: "diverged-\(name)")
-        configuration.persistence = PersistenceConfiguration(directory: data)
-        configuration.replication = replication
-        configuration.heartbeatInterval = .milliseconds(200)
-        return configuration
+        .replicatedCounter("diverged-\(name)", data: data, replication: replication)
     }
 
     @Test func anOldPrimarysUnreplicatedTailIsRefusedAlsoWhenItsJournalIsNotLonger() async throws {

@@ -14,6 +14,17 @@ extension AuthorityConfiguration {
         let base = ipcEndpoint(name)
         return AuthorityConfiguration(appName: app, actionsEndpoint: base + "-actions", workersEndpoint: base + "-workers", feedEndpoint: base + "-feed")
     }
+
+    /// The counter's authority on ipc endpoints of its own, with a data directory and
+    /// `replication` (a primary's, a standby's, or none), heartbeats every 200 ms: the nodes of
+    /// the promotion and rejoin tests.
+    static func replicatedCounter(_ name: String, data: String, replication: ReplicationConfiguration?) -> AuthorityConfiguration {
+        var configuration = AuthorityConfiguration.onIPC(app: "counter", name: name)
+        configuration.persistence = PersistenceConfiguration(directory: data)
+        configuration.replication = replication
+        configuration.heartbeatInterval = .milliseconds(200)
+        return configuration
+    }
 }
 
 /// A fresh data directory under the temporary directory, removed when the value is released.
