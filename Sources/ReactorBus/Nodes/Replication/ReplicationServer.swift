@@ -64,8 +64,9 @@ final class ReplicationServer<R: Reactor> {
         let peer = frames[0]
         switch message.type {
         case .hello:
-            // The primary's own record where the standby's journal ends, to compare (read only
-            // when the standby sent its own: a hello is rare, a read from the journal cheap).
+            // The primary's own record where the standby's journal ends, to compare: read from
+            // its journal (one segment) only when the standby sent its own, at a standby's start
+            // or after a gap, never per record.
             let ownCRC = message.crc != nil ? durability.recordCRC(at: message.after ?? 0) : nil
             if let refusal = standbySet.hello(peer, message, app: app, schema: schema, lastLSN: durability.lastLSN, ownCRC: ownCRC, now: now) {
                 let text = Self.describe(refusal, app: app, schema: schema)
