@@ -54,9 +54,9 @@ package final class RawHTTPClient {
         }
     }
 
-    /// Everything read within `milliseconds`, whether or not the server closes the connection
-    /// (for answers that stay open, such as an event stream).
-    package func read(forMilliseconds milliseconds: Int32) -> String {
+    /// What was read once it satisfies `done`, or everything read within `milliseconds`: for an
+    /// answer that stays open, awaited with a deadline rather than a fixed wait.
+    package func read(withinMilliseconds milliseconds: Int32, until done: (String) -> Bool) -> String {
         var received: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 4_096)
         let deadline = Self.now() + Int64(milliseconds)
@@ -68,6 +68,7 @@ package final class RawHTTPClient {
             let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
             if count > 0 {
                 received += buffer[..<count]
+                if done(String(decoding: received, as: UTF8.self)) { break }
             } else if count == 0 || (errno != EINTR && errno != EAGAIN) {
                 break
             }

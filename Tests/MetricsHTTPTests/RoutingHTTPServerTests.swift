@@ -46,7 +46,7 @@ import Testing
         stalled.send("GET /events HTTP/1.1\r\nHost: x\r\n\r\n")
         let stream = try #require(RawHTTPClient(port: port))
         stream.send("GET /events HTTP/1.1\r\nHost: x\r\n\r\n")
-        let read = stream.read(forMilliseconds: 800)
+        let read = stream.read(withinMilliseconds: 10_000) { $0.contains(": idle\n\n") }
         #expect(read.hasPrefix("HTTP/1.1 200 OK\r\n"), "\(read)")
         #expect(read.contains("Content-Type: text/event-stream; charset=utf-8\r\n"))
         #expect(read.contains("retry: 1000\n\n"))
