@@ -234,6 +234,8 @@ public actor Store<R: Reactor, Handler: EffectHandler> where Handler.Effect == R
             case .applied, .buffered: break
             }
             if receipt.accepted.contains(where: { !$0.applied.isEmpty }) { publish() }
+            // An event's action cancels effects as a sent action does.
+            for acceptance in receipt.accepted where !acceptance.cancelled.isEmpty { stopCancelled(acceptance.cancelled) }
             if !isShutDown {
                 for acceptance in receipt.accepted {
                     for job in acceptance.jobs { start(job) }
