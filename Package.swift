@@ -146,6 +146,8 @@ let package = Package(
             path: "Fuzz/Sources/fuzz-authority"
         ),
 
+        // A small reactor the core's and the authority's tests share.
+        .target(name: "ReactorFixtures", dependencies: ["ReactorCore"], path: "Tests/Fixtures/ReactorFixtures"),
         // Two releases of one app ("tally", schema 1 and 2) and a node program that runs either:
         // the schema-evolution tests upgrade a data directory from one to the other.
         .target(name: "SchemaFixtures", dependencies: ["ReactorBus", "ReactorCore", "MessagePack"], path: "Tests/Fixtures/SchemaFixtures"),
@@ -153,14 +155,14 @@ let package = Package(
         // The `.spawnsProcesses` suite trait: at most a few tests that start processes run at once.
         .target(name: "TestTraits", path: "Tests/Support/TestTraits"),
 
-        .testTarget(name: "ReactorCoreTests", dependencies: ["ReactorCore", "ReactorApps", "ReactorTesting"]),
+        .testTarget(name: "ReactorCoreTests", dependencies: ["ReactorCore", "ReactorApps", "ReactorTesting", "ReactorFixtures"]),
         .testTarget(name: "ReactorTestingTests", dependencies: ["ReactorTesting", "ReactorCore", "ReactorApps"]),
         .testTarget(name: "MessagePackTests", dependencies: ["MessagePack", "CMsgPack"], resources: [.copy("Fixtures")]),
         .testTarget(name: "SystemCallsTests", dependencies: ["SystemCalls", "TestSupport"]),
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ", "SystemCalls", "TestSupport"]),
         .testTarget(name: "ReactorWireTests", dependencies: ["ReactorWire", "ReactorCore", "MessagePack"]),
         .testTarget(name: "ReactorStorageTests", dependencies: ["ReactorStorage"]),
-        .testTarget(name: "ReactorBusTests", dependencies: ["ReactorBus", "ZeroMQ", "ReactorWire", "ReactorStorage", "ReactorApps", "MessagePack", "ReactorMetrics", "TestSupport", "SchemaFixtures", "SystemCalls"]),
+        .testTarget(name: "ReactorBusTests", dependencies: ["ReactorBus", "ZeroMQ", "ReactorWire", "ReactorStorage", "ReactorApps", "MessagePack", "ReactorMetrics", "TestSupport", "SchemaFixtures", "ReactorFixtures", "SystemCalls"]),
         .testTarget(name: "ArgumentParsingTests", dependencies: ["ArgumentParsing"]),
         .testTarget(name: "ReactorMetricsTests", dependencies: ["ReactorMetrics"]),
         .testTarget(name: "TestTraitsTests", dependencies: ["TestTraits"]),

@@ -1,6 +1,7 @@
 import MessagePack
 @testable import ReactorBus
 import ReactorCore
+import ReactorFixtures
 import ReactorLog
 import ReactorWire
 import Testing
@@ -10,62 +11,24 @@ import Testing
 /// client's in-flight slots. (The engine once ignored an event's cancellations: a queued job was
 /// dispatched anyway, to a worker that never got it, and the client's slots leaked for good.)
 @Suite struct SubscriptionEventCancelTests {
-    /// Fetches run as jobs of cancel id "fetch"; the `stop` feed's event cancels them.
-    struct Fetcher: Reactor {
-        enum Action: Codable, Sendable, Equatable { case fetch, watch, stop }
-        enum Mutation: Codable, Sendable, Equatable { case watching, stopped, fetched, abandoned }
-        enum Effect: Codable, Sendable, Equatable { case fetch }
-        enum Subscription: Codable, Sendable, Hashable { case stops }
-        struct State: Codable, Sendable, Equatable {
-            var watching = false
-            var stopped = 0
-            var fetched = 0
-            var abandoned = 0
-        }
-
-        var initialState: State { State() }
-
-        func mutate(state: State, action: Action) -> Mutations<Mutation, Effect> {
-            switch action {
-            case .fetch: Mutations(async: [.fetch])
-            case .watch: [.watching]
-            case .stop: Mutations(sync: [.stopped], cancel: ["fetch"])
-            }
-        }
-
-        func reduce(state: inout State, mutation: Mutation) {
-            switch mutation {
-            case .watching: state.watching = true
-            case .stopped: state.stopped += 1
-            case .fetched: state.fetched += 1
-            case .abandoned: state.abandoned += 1
-            }
-        }
-
-        func cancelID(for effect: Effect) -> CancelID? { "fetch" }
-        func cancelled(effect: Effect) -> [Mutation] { [.abandoned] }
-        func subscriptions(state: State) -> [Subscription] { state.watching ? [.stops] : [] }
-        func subscriptionID(of subscription: Subscription) -> String { "stops" }
-    }
-
     let writer = HeaderWriter()
     let worker = PeerID([1, 1])
 
-    func engine() -> AuthorityEngine<Fetcher> {
+    func engine() -> AuthorityEngine<StoppableFetches> {
         let configuration = AuthorityConfiguration(appName: "fetcher", actionsEndpoint: "", workersEndpoint: "", feedEndpoint: "")
-        return AuthorityEngine(reactor: Fetcher(), configuration: configuration, logger: Logger(label: "authority", sink: .discard), journaling: true)
+        return AuthorityEngine(reactor: StoppableFetches(), configuration: configuration, logger: Logger(label: "authority", sink: .discard), journaling: true)
     }
 
-    func send(_ action: Fetcher.Action, seq: UInt64, to engine: AuthorityEngine<Fetcher>) throws {
+    func send(_ action: StoppableFetches.Action, seq: UInt64, to engine: AuthorityEngine<StoppableFetches>) throws {
         engine.handleClient([[0, 1]] + ClientMessage.action(clientID: "c1", clientSeq: seq, payload: try MessagePackEncoder().encode(action)).frames(writer), now: 0)
     }
 
-    func fromWorker(_ message: WorkerMessage, to engine: AuthorityEngine<Fetcher>) {
+    func fromWorker(_ message: WorkerMessage, to engine: AuthorityEngine<StoppableFetches>) {
         engine.handleWorker([worker.bytes] + message.frames(writer), now: 0)
     }
 
     /// The job messages an outbox sends to the worker.
-    func jobMessages(_ outbox: AuthorityEngine<Fetcher>.Outbox) throws -> [AuthorityToWorker] {
+    func jobMessages(_ outbox: AuthorityEngine<StoppableFetches>.Outbox) throws -> [AuthorityToWorker] {
         try (outbox.promptToWorkers + outbox.toWorkers).compactMap { frames in
             let message = try AuthorityToWorker(frames: Array(frames.dropFirst()))
             switch message {
@@ -88,11 +51,11 @@ import Testing
         records += outbox.records
         let first = JobID(actionSeq: 2, effectIndex: 0), second = JobID(actionSeq: 3, effectIndex: 0)
         let assigned = try jobMessages(outbox)
-        #expect(assigned == [.job(first, kind: "fetch", payload: try MessagePackEncoder().encode(Fetcher.Effect.fetch))])
+        #expect(assigned == [.job(first, kind: "fetch", payload: try MessagePackEncoder().encode(StoppableFetches.Effect.fetch))])
         #expect(engine.currentMetrics().queuedJobs == 1)
         #expect(engine.actionClients.count == 2)
 
-        let stop = try MessagePackEncoder().encode(Fetcher.Action.stop)
+        let stop = try MessagePackEncoder().encode(StoppableFetches.Action.stop)
         fromWorker(.event(run: 1, index: 0, payload: stop), to: engine)
         outbox = engine.takeOutbox()
         records += outbox.records
@@ -102,7 +65,7 @@ import Testing
         #expect(sent == [.cancel(first), .cancel(second)], "\(sent)")
         #expect(engine.currentMetrics().queuedJobs == 0)
         #expect(engine.metrics[.jobsCancelled] == 2)
-        #expect(engine.sequencer.state == Fetcher.State(watching: true, stopped: 1, fetched: 0, abandoned: 2))
+        #expect(engine.sequencer.state == StoppableFetches.State(watching: true, stopped: 1, fetched: 0, abandoned: 2))
         #expect(engine.actionClients.count == 0, "both fetch actions ended")
         #expect(engine.metrics[.actionsApplied] == 4, "watch, both fetches and the event's stop")
 

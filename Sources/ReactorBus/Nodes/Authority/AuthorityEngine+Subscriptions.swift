@@ -64,14 +64,11 @@ extension AuthorityEngine {
     private func absorb(_ accepted: [Acceptance<R.Mutation, R.Effect>], dispatchAt now: UInt64?) {
         for acceptance in accepted {
             metrics[.subscriptionEventsApplied] += 1
-            if acceptance.cancelled.isEmpty && acceptance.completedActions.isEmpty {
-                countSyncAcceptance(acceptance)
-            } else {
-                countCancellingAcceptance(acceptance)
-                // A replay has no dispatcher work to undo; it ends the actions at time 0, as a
-                // replayed client action does.
-                absorbCancellations(acceptance, now: now ?? 0)
-            }
+            let cancels = !acceptance.cancelled.isEmpty || !acceptance.completedActions.isEmpty
+            countSyncAcceptance(acceptance, byOrigin: cancels)
+            // A replay has no dispatcher work to undo; it ends the actions at time 0, as a
+            // replayed client action does.
+            if cancels { absorbCancellations(acceptance, now: now ?? 0) }
             if let now { enqueueJobs(of: acceptance, now: now) }
         }
     }

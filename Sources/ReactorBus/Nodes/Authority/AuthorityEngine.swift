@@ -764,22 +764,14 @@ package final class AuthorityEngine<R: Reactor> {
         return true
     }
 
-    /// Counts an acceptance that cancels nothing (the start, a subscription event) as an
-    /// accepted action, applied now when it has no jobs, and queues its mutations for the feed.
-    /// Counts an acceptance that cancelled jobs (a subscription event's) as an accepted action,
-    /// applied now when it has no jobs, and queues its mutations for the feed; its mutations are
-    /// counted by origin (its own, and the cancelled jobs' hooks) by ``absorbCancellations(_:now:)``.
-    func countCancellingAcceptance(_ acceptance: Acceptance<R.Mutation, R.Effect>) {
+    /// Counts the acceptance of the start or of a subscription event as an accepted action,
+    /// applied now when it has no jobs, and queues its mutations for the feed. Its mutations count
+    /// as sync ones, unless `byOrigin`: an event that cancelled jobs, whose mutations (its own and
+    /// the cancelled jobs' hooks) ``absorbCancellations(_:now:)`` counts by origin.
+    func countSyncAcceptance(_ acceptance: Acceptance<R.Mutation, R.Effect>, byOrigin: Bool = false) {
         metrics[.actionsAccepted] += 1
         metrics[.mutationsApplied] += UInt64(acceptance.appliedCount)
-        queueForFeed(acceptance.applied)
-        if acceptance.jobCount == 0 { metrics[.actionsApplied] += 1 }
-    }
-
-    func countSyncAcceptance(_ acceptance: Acceptance<R.Mutation, R.Effect>) {
-        metrics[.actionsAccepted] += 1
-        metrics[.mutationsApplied] += UInt64(acceptance.appliedCount)
-        metrics[.mutationsSync] += UInt64(acceptance.appliedCount)
+        if !byOrigin { metrics[.mutationsSync] += UInt64(acceptance.appliedCount) }
         queueForFeed(acceptance.applied)
         if acceptance.jobCount == 0 { metrics[.actionsApplied] += 1 }
     }

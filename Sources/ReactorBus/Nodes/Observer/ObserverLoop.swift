@@ -62,9 +62,9 @@ final class ObserverLoop<State: Sendable>: NodeLoop {
     private var pending: [(version: UInt64, actionSeq: UInt64, payload: [UInt8])] = []
     /// Set when a fetched state was older than the one held (an authority that lost the tail of
     /// the history held, e.g. after a failover under async replication): its mutations are of
-    /// another history, so none is applied on the state held; the first past this version makes
-    /// the observer fetch again, and the state it then gets replaces the one held.
-    private var behindUntil: UInt64?
+    /// another history, so none is applied on the state held; the first past ``held`` makes the
+    /// observer fetch again, and the state it then gets replaces the one held.
+    private var followsAnotherHistory = false
     /// The newest feed snapshot seen before the first fetch was answered.
     private var early: RawSnapshot?
     /// The fetch in progress.
@@ -411,12 +411,12 @@ final class ObserverLoop<State: Sendable>: NodeLoop {
             counters.update { $0.staleIgnored += 1 }
             // Versions never go back, and the mutations that waited, or come, follow this
             // authority's history, not the held state's: follow none until a newer state.
-            behindUntil = held
+            followsAnotherHistory = true
             pending = []
             logger.warning("the authority's state (version \(snapshot.version)) is older than the one held (\(held)): it lost what came after; its mutations are followed again from a state of it newer than \(held)")
             return
         }
-        behindUntil = nil
+        followsAnotherHistory = false
         do {
             state = try decodeState(snapshot.payload)
         } catch {
@@ -513,7 +513,7 @@ final class ObserverLoop<State: Sendable>: NodeLoop {
             return
         }
         guard let version = held, mutation.version > version else { return }
-        if behindUntil != nil {
+        if followsAnotherHistory {
             try refetch("the authority's versions pass the \(version) held again")
             return
         }
